@@ -1,0 +1,1 @@
+"""The audit log: one row per operation and per failed authentication."""

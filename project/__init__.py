@@ -1,0 +1,1 @@
+"""Django project: settings, URLs, WSGI entry point and gunicorn configuration."""

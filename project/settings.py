@@ -1,0 +1,167 @@
+"""Settings: every deployment-specific value comes from the environment (see README)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+from project.secret_key import load_or_create
+from secretsapi import __version__
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+
+
+DATA_DIR = Path(os.environ.get("SERVICE_DATA_DIR") or BASE_DIR / "data")
+
+# --- The service -------------------------------------------------------------
+# Auth is enabled only when the key is set (spec: insecure mode otherwise).
+SERVICE_API_KEY = os.environ.get("SERVICE_API_KEY") or None
+SERVICE_PORT = int(os.environ.get("SERVICE_PORT") or 8000)
+SERVICE_CONFIG = Path(os.environ.get("SERVICE_CONFIG") or "Secretfile.yml").absolute()
+SERVICE_LOCKFILE = (
+    Path(os.environ["SERVICE_LOCKFILE"]).absolute() if os.environ.get("SERVICE_LOCKFILE") else None
+)
+SERVICE_ALLOW_SCRIPTS = env_bool("SERVICE_ALLOW_SCRIPTS")
+SERVICE_LOG_LEVEL = (os.environ.get("SERVICE_LOG_LEVEL") or "info").upper()
+SERVICE_MAX_BODY_BYTES = int(os.environ.get("SERVICE_MAX_BODY_BYTES") or 1_048_576)
+SERVICE_VERSION = __version__
+
+# --- Django ------------------------------------------------------------------
+DEBUG = env_bool("SERVICE_DEBUG")
+SECRET_KEY = os.environ.get("SERVICE_SECRET_KEY") or load_or_create(DATA_DIR / "secret_key")
+ALLOWED_HOSTS = env_list("SERVICE_ALLOWED_HOSTS") or ["*"]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "corsheaders",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "audit",
+    "secretsapi",
+]
+
+MIDDLEWARE = [
+    "secretsapi.api.middleware.BodySizeLimitMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "corsheaders.middleware.CorsMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "project.urls"
+WSGI_APPLICATION = "project.wsgi.application"
+# Paths are exactly the spec's: /sync, never /sync/.
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "project" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.config(
+        default=f"sqlite:///{DATA_DIR / 'service.sqlite3'}", conn_max_age=60
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several gunicorn workers write audit rows: WAL and a busy timeout avoid "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+# Serve admin and docs assets straight from the installed apps: no collectstatic step.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = SERVICE_MAX_BODY_BYTES
+
+# --- CORS: everything by default (spec), restricted by SERVICE_CORS_ORIGINS ----
+CORS_ALLOWED_ORIGINS = env_list("SERVICE_CORS_ORIGINS")
+CORS_ALLOW_ALL_ORIGINS = not CORS_ALLOWED_ORIGINS
+CORS_ALLOW_CREDENTIALS = True
+CORS_ALLOW_HEADERS = ["*"]
+CORS_ALLOW_METHODS = ["DELETE", "GET", "OPTIONS", "PATCH", "POST", "PUT"]
+CORS_EXPOSE_HEADERS = ["WWW-Authenticate"]
+
+# --- REST framework and OpenAPI ----------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["secretsapi.api.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "secretsapi.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Secrets orchestration API",
+    "DESCRIPTION": (
+        "Declare secrets in a definition file; this service generates them, writes them to "
+        "their targets, rotates them, checks policies and drift, and audits every operation. "
+        "Send the API key in the `X-API-Key` header."
+    ),
+    "VERSION": __version__,
+    "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and both UIs are public (spec: no key needed for /openapi.json, /docs, /redoc).
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {},
+}
+
+# --- Logging: secret values never reach it (they never reach exceptions either) ----
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": SERVICE_LOG_LEVEL},
+    "loggers": {
+        "django": {"handlers": ["console"], "level": SERVICE_LOG_LEVEL, "propagate": False},
+    },
+}

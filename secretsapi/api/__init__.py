@@ -1,0 +1,1 @@
+"""HTTP interface: thin DRF views over ``secretsapi.actions``."""

@@ -1,0 +1,141 @@
+"""One error body, ``{error, detail, timestamp}``, for every 4xx and 5xx the service sends."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+from secretsapi.service.errors import ServiceError
+
+logger = logging.getLogger("secretsapi.errors")
+
+TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    406: "Not acceptable",
+    409: "Conflict",
+    413: "Payload too large",
+    415: "Unsupported media type",
+    422: "Unprocessable entity",
+    429: "Too many requests",
+    500: "Internal server error",
+    503: "Service unavailable",
+}
+
+# Engine error codes -> HTTP status. Anything not listed is a server-side failure.
+SERVICE_STATUS = {
+    "definition_not_found": 404,
+    "secret_not_defined": 404,
+    "var_file_not_found": 404,
+    "var_file_invalid": 400,
+    "value_read_disabled": 403,
+    "lock_timeout": 503,
+}
+
+GENERIC_500 = "An unexpected error occurred; the server log has the details."
+
+
+class BadRequest(exceptions.APIException):
+    """A request that is well-formed JSON but not an acceptable input (400, not 422)."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "Bad request."
+
+
+def error_body(status_code: int, detail: str) -> dict[str, str]:
+    return {
+        "error": TITLES.get(status_code, "Error"),
+        "detail": detail,
+        "timestamp": datetime.now(UTC).isoformat(),
+    }
+
+
+def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
+    """DRF's EXCEPTION_HANDLER: every exception a view raises ends here."""
+    status_code, detail = _classify(exc)
+    response = Response(error_body(status_code, detail), status=status_code)
+    auth_header = getattr(exc, "auth_header", None)
+    if auth_header:
+        response["WWW-Authenticate"] = auth_header
+    wait = getattr(exc, "wait", None)
+    if wait:
+        response["Retry-After"] = str(int(wait))
+    return response
+
+
+def _classify(exc: Exception) -> tuple[int, str]:
+    if isinstance(exc, ServiceError):
+        return SERVICE_STATUS.get(exc.code, 500), exc.message
+    if isinstance(exc, exceptions.ParseError):
+        return 400, "The request body is not valid JSON."
+    if isinstance(exc, exceptions.ValidationError):
+        return 422, validation_sentence(exc.detail)
+    if isinstance(exc, exceptions.APIException):
+        return exc.status_code, _text(exc.detail)
+    if isinstance(exc, Http404):
+        return 404, "Not found."
+    if isinstance(exc, PermissionDenied):
+        return 403, "You do not have permission to perform this action."
+    if isinstance(exc, RequestDataTooBig):
+        return 413, "The request body is too large."
+    # Never echo str(exc): it may carry paths, values or internals.
+    logger.error("Unhandled exception", exc_info=exc)
+    return 500, GENERIC_500
+
+
+def validation_sentence(detail: Any, prefix: str = "") -> str:
+    """Flatten DRF's nested validation detail into one readable sentence naming the fields."""
+    parts: list[str] = []
+    if isinstance(detail, Mapping):
+        for key, value in detail.items():
+            name = "" if key == "non_field_errors" else f"{prefix}{key}"
+            parts.append(validation_sentence(value, f"{name}." if name else ""))
+    elif isinstance(detail, list):
+        if all(not isinstance(item, (list, Mapping)) for item in detail):
+            label = prefix.rstrip(".")
+            text = " ".join(str(item) for item in detail)
+            parts.append(f"{label}: {text}" if label else text)
+        else:
+            for index, item in enumerate(detail):
+                parts.append(validation_sentence(item, f"{prefix}{index}."))
+    else:
+        label = prefix.rstrip(".")
+        parts.append(f"{label}: {detail}" if label else str(detail))
+    return " ".join(part for part in parts if part)
+
+
+def _text(detail: Any) -> str:
+    if isinstance(detail, (list, Mapping)):
+        return validation_sentence(detail)
+    return str(detail)
+
+
+def json_error(status_code: int, detail: str) -> JsonResponse:
+    return JsonResponse(error_body(status_code, detail), status=status_code)
+
+
+# Django's own handlers, for errors raised outside DRF views (unknown URLs, middleware).
+def handler400(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return json_error(400, "Bad request.")
+
+
+def handler403(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return json_error(403, "You do not have permission to perform this action.")
+
+
+def handler404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return json_error(404, f"No endpoint at {request.path}.")
+
+
+def handler500(request: HttpRequest) -> JsonResponse:
+    return json_error(500, GENERIC_500)

@@ -1,0 +1,1 @@
+"""One APIView per endpoint, grouped by resource."""

@@ -1,0 +1,62 @@
+"""``manage.py serve``: apply migrations, then run the API under gunicorn."""
+
+from __future__ import annotations
+
+import os
+import sys
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+CONF = Path(settings.BASE_DIR) / "project" / "gunicorn.conf.py"
+
+INSECURE_WARNING = """
+************************************************************************
+*  WARNING: SERVICE_API_KEY is not set. The API runs in INSECURE MODE:   *
+*  every request is accepted without a key. Use this only on your own   *
+*  machine. Generate a key with `python manage.py generate_api_key`.    *
+************************************************************************
+"""
+
+
+class Command(BaseCommand):
+    help = "Apply pending migrations, then serve the API with gunicorn."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--port", type=int, help="Port (default: SERVICE_PORT, else 8000).")
+        parser.add_argument("--host", default=os.environ.get("SERVICE_HOST", "127.0.0.1"))
+        parser.add_argument("--workers", type=int, default=int(os.environ.get("SERVICE_WORKERS", "2")))
+        parser.add_argument(
+            "--log-level",
+            choices=["debug", "info", "warning", "error"],
+            default=settings.SERVICE_LOG_LEVEL.lower(),
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        port = options["port"] or settings.SERVICE_PORT
+        if not 0 < port < 65536:
+            raise CommandError(f"--port must be between 1 and 65535, not {port}")
+        if options["workers"] < 1:
+            raise CommandError("--workers must be at least 1")
+        call_command("migrate", interactive=False, verbosity=0)
+        if not settings.SERVICE_API_KEY:
+            self.stderr.write(INSECURE_WARNING)
+        env = {
+            **os.environ,
+            "SERVICE_HOST": options["host"],
+            "SERVICE_PORT": str(port),
+            "SERVICE_WORKERS": str(options["workers"]),
+            "SERVICE_LOG_LEVEL": options["log_level"],
+        }
+        self.stdout.write(f"Serving on http://{options['host']}:{port} ({options['workers']} workers)")
+        sys.stdout.flush()
+        # exec: gunicorn's master takes this PID, so SIGTERM reaches it and it stops gracefully.
+        os.execve(
+            sys.executable,
+            [sys.executable, "-m", "gunicorn", "--config", str(CONF), "project.wsgi:application"],
+            env,
+        )

@@ -1,0 +1,78 @@
+"""Exceptions raised by the engine, each with a stable ``code``.
+
+Messages are written for users and never contain secret values: the API layer
+may show them, so whoever raises one must keep values out of the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class ServiceError(Exception):
+    """Base class; ``code`` is stable and mapped to an HTTP status by the API layer."""
+
+    code = "service_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class DefinitionNotFound(ServiceError):
+    code = "definition_not_found"
+
+
+class DefinitionInvalid(ServiceError):
+    """The definition file cannot be loaded: bad YAML, bad structure or bad values."""
+
+    code = "definition_invalid"
+
+    def __init__(self, errors: Sequence[str]) -> None:
+        self.errors = list(errors)
+        super().__init__("; ".join(self.errors) or "definition is invalid")
+
+
+class SecretNotDefined(ServiceError):
+    code = "secret_not_defined"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"secret '{name}' is not defined in the definition file")
+
+
+class VarFileNotFound(ServiceError):
+    code = "var_file_not_found"
+
+
+class VarFileInvalid(ServiceError):
+    """A variable file escapes the definition folder or is not a YAML mapping."""
+
+    code = "var_file_invalid"
+
+
+class LockfileUnreadable(ServiceError):
+    """The lockfile exists but is not valid JSON of the expected shape; never overwritten."""
+
+    code = "lockfile_unreadable"
+
+
+class LockEntryCorrupted(ServiceError):
+    code = "lock_entry_corrupted"
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"lockfile entry '{name}' is corrupted: {reason}")
+
+
+class GeneratorError(ServiceError):
+    """A generator cannot produce a value (bad options, scripts disabled, script failed)."""
+
+    code = "generator_error"
+
+
+class TargetError(ServiceError):
+    """A target cannot be written or read."""
+
+    code = "target_error"
