@@ -6,13 +6,30 @@ API and the CLI behave and audit identically. ``actor`` names who acted in the a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
+
+from django.conf import settings
 
 from audit.models import AuditEntry
 from audit.recorder import record
+from secretsapi.service import drift, inventory, policy, rotation, validation
+from secretsapi.service import sync as sync_service
+from secretsapi.service.definition import ValidationReport, validate_document
 from secretsapi.service.errors import ServiceError
+from secretsapi.service.results import (
+    DriftResult,
+    PolicyResult,
+    RotationCheckResult,
+    RotationResult,
+    SecretStatus,
+    SecretSummary,
+    SyncResult,
+)
+from secretsapi.service.workspace import Workspace
 
 
 @contextmanager
@@ -48,3 +65,90 @@ def read_audit_logs(
         entries = list(AuditEntry.objects.filter(**filters).order_by("-timestamp", "-id")[offset : offset + limit])
         facts["returned"] = len(entries)
     return entries
+
+
+def workspace(
+    *, definition: Path | None = None, lockfile: Path | None = None, var_files: Sequence[str] = ()
+) -> Workspace:
+    """The engine's view of the configured files; arguments override the settings (CLI flags)."""
+    return Workspace(
+        definition_path=Path(definition or settings.SERVICE_CONFIG).absolute(),
+        lockfile_override=Path(lockfile).absolute() if lockfile else settings.SERVICE_LOCKFILE,
+        allow_scripts=settings.SERVICE_ALLOW_SCRIPTS,
+        var_files=tuple(var_files),
+    )
+
+
+def _resource(secret_name: str | None) -> str:
+    return f"secret:{secret_name}" if secret_name else "secrets"
+
+
+def list_secrets(ws: Workspace, *, actor: str | None) -> list[SecretSummary]:
+    with audited("list_secrets", "secrets", actor) as facts:
+        secrets = inventory.list_secrets(ws)
+        facts["count"] = len(secrets)
+    return secrets
+
+
+def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatus:
+    with audited("get_secret_status", f"secret:{name}", actor) as facts:
+        status = inventory.secret_status(ws, name)
+        facts["exists"] = status.exists
+    return status
+
+
+def sync(
+    ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None
+) -> SyncResult:
+    request = {"dry_run": dry_run, "force": force, "secret_name": secret_name, "var_files": list(ws.var_files)}
+    with audited("sync", _resource(secret_name), actor, request) as facts:
+        result = sync_service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
+        facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
+                     failed=result.secrets_failed, errors=[asdict(e) for e in result.errors])
+    return result
+
+
+def check_rotation(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> RotationCheckResult:
+    with audited("check_rotation", _resource(secret_name), actor, {"secret_name": secret_name}) as facts:
+        result = rotation.check_rotation(ws, secret_name=secret_name)
+        facts.update(checked=result.secrets_checked, due=len(result.secrets_due), overdue=len(result.secrets_overdue))
+    return result
+
+
+def execute_rotation(
+    ws: Workspace, *, actor: str | None, secret_name: str | None = None, force: bool = False
+) -> RotationResult:
+    request = {"secret_name": secret_name, "force": force}
+    with audited("execute_rotation", _resource(secret_name), actor, request) as facts:
+        result = rotation.execute_rotation(ws, secret_name=secret_name, force=force)
+        facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
+    return result
+
+
+def check_policy(ws: Workspace, *, actor: str | None, fail_on_warning: bool = False) -> PolicyResult:
+    with audited("check_policy", "secrets", actor, {"fail_on_warning": fail_on_warning}) as facts:
+        result = policy.check_policies(ws, fail_on_warning=fail_on_warning)
+        facts.update(compliant=result.compliant, errors=len(result.errors), warnings=len(result.warnings))
+    return result
+
+
+def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> DriftResult:
+    with audited("check_drift", _resource(secret_name), actor, {"secret_name": secret_name}) as facts:
+        result = drift.detect_drift(ws, secret_name=secret_name)
+        facts.update(has_drift=result.has_drift, secrets_with_drift=result.secrets_with_drift,
+                     findings=len(result.details))
+    return result
+
+
+def validate_config(document: Any, *, actor: str | None, base_dir: Path | None = None) -> ValidationReport:
+    with audited("validate_config", "config", actor) as facts:
+        report = validate_document(document, base_dir=base_dir)
+        facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
+    return report
+
+
+def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationReport:
+    with audited("validate_config", "config", actor, {"file": ws.definition_path.name}) as facts:
+        report = validation.validate_file(ws.definition_path)
+        facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
+    return report

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse
 
-from secretsapi.api.serializers import ErrorSerializer
+from secretsapi.api.serializers.common import ErrorSerializer
 
 
 def errors(*statuses: int) -> dict[int, OpenApiResponse]:

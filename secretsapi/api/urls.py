@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from django.urls import path
 
-from secretsapi.api.views import audit, meta
+from secretsapi.api.views import audit, config, meta, operations, secrets
 
 urlpatterns = [
     path("", meta.RootView.as_view(), name="root"),
     path("health", meta.HealthView.as_view(), name="health"),
+    path("secrets", secrets.SecretListView.as_view(), name="secrets"),
+    path("secrets/<str:secret_name>/status", secrets.SecretStatusView.as_view(), name="secret-status"),
+    path("sync", operations.SyncView.as_view(), name="sync"),
+    path("rotation/check", operations.RotationCheckView.as_view(), name="rotation-check"),
+    path("rotation/execute", operations.RotationExecuteView.as_view(), name="rotation-execute"),
+    path("policy/check", operations.PolicyCheckView.as_view(), name="policy-check"),
+    path("drift/check", operations.DriftCheckView.as_view(), name="drift-check"),
+    path("config/validate", config.ConfigValidateView.as_view(), name="config-validate"),
     path("audit/logs", audit.AuditLogListView.as_view(), name="audit-logs"),
 ]

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from secretsapi.api.serializers import HealthSerializer, RootSerializer
+from secretsapi.api.serializers.common import HealthSerializer, RootSerializer
 
 
 class RootView(APIView):

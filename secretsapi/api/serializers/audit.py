@@ -1,28 +1,10 @@
-"""Request and response shapes: types, required fields and bounds only (no domain rules)."""
+"""GET /audit/logs: query parameters and the page."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
 from audit.models import AuditEntry
-
-
-class ErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    error = serializers.CharField(help_text="Brief description (the status' title).")
-    detail = serializers.CharField(help_text="What went wrong, in one sentence.")
-    timestamp = serializers.DateTimeField(help_text="ISO 8601 time of the error.")
-
-
-class RootSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    message = serializers.CharField()
-    version = serializers.CharField()
-    docs = serializers.CharField(help_text="Path of the interactive documentation.")
-
-
-class HealthSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    status = serializers.CharField(help_text="Always `healthy` while the API runs.")
-    version = serializers.CharField()
-    timestamp = serializers.DateTimeField()
 
 
 class AuditQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]

@@ -1,0 +1,121 @@
+"""Sync, rotation, policy, drift and validation: requests and results."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+NAME = {"max_length": 255, "allow_null": True, "required": False, "default": None}
+
+
+class VarFilesField(serializers.ListField):  # type: ignore[type-arg]
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(
+            child=serializers.CharField(max_length=4096), max_length=64, required=False, default=list,
+            help_text="Variable files (YAML mappings) merged over `variables`, later files win; "
+            "paths relative to the definition file's folder, which they may not leave.",
+            **kwargs,
+        )
+
+
+class SyncRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    dry_run = serializers.BooleanField(default=False, help_text="Preview without applying changes.")
+    force = serializers.BooleanField(default=False, help_text="Regenerate existing secrets.")
+    secret_name = serializers.CharField(**NAME, help_text="Sync only this secret.")
+    var_files = VarFilesField()
+
+
+class OperationErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secret = serializers.CharField()
+    target = serializers.CharField(allow_null=True, help_text="Target id, or null for a failure before any target.")
+    message = serializers.CharField()
+
+
+class SyncResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secrets_generated = serializers.ListField(
+        child=serializers.CharField(), help_text="Generated (in a dry run: would be generated)."
+    )
+    secrets_skipped = serializers.ListField(child=serializers.CharField())
+    secrets_failed = serializers.ListField(child=serializers.CharField(), help_text="New value stored nowhere.")
+    errors = OperationErrorSerializer(many=True, help_text="Every failure, including partial ones.")
+    message = serializers.CharField()
+
+
+class RotationCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secret_name = serializers.CharField(**NAME, help_text="Check only this secret.")
+    dry_run = serializers.BooleanField(default=True, help_text="Accepted and ignored: a check changes nothing.")
+
+
+class RotationStatusSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    name = serializers.CharField()
+    should_rotate = serializers.BooleanField()
+    status = serializers.CharField(help_text="`up to date`, `due in N days` or `overdue by N days`.")
+    due_at = serializers.CharField(allow_null=True, help_text="When rotation falls due (ISO 8601).")
+
+
+class RotationCheckResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secrets_checked = serializers.IntegerField()
+    secrets_due = serializers.ListField(child=serializers.CharField())
+    secrets_overdue = serializers.ListField(child=serializers.CharField())
+    results = RotationStatusSerializer(many=True)
+
+
+class RotationExecuteRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secret_name = serializers.CharField(**NAME, help_text="Rotate only this secret.")
+    force = serializers.BooleanField(default=False, help_text="Rotate even if not due.")
+
+
+class RotationExecuteResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    rotated = serializers.ListField(child=serializers.CharField())
+    failed = serializers.ListField(child=serializers.CharField())
+    errors = OperationErrorSerializer(many=True)
+    message = serializers.CharField()
+
+
+class PolicyCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    fail_on_warning = serializers.BooleanField(
+        default=False, help_text="Treat warnings as failures: `compliant` is false when there are any."
+    )
+
+
+class PolicyItemSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secret = serializers.CharField(help_text="Secret name (`*` for a summary of a whole policy).")
+    policy = serializers.CharField()
+    message = serializers.CharField()
+    severity = serializers.ChoiceField(choices=["error", "warning", "info"])
+
+
+class PolicyResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    compliant = serializers.BooleanField()
+    errors = PolicyItemSerializer(many=True)
+    warnings = PolicyItemSerializer(many=True)
+    info = PolicyItemSerializer(many=True)
+
+
+class DriftCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secret_name = serializers.CharField(**NAME, help_text="Check only this secret.")
+
+
+class DriftItemSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secret = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.DictField(
+        help_text="`reason` (not_generated, target_missing, value_changed, untracked_target, "
+        "corrupted_entry, definition_changed, target_unreadable), `target`, `path`; "
+        "`expected_hash` and `actual_hash` for a changed value."
+    )
+
+
+class DriftResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    has_drift = serializers.BooleanField()
+    secrets_with_drift = serializers.ListField(child=serializers.CharField())
+    details = DriftItemSerializer(many=True)
+
+
+class ConfigValidateRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    config = serializers.JSONField(help_text="The definition as a JSON object.")
+
+
+class ValidationResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    valid = serializers.BooleanField()
+    errors = serializers.ListField(child=serializers.CharField())
+    warnings = serializers.ListField(child=serializers.CharField())

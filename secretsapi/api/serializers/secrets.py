@@ -1,0 +1,35 @@
+"""GET /secrets and GET /secrets/{name}/status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+
+class SecretEntrySerializer(serializers.Serializer):  # type: ignore[type-arg]
+    name = serializers.CharField()
+    kind = serializers.CharField(help_text="Generator kind, or `templates.<name>`.")
+    rotation_period = serializers.CharField(allow_null=True, help_text="`<N>d|w|m|y`, or null.")
+    targets = serializers.ListField(child=serializers.CharField(), help_text="Target types, e.g. `local/file`.")
+
+
+class SecretListSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secrets = SecretEntrySerializer(many=True)
+    count = serializers.IntegerField(help_text="Total number of secrets.")
+
+
+class SecretStatusSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """When ``exists`` is false the body carries only ``name`` and ``exists``."""
+
+    name = serializers.CharField()
+    exists = serializers.BooleanField()
+    created_at = serializers.CharField(required=False, allow_null=True)
+    updated_at = serializers.CharField(required=False, allow_null=True)
+    last_rotated = serializers.CharField(required=False, allow_null=True)
+    rotation_count = serializers.IntegerField(required=False)
+    targets = serializers.ListField(child=serializers.CharField(), required=False, help_text="Target ids.")
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_representation(instance)
+        return data if data["exists"] else {"name": data["name"], "exists": False}

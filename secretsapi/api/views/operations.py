@@ -1,0 +1,79 @@
+"""POST /sync, /rotation/check, /rotation/execute, /policy/check and /drift/check."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from secretsapi import actions
+from secretsapi.api.docs import errors
+from secretsapi.api.serializers import operations as s
+
+BODY_ERRORS = (400, 401, 404, 413, 415, 422, 500)
+
+
+class SyncView(APIView):
+    @extend_schema(request=s.SyncRequestSerializer, responses={200: s.SyncResultSerializer, **errors(*BODY_ERRORS, 503)},
+                   tags=["operations"])
+    def post(self, request: Request) -> Response:
+        body = s.SyncRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        q = body.validated_data
+        result = actions.sync(
+            actions.workspace(var_files=q["var_files"]), actor=request.user.audit_name,
+            dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"],
+        )
+        return Response(s.SyncResultSerializer(result).data)
+
+
+class RotationCheckView(APIView):
+    @extend_schema(request=s.RotationCheckRequestSerializer,
+                   responses={200: s.RotationCheckResultSerializer, **errors(*BODY_ERRORS)}, tags=["operations"])
+    def post(self, request: Request) -> Response:
+        body = s.RotationCheckRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        result = actions.check_rotation(
+            actions.workspace(), actor=request.user.audit_name, secret_name=body.validated_data["secret_name"]
+        )
+        return Response(s.RotationCheckResultSerializer(result).data)
+
+
+class RotationExecuteView(APIView):
+    @extend_schema(request=s.RotationExecuteRequestSerializer,
+                   responses={200: s.RotationExecuteResultSerializer, **errors(*BODY_ERRORS, 503)},
+                   tags=["operations"])
+    def post(self, request: Request) -> Response:
+        body = s.RotationExecuteRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        q = body.validated_data
+        result = actions.execute_rotation(
+            actions.workspace(), actor=request.user.audit_name, secret_name=q["secret_name"], force=q["force"]
+        )
+        return Response(s.RotationExecuteResultSerializer(result).data)
+
+
+class PolicyCheckView(APIView):
+    @extend_schema(request=s.PolicyCheckRequestSerializer,
+                   responses={200: s.PolicyResultSerializer, **errors(*BODY_ERRORS)}, tags=["operations"])
+    def post(self, request: Request) -> Response:
+        body = s.PolicyCheckRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        result = actions.check_policy(
+            actions.workspace(), actor=request.user.audit_name,
+            fail_on_warning=body.validated_data["fail_on_warning"],
+        )
+        return Response(s.PolicyResultSerializer(result).data)
+
+
+class DriftCheckView(APIView):
+    @extend_schema(request=s.DriftCheckRequestSerializer,
+                   responses={200: s.DriftResultSerializer, **errors(*BODY_ERRORS)}, tags=["operations"])
+    def post(self, request: Request) -> Response:
+        body = s.DriftCheckRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        result = actions.check_drift(
+            actions.workspace(), actor=request.user.audit_name, secret_name=body.validated_data["secret_name"]
+        )
+        return Response(s.DriftResultSerializer(result).data)

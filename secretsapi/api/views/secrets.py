@@ -1,0 +1,30 @@
+"""GET /secrets and GET /secrets/{secret_name}/status."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from secretsapi import actions
+from secretsapi.api.docs import errors
+from secretsapi.api.serializers.secrets import SecretEntrySerializer, SecretListSerializer, SecretStatusSerializer
+
+
+class SecretListView(APIView):
+    @extend_schema(responses={200: SecretListSerializer, **errors(401, 404, 500)}, tags=["secrets"])
+    def get(self, request: Request) -> Response:
+        secrets = actions.list_secrets(actions.workspace(), actor=request.user.audit_name)
+        return Response({"secrets": SecretEntrySerializer(secrets, many=True).data, "count": len(secrets)})
+
+
+class SecretStatusView(APIView):
+    @extend_schema(
+        responses={200: SecretStatusSerializer, **errors(401, 500)},
+        tags=["secrets"],
+        description="An unknown or not yet generated secret is 200 with `exists: false`, never 404.",
+    )
+    def get(self, request: Request, secret_name: str) -> Response:
+        status = actions.secret_status(actions.workspace(), secret_name, actor=request.user.audit_name)
+        return Response(SecretStatusSerializer(status).data)

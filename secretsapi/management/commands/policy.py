@@ -1,0 +1,28 @@
+"""``manage.py policy``: check the policies (exit 2 when not compliant)."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
+from secretsapi import actions
+from secretsapi.management.base import EngineCommand, cli_actor
+
+
+class Command(EngineCommand):
+    help = "Check rotation, access and compliance policies; exit 2 when not compliant."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--fail-on-warning", action="store_true", help="Warnings make it non-compliant.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        result = actions.check_policy(
+            self.workspace(options), actor=cli_actor(), fail_on_warning=options["fail_on_warning"]
+        )
+        lines = ["Compliant." if result.compliant else "Not compliant."]
+        for item in result.errors + result.warnings:
+            lines.append(f"  {item.severity:<8} {item.policy}: {item.secret}: {item.message}")
+        self.emit(options, result, "\n".join(lines))
+        if not result.compliant:
+            raise self.finding("not compliant")

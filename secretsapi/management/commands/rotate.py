@@ -1,0 +1,38 @@
+"""``manage.py rotate``: report which secrets are due, or rotate them with --execute."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
+from secretsapi import actions
+from secretsapi.management.base import EngineCommand, cli_actor
+
+
+class Command(EngineCommand):
+    help = "Check rotation (exit 2 when any secret is due); --execute rotates due secrets."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--execute", action="store_true", help="Rotate the secrets that are due.")
+        parser.add_argument("--force", action="store_true", help="With --execute: rotate even if not due.")
+        parser.add_argument("--secret", dest="secret_name", help="Only this secret.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        ws = self.workspace(options)
+        if options["execute"] or options["force"]:
+            result = actions.execute_rotation(
+                ws, actor=cli_actor(), secret_name=options["secret_name"], force=options["force"]
+            )
+            lines = [result.message] + [f"  rotated  {name}" for name in result.rotated]
+            lines += [f"  error    {e.secret} [{e.target or '-'}]: {e.message}" for e in result.errors]
+            self.emit(options, result, "\n".join(lines))
+            if result.failed or result.errors:
+                raise self.failure(f"{len(result.failed)} secret(s) failed to rotate")
+            return
+        check = actions.check_rotation(ws, actor=cli_actor(), secret_name=options["secret_name"])
+        lines = [f"{check.secrets_checked} checked, {len(check.secrets_due)} due, {len(check.secrets_overdue)} overdue"]
+        lines += [f"  {r.name:<32} {r.status}" for r in check.results]
+        self.emit(options, check, "\n".join(lines))
+        if check.secrets_due or check.secrets_overdue:
+            raise self.finding("rotation is due")

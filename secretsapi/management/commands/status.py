@@ -1,0 +1,29 @@
+"""``manage.py status``: one secret's status, or every defined secret's (exit 2 if any is missing)."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
+from secretsapi import actions
+from secretsapi.management.base import EngineCommand, cli_actor
+
+
+class Command(EngineCommand):
+    help = "Show whether secrets exist, when they were created and rotated; exit 2 if any is missing."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("name", nargs="?", help="Secret name (default: every defined secret).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        ws = self.workspace(options)
+        names = [options["name"]] if options["name"] else [s.name for s in actions.list_secrets(ws, actor=cli_actor())]
+        statuses = [actions.secret_status(ws, name, actor=cli_actor()) for name in names]
+        lines = []
+        for st in statuses:
+            detail = f"created {st.created_at}, rotated {st.rotation_count}x" if st.exists else "not generated"
+            lines.append(f"  {st.name:<32} {detail}")
+        self.emit(options, statuses if len(statuses) != 1 else statuses[0], "\n".join(lines))
+        if not all(st.exists for st in statuses):
+            raise self.finding("some secrets are not generated")

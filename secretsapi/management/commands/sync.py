@@ -1,0 +1,34 @@
+"""``manage.py sync``: generate missing secrets (or all, with --force) and store them."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
+from secretsapi import actions
+from secretsapi.management.base import EngineCommand, cli_actor
+
+
+class Command(EngineCommand):
+    help = "Generate secrets that do not exist yet and write them to their targets."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--dry-run", action="store_true", help="Show what would be generated; write nothing.")
+        parser.add_argument("--force", action="store_true", help="Regenerate existing secrets too.")
+        parser.add_argument("--secret", dest="secret_name", help="Sync only this secret.")
+        parser.add_argument("--var-file", action="append", default=[], dest="var_files",
+                            help="Variable file relative to the definition's folder (repeatable).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        result = actions.sync(
+            self.workspace(options, options["var_files"]), actor=cli_actor(),
+            dry_run=options["dry_run"], force=options["force"], secret_name=options["secret_name"],
+        )
+        lines = [result.message]
+        lines += [f"  generated  {name}" for name in result.secrets_generated]
+        lines += [f"  skipped    {name}" for name in result.secrets_skipped]
+        lines += [f"  error      {e.secret} [{e.target or '-'}]: {e.message}" for e in result.errors]
+        self.emit(options, result, "\n".join(lines))
+        if result.errors:
+            raise self.failure(f"{len(result.errors)} error(s) during sync")

@@ -1,0 +1,21 @@
+"""``manage.py validate``: validate the definition file (exit 2 when invalid)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from secretsapi import actions
+from secretsapi.management.base import EngineCommand, cli_actor
+
+
+class Command(EngineCommand):
+    help = "Validate the definition file; exit 2 when it has errors."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        report = actions.validate_definition_file(self.workspace(options), actor=cli_actor())
+        lines = ["Valid." if report.valid else "Invalid."]
+        lines += [f"  error    {message}" for message in report.errors]
+        lines += [f"  warning  {message}" for message in report.warnings]
+        self.emit(options, report, "\n".join(lines))
+        if not report.valid:
+            raise self.finding(f"{len(report.errors)} error(s)")

@@ -1,0 +1,151 @@
+"""Definition files: loading with a parse cache, and the report of POST /config/validate."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .definition_checker import DefinitionChecker
+from .errors import DefinitionInvalid, DefinitionNotFound
+from .hashing import sha256_text
+from .interpolation import load_var_files, resolve_var_file
+from .model import Definition
+from .yamlsafe import MAX_BYTES, load_yaml
+
+logger = logging.getLogger(__name__)
+
+_CACHE_SIZE = 32
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    valid: bool
+    errors: list[str]
+    warnings: list[str]
+
+
+def validate_document(
+    doc: Any, *, base_dir: Path | None = None, environ: Mapping[str, str] | None = None
+) -> ValidationReport:
+    """Check a submitted definition; every problem becomes a message, nothing is raised.
+
+    ``base_dir`` is accepted for symmetry with the loader; a submitted document names no
+    variable files, so nothing is read from it yet.
+    """
+    checker = DefinitionChecker(os.environ if environ is None else environ, strict=True)
+    try:
+        checker.check(doc)
+    except Exception:  # a checker bug must not turn bad input into a 500
+        logger.exception("definition check failed unexpectedly")
+        checker.errors.append("definition could not be checked")
+    return ValidationReport(valid=not checker.errors, errors=checker.errors, warnings=checker.warnings)
+
+
+# -- loading and caching -------------------------------------------------------------------
+
+_cache: OrderedDict[tuple[Any, ...], Definition] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def clear_definition_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def load_definition(
+    path: Path,
+    *,
+    var_files: Sequence[str] = (),
+    variables: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Definition:
+    """Load, interpolate and check a definition file; cached while nothing it depends on changes.
+
+    The returned Definition may be shared between callers and threads: treat it as read-only.
+    """
+    path = Path(os.path.abspath(path))
+    try:
+        stat = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise DefinitionNotFound(f"definition file not found: {path}") from None
+    except OSError:
+        raise DefinitionInvalid([f"{path.name}: cannot be read"]) from None
+    if not path.is_file():
+        raise DefinitionNotFound(f"definition file not found: {path} is not a file")
+    env = os.environ if environ is None else environ
+    var_stats = []
+    for given in var_files:
+        real = resolve_var_file(path.parent, given)
+        st = real.stat()
+        var_stats.append((str(real), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns))
+    key = (
+        str(path.resolve()),
+        (stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns),
+        tuple(var_files),
+        tuple(var_stats),
+        _freeze(variables),
+        # ${NAME} falls back to the environment, so a changed environment changes the result.
+        frozenset(env.items()),
+    )
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None:
+            _cache.move_to_end(key)
+            return cached
+    definition = _load(path, tuple(var_files), variables, env)
+    with _cache_lock:
+        _cache[key] = definition
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return definition
+
+
+def _freeze(variables: Mapping[str, Any] | None) -> str:
+    try:
+        return json.dumps(variables, sort_keys=True, default=repr) if variables else ""
+    except TypeError:  # keys of mixed types cannot be sorted
+        return repr(variables)
+
+
+def _load(
+    path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str]
+) -> Definition:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        raise DefinitionInvalid([f"{path.name}: cannot be read"]) from None
+    if len(data) > MAX_BYTES:
+        raise DefinitionInvalid([f"{path.name}: file is too large ({len(data)} bytes, limit {MAX_BYTES})"])
+    try:
+        # Universal newlines, as SecretZero's read_text() sees the file, so text hashes agree.
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError:
+        raise DefinitionInvalid([f"{path.name}: not valid UTF-8 text"]) from None
+    doc = load_yaml(text, source=path.name)
+    overlays = [*load_var_files(path.parent, var_files), *([variables] if variables else [])]
+    checker = DefinitionChecker(env, strict=False)
+    parsed = checker.check(doc, overlays)
+    if checker.errors:
+        raise DefinitionInvalid(checker.errors)
+    return Definition(
+        path=path,
+        version=parsed.version,
+        variables=parsed.variables,
+        metadata=parsed.metadata,
+        providers=parsed.providers,
+        secrets=tuple(parsed.secrets),
+        policies=parsed.policies,
+        text_hash=sha256_text(text),
+        # This exact form (default separators, sorted keys) matches SecretZero's lockfile.
+        variables_hash=sha256_text(json.dumps(parsed.merged_variables, sort_keys=True, default=str)),
+        var_files=var_files,
+        warnings=tuple(checker.warnings),
+        _by_name={secret.name: secret for secret in parsed.secrets},
+    )

@@ -1,0 +1,144 @@
+"""Drift: compare what the lockfile recorded with what every target holds now."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from .definition import load_definition
+from .errors import LockEntryCorrupted, TargetError
+from .lockfile import LockDocument, LockEntry, read_lockfile
+from .model import Placement, SecretDef
+from .results import DriftItem, DriftResult
+from .targets import ReadBack, TargetContext, TargetKind, get_kind
+from .workspace import Workspace
+
+MESSAGES = {
+    "not_generated": "secret is defined but has not been generated",
+    "corrupted_entry": "lockfile entry is corrupted",
+    "untracked_target": "target is in the definition but not recorded in the lockfile",
+    "target_missing": "secret is missing from its expected target",
+    "value_changed": "value in target storage differs from the lockfile",
+    "target_unreadable": "target cannot be read",
+    "unknown_target_kind": "target kind is not supported",
+    "definition_changed": "secret definition changed since it was last synced",
+}
+
+
+@dataclass(frozen=True)
+class _Check:
+    secret: str
+    lock_key: str
+    placement: Placement
+    kind: TargetKind
+    target_id: str
+    expected: str
+
+
+def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResult:
+    definition = load_definition(
+        ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
+    )
+    doc = read_lockfile(ws.lockfile_path)
+    ctx = TargetContext(
+        base_dir=definition.base_dir, providers=definition.providers,
+        value_of=lambda key: None, lock_keys=tuple(u.lock_key for s in definition.secrets for u in s.units),
+    )
+    items: list[DriftItem] = []
+    checks: list[_Check] = []
+    file_changed = _secretfile_hash(doc) != definition.text_hash
+    for secret in definition.select(secret_name):
+        items.extend(_entry_findings(doc, secret, ctx, checks, file_changed, ws))
+    items.extend(_read_back(checks, ctx))
+    order = {s.name: i for i, s in enumerate(definition.secrets)}
+    items.sort(key=lambda item: order.get(item.secret, 0))
+    drifted = list(dict.fromkeys(item.secret for item in items))
+    return DriftResult(bool(items), drifted, items)
+
+
+def _entry_findings(
+    doc: LockDocument, secret: SecretDef, ctx: TargetContext, checks: list[_Check], file_changed: bool,
+    ws: Workspace,
+) -> list[DriftItem]:
+    found: list[DriftItem] = []
+    for unit in secret.units:
+        try:
+            entry = doc.entry(unit.lock_key)
+        except LockEntryCorrupted as exc:
+            found.append(_item(secret.name, "corrupted_entry", None, str(ws.lockfile_path),
+                               key=unit.lock_key, problem=exc.reason))
+            continue
+        if entry is None:
+            for placement in unit.placements or (None,):
+                tid, where = _describe(placement, ctx)
+                found.append(_item(secret.name, "not_generated", tid, where, key=unit.lock_key))
+            continue
+        if file_changed and entry.definition_hash and entry.definition_hash != secret.definition_hash:
+            found.append(_item(secret.name, "definition_changed", None, str(ws.definition_path), key=unit.lock_key))
+        for placement in unit.placements:
+            found.extend(_plan_read(secret.name, unit.lock_key, placement, entry, ctx, checks))
+    return found
+
+
+def _plan_read(
+    secret: str, lock_key: str, placement: Placement, entry: LockEntry, ctx: TargetContext, checks: list[_Check]
+) -> list[DriftItem]:
+    try:
+        kind = get_kind(placement.target.type)
+    except TargetError:
+        return [_item(secret, "unknown_target_kind", placement.target.type, placement.target.type)]
+    tid = kind.target_id(placement.target, ctx)
+    expected = entry.targets.get(tid)
+    if expected is None:
+        return [_item(secret, "untracked_target", tid, kind.location(placement.target, ctx), key=placement.key)]
+    checks.append(_Check(secret, lock_key, placement, kind, tid, expected))
+    return []
+
+
+def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
+    """Read every target group once, whatever the number of secrets stored in it."""
+    groups: dict[tuple[str, Hashable], list[_Check]] = defaultdict(list)
+    for check in checks:
+        groups[(check.kind.type, check.kind.group(check.placement.target, ctx))].append(check)
+    found: list[DriftItem] = []
+    for members in groups.values():
+        kind = members[0].kind
+        try:
+            backs: dict[str, ReadBack] = kind.read([c.placement for c in members], ctx)
+        except TargetError as exc:
+            for c in members:
+                found.append(_item(c.secret, "target_unreadable", c.target_id,
+                                   kind.location(c.placement.target, ctx), key=c.placement.key, problem=exc.message))
+            continue
+        for c in members:
+            back = backs[c.placement.key]
+            where = back.location
+            if not back.present:
+                found.append(_item(c.secret, "target_missing", c.target_id, where, key=c.placement.key))
+            elif back.hash != c.expected:
+                found.append(_item(c.secret, "value_changed", c.target_id, where, key=c.placement.key,
+                                   expected_hash=c.expected, actual_hash=back.hash))
+    return found
+
+
+def _describe(placement: Placement | None, ctx: TargetContext) -> tuple[str | None, str | None]:
+    if placement is None:
+        return None, None
+    try:
+        kind = get_kind(placement.target.type)
+    except TargetError:
+        return placement.target.type, placement.target.type
+    return kind.target_id(placement.target, ctx), kind.location(placement.target, ctx)
+
+
+def _item(secret: str, reason: str, target: str | None, where: str | None, **extra: Any) -> DriftItem:
+    return DriftItem(secret, MESSAGES[reason], {"reason": reason, "target": target, "path": where, **extra})
+
+
+def _secretfile_hash(doc: LockDocument) -> str | None:
+    block = doc.raw.get("secretfile")
+    return block.get("hash") if isinstance(block, dict) else None
+
+

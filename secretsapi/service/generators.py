@@ -1,0 +1,295 @@
+"""Value generators (random_password, random_string, random_hex, uuid, static, script)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shlex
+import signal
+import string
+import subprocess
+import uuid
+from collections.abc import Container, Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import GeneratorError
+from .model import GeneratorSpec
+
+MAX_LENGTH = 65_536  # a bound so a typo cannot make the server build a gigabyte string
+
+CHARSETS: dict[str, str] = {
+    "alphanumeric": string.ascii_letters + string.digits,
+    "alpha": string.ascii_letters,
+    "numeric": string.digits,
+    "hex": "0123456789abcdef",
+    "base64": string.ascii_letters + string.digits + "+/",
+    "base64url": string.ascii_letters + string.digits + "-_",
+}
+
+PASSWORD_CLASSES: dict[str, str] = {
+    "upper": string.ascii_uppercase,
+    "lower": string.ascii_lowercase,
+    "number": string.digits,
+    "special": string.punctuation,
+}
+
+
+def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
+    return {"type": type_, "default": default, "description": description}
+
+
+GENERATORS: dict[str, dict[str, Any]] = {
+    "random_password": {
+        "description": "Random password with at least one character of every enabled class.",
+        "options": {
+            "length": _opt("integer", 32, "Number of characters."),
+            "upper": _opt("boolean", True, "Include uppercase letters A-Z."),
+            "lower": _opt("boolean", True, "Include lowercase letters a-z."),
+            "number": _opt("boolean", True, "Include digits 0-9."),
+            "special": _opt("boolean", True, "Include the 32 ASCII punctuation characters."),
+            "exclude_characters": _opt("string", "", "Characters never to use."),
+        },
+    },
+    "random_string": {
+        "description": "Random string drawn from one character set.",
+        "options": {
+            "length": _opt("integer", 32, "Number of characters."),
+            "charset": _opt("string", "alphanumeric", "One of: " + ", ".join(CHARSETS) + "."),
+        },
+    },
+    "random_hex": {
+        "description": "Random lowercase hexadecimal string.",
+        "options": {"length": _opt("integer", 32, "Number of hex characters.")},
+    },
+    "uuid": {"description": "Random UUID (version 4).", "options": {}},
+    "static": {
+        "description": "A fixed value from the definition (the server never prompts for one).",
+        "options": {
+            "value": _opt("string", None, "The value (required unless 'default' is given)."),
+            "default": _opt("string", None, "Alternative name for 'value'."),
+            "validation": _opt("string", None, "Regular expression the whole value must match."),
+        },
+    },
+    "script": {
+        "description": "Output of a command (stdout, stripped); disabled unless allowed by configuration.",
+        "options": {
+            "command": _opt("string", None, "Program to run (split like a shell unless 'shell' is true)."),
+            "args": _opt("array", [], "Extra arguments."),
+            "shell": _opt("boolean", False, "Run the command through /bin/sh."),
+            "timeout": _opt("number", 30, "Seconds before the command is killed."),
+        },
+    },
+}
+
+
+def _int_option(config: Mapping[str, Any], name: str, default: int, where: str, errors: list[str]) -> int:
+    value = config.get(name, default)
+    # Digit strings are accepted because ``${LEN:-24}`` from the environment yields text.
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int):
+        errors.append(f"{where}.config.{name}: must be an integer")
+        return default
+    if value <= 0:
+        errors.append(f"{where}.config.{name}: must be greater than zero")
+    elif value > MAX_LENGTH:
+        errors.append(f"{where}.config.{name}: must be at most {MAX_LENGTH}")
+    return value
+
+
+def _bool_option(config: Mapping[str, Any], name: str, default: bool, where: str, errors: list[str]) -> bool:
+    value = config.get(name, default)
+    if not isinstance(value, bool):
+        errors.append(f"{where}.config.{name}: must be true or false")
+        return default
+    return value
+
+
+def _str_option(config: Mapping[str, Any], name: str, where: str, errors: list[str]) -> str | None:
+    value = config.get(name)
+    if value is not None and not isinstance(value, str):
+        errors.append(f"{where}.config.{name}: must be a string")
+        return None
+    return value
+
+
+def _password_pools(config: Mapping[str, Any], where: str, errors: list[str]) -> tuple[int, list[str]]:
+    length = _int_option(config, "length", 32, where, errors)
+    excluded = _str_option(config, "exclude_characters", where, errors) or ""
+    pools: list[str] = []
+    for name, chars in PASSWORD_CLASSES.items():
+        if _bool_option(config, name, True, where, errors):
+            pool = "".join(c for c in chars if c not in excluded)
+            if not pool:
+                errors.append(f"{where}.config.exclude_characters: excludes every '{name}' character")
+            pools.append(pool)
+    if not pools:
+        errors.append(f"{where}.config: every character class is disabled")
+    elif length > 0 and length < len(pools):
+        errors.append(
+            f"{where}.config.length: {length} is shorter than the {len(pools)} enabled character classes"
+        )
+    return length, pools
+
+
+def _static_value(config: Mapping[str, Any]) -> Any:
+    return config["value"] if "value" in config else config.get("default")
+
+
+def _validate_static(config: Mapping[str, Any], where: str, errors: list[str]) -> None:
+    value = _static_value(config)
+    if value is None:
+        errors.append(f"{where}.config.value: static generator needs a value (or default)")
+    elif isinstance(value, bool) or not isinstance(value, str | int | float):
+        errors.append(f"{where}.config.value: must be a string")
+        value = None
+    pattern = _str_option(config, "validation", where, errors)
+    if pattern is None:
+        return
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        errors.append(f"{where}.config.validation: not a valid regular expression")
+        return
+    if value is not None and compiled.fullmatch(str(value)) is None:
+        # Never the value itself: it is a secret.
+        errors.append(f"{where}.config.value: does not match the validation pattern")
+
+
+def _validate_script(config: Mapping[str, Any], where: str, errors: list[str]) -> None:
+    command = config.get("command")
+    if isinstance(command, list):
+        if not command or not all(isinstance(part, str) for part in command):
+            errors.append(f"{where}.config.command: must be a non-empty list of strings")
+    elif not isinstance(command, str) or not command.strip():
+        errors.append(f"{where}.config.command: script generator needs a command")
+    args = config.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+        errors.append(f"{where}.config.args: must be a list of strings")
+    _bool_option(config, "shell", False, where, errors)
+    timeout = config.get("timeout", 30)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        errors.append(f"{where}.config.timeout: must be a positive number of seconds")
+
+
+def validate_generator(
+    spec: GeneratorSpec, where: str, *, interpolated: Container[str] = frozenset()
+) -> list[str]:
+    """Static problems with a generator's kind and options, each naming the place.
+
+    Values at places listed in ``interpolated`` are not echoed: they may come from the
+    process environment.
+    """
+    errors: list[str] = []
+    config = spec.config
+    if spec.kind not in GENERATORS:
+        expected = ", ".join(GENERATORS)
+        shown = _shown(spec.kind, f"{where}.kind", interpolated)
+        return [f"{where}.kind: unknown generator kind {shown} (expected one of {expected})"]
+    if not isinstance(config, Mapping):
+        return [f"{where}.config: must be a mapping"]
+    if spec.kind == "random_password":
+        _password_pools(config, where, errors)
+    elif spec.kind == "random_string":
+        _int_option(config, "length", 32, where, errors)
+        charset = config.get("charset", "alphanumeric")
+        if not isinstance(charset, str) or charset not in CHARSETS:
+            shown = _shown(charset, f"{where}.config.charset", interpolated)
+            expected = ", ".join(CHARSETS)
+            errors.append(f"{where}.config.charset: unknown charset {shown} (expected one of {expected})")
+    elif spec.kind == "random_hex":
+        _int_option(config, "length", 32, where, errors)
+    elif spec.kind == "static":
+        _validate_static(config, where, errors)
+    elif spec.kind == "script":
+        _validate_script(config, where, errors)
+    return errors
+
+
+def _shown(value: Any, where: str, interpolated: Container[str]) -> str:
+    if where in interpolated:
+        return "the interpolated value"
+    return repr(value) if isinstance(value, str) else f"of type {type(value).__name__}"
+
+
+def generate(spec: GeneratorSpec, *, allow_scripts: bool, cwd: Path | None = None) -> str:
+    """Produce a value; GeneratorError (never containing a value) when that is impossible.
+
+    ``cwd`` is the working directory of script generators (usually the definition's folder).
+    """
+    if spec.kind == "script" and not allow_scripts:
+        raise GeneratorError("script generator is disabled; set SERVICE_ALLOW_SCRIPTS=true to enable it")
+    errors = validate_generator(spec, "generator")
+    if errors:
+        raise GeneratorError("; ".join(errors))
+    config = spec.config
+    if spec.kind == "random_password":
+        length, pools = _password_pools(config, "generator", [])
+        return _password(length, pools)
+    if spec.kind == "random_string":
+        charset = CHARSETS[config.get("charset", "alphanumeric")]
+        length = _int_option(config, "length", 32, "generator", [])
+        return "".join(secrets.choice(charset) for _ in range(length))
+    if spec.kind == "random_hex":
+        length = _int_option(config, "length", 32, "generator", [])
+        return secrets.token_hex((length + 1) // 2)[:length]
+    if spec.kind == "uuid":
+        return str(uuid.UUID(bytes=secrets.token_bytes(16), version=4))
+    if spec.kind == "static":
+        return str(_static_value(config))
+    return _run_script(config, cwd)
+
+
+def _password(length: int, pools: list[str]) -> str:
+    # One character from every class first, the rest from the union, then a secure shuffle.
+    chars = [secrets.choice(pool) for pool in pools]
+    union = "".join(pools)
+    chars.extend(secrets.choice(union) for _ in range(length - len(chars)))
+    secrets.SystemRandom().shuffle(chars)
+    return "".join(chars)
+
+
+def _run_script(config: Mapping[str, Any], cwd: Path | None) -> str:
+    command = config["command"]
+    args = [str(a) for a in config.get("args", [])]
+    timeout = float(config.get("timeout", 30))
+    words = list(command) if isinstance(command, list) else command.split()
+    program = words[0] if words else "?"  # named in errors; arguments might be sensitive
+    try:
+        argv: str | list[str]
+        if config.get("shell", False):
+            base = shlex.join(command) if isinstance(command, list) else command
+            argv = " ".join([base, *(shlex.quote(a) for a in args)])
+        else:
+            argv = [*(command if isinstance(command, list) else shlex.split(command)), *args]
+        # A new session lets a timeout kill the whole process group, shell children included.
+        proc = subprocess.Popen(
+            argv,
+            shell=bool(config.get("shell", False)),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except (OSError, ValueError):
+        raise GeneratorError(f"script command '{program}' could not be started") from None
+    try:
+        stdout, _stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise GeneratorError(f"script command '{program}' timed out after {timeout:g} s") from None
+    if proc.returncode != 0:
+        raise GeneratorError(f"script command '{program}' exited with status {proc.returncode}")
+    try:
+        value = stdout.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise GeneratorError(f"script command '{program}' printed output that is not UTF-8") from None
+    if not value:
+        raise GeneratorError(f"script command '{program}' printed nothing")
+    return value

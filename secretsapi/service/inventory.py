@@ -1,0 +1,56 @@
+"""Read-only views of the definition and the lockfile: the secret list and one secret's status."""
+
+from __future__ import annotations
+
+from .definition import load_definition
+from .errors import DefinitionInvalid, DefinitionNotFound
+from .lockfile import LockEntry, read_lockfile
+from .results import SecretStatus, SecretSummary
+from .workspace import Workspace
+
+
+def list_secrets(ws: Workspace) -> list[SecretSummary]:
+    definition = load_definition(
+        ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
+    )
+    return [
+        SecretSummary(s.name, s.kind, s.rotation_period, s.target_types, s.one_time, s.description)
+        for s in definition.secrets
+    ]
+
+
+def secret_status(ws: Workspace, name: str) -> SecretStatus:
+    """Status from the lockfile. An unknown or not generated secret is ``exists: False``.
+
+    The definition is consulted only to find a template secret's fields; the status still
+    answers when the definition is missing or invalid, since the lockfile alone records state.
+    """
+    doc = read_lockfile(ws.lockfile_path)
+    lock_keys = [name]
+    try:
+        definition = load_definition(
+            ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
+        )
+        if any(s.name == name for s in definition.secrets):
+            lock_keys = [unit.lock_key for unit in definition.secret(name).units]
+    except (DefinitionNotFound, DefinitionInvalid):
+        pass
+    entries: list[LockEntry] = []
+    for key in lock_keys:
+        entry = doc.entry(key)  # a corrupted entry raises: the status cannot be read
+        if entry is None:
+            return SecretStatus(name=name, exists=False)
+        entries.append(entry)
+    rotated = [e.last_rotated for e in entries if e.last_rotated]
+    targets: dict[str, None] = {}
+    for entry in entries:
+        targets.update(dict.fromkeys(entry.targets))
+    return SecretStatus(
+        name=name,
+        exists=True,
+        created_at=min(e.created_at for e in entries),
+        updated_at=max(e.updated_at for e in entries),
+        last_rotated=max(rotated) if rotated else None,
+        rotation_count=max(e.rotation_count for e in entries),
+        targets=list(targets),
+    )

@@ -1,0 +1,100 @@
+"""Frozen results of every operation; partial outcomes are data, not exceptions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SecretSummary:
+    name: str
+    kind: str
+    rotation_period: str | None
+    targets: list[str]
+    one_time: bool = False
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class SecretStatus:
+    name: str
+    exists: bool
+    created_at: str | None = None
+    updated_at: str | None = None
+    last_rotated: str | None = None
+    rotation_count: int = 0
+    targets: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class OperationError:
+    """One failure of one secret at one target (target None: before any target, e.g. generation)."""
+
+    secret: str
+    target: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    secrets_generated: list[str]
+    secrets_skipped: list[str]
+    secrets_failed: list[str]
+    errors: list[OperationError]
+    dry_run: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class RotationStatus:
+    name: str
+    should_rotate: bool
+    status: str
+    due_at: str | None = None
+
+
+@dataclass(frozen=True)
+class RotationCheckResult:
+    secrets_checked: int
+    secrets_due: list[str]
+    secrets_overdue: list[str]
+    results: list[RotationStatus]
+
+
+@dataclass(frozen=True)
+class RotationResult:
+    rotated: list[str]
+    failed: list[str]
+    errors: list[OperationError]
+    message: str
+
+
+@dataclass(frozen=True)
+class PolicyItem:
+    secret: str
+    policy: str
+    message: str
+    severity: str
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    compliant: bool
+    errors: list[PolicyItem]
+    warnings: list[PolicyItem]
+    info: list[PolicyItem]
+
+
+@dataclass(frozen=True)
+class DriftItem:
+    secret: str
+    message: str
+    details: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DriftResult:
+    has_drift: bool
+    secrets_with_drift: list[str]
+    details: list[DriftItem]

@@ -1,0 +1,163 @@
+"""Generate values and store them: one write per target group, then the lockfile entries.
+
+Shared by sync and rotation so both write targets and record state the same way. The caller
+holds the lockfile lock and writes the lockfile once afterwards.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .errors import GeneratorError, LockEntryCorrupted, TargetError
+from .generators import generate
+from .hashing import sha256_text
+from .lockfile import LockDocument, LockEntry, format_time
+from .model import Definition, Placement, SecretDef, Unit
+from .results import OperationError
+from .targets import TargetContext, get_kind
+
+
+@dataclass
+class StoreOutcome:
+    stored: list[str] = field(default_factory=list)  # secrets whose new value is recorded
+    failed: list[str] = field(default_factory=list)  # secrets whose new value is stored nowhere
+    errors: list[OperationError] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Job:
+    secret: SecretDef
+    unit: Unit
+    value: str
+
+
+def store(
+    definition: Definition,
+    doc: LockDocument,
+    work: Sequence[tuple[SecretDef, Sequence[Unit]]],
+    *,
+    now: datetime,
+    rotation: bool,
+    allow_scripts: bool,
+) -> StoreOutcome:
+    """Generate a new value for every unit in ``work``, write its targets, update ``doc``.
+
+    ``rotation`` decides the metadata: a rotation sets ``last_rotated`` and counts one more
+    rotation (rule 1); a sync keeps both (rule 2). A target that fails leaves the others
+    written (rule 5); the entry then lists only the targets that hold the new value.
+    """
+    outcome = StoreOutcome()
+    failed: set[str] = set()
+    jobs: list[_Job] = []
+    for secret, units in work:
+        for unit in units:
+            try:
+                jobs.append(_Job(secret, unit, generate(unit.generator, allow_scripts=allow_scripts)))
+            except GeneratorError as exc:
+                outcome.errors.append(OperationError(secret.name, None, exc.message))
+                failed.add(secret.name)
+
+    values = {job.unit.lock_key: job.value for job in jobs}
+    ctx = _context(definition, doc, values)
+    written = _write_targets(jobs, ctx, outcome.errors)
+
+    stamp = format_time(now)
+    for job in jobs:
+        hashes = written.get(job.unit.lock_key, {})
+        if job.unit.placements and not hashes:
+            failed.add(job.secret.name)
+            continue
+        doc.set_entry(job.unit.lock_key, _entry(doc, job, hashes, stamp, rotation))
+
+    for secret, _ in work:
+        (outcome.failed if secret.name in failed else outcome.stored).append(secret.name)
+    return outcome
+
+
+def _entry(doc: LockDocument, job: _Job, hashes: dict[str, str], stamp: str, rotation: bool) -> LockEntry:
+    try:
+        old = doc.entry(job.unit.lock_key)
+    except LockEntryCorrupted:
+        old = None  # only a forced operation gets here; the corrupted entry is replaced
+    value_hash = sha256_text(job.value)
+    if old is None:
+        return LockEntry(
+            hash=value_hash, created_at=stamp, updated_at=stamp,
+            last_rotated=stamp if rotation else None, rotation_count=1 if rotation else 0,
+            definition_hash=job.secret.definition_hash, targets=hashes, extra={},
+        )
+    return LockEntry(
+        hash=value_hash, created_at=old.created_at, updated_at=stamp,
+        last_rotated=stamp if rotation else old.last_rotated,
+        rotation_count=old.rotation_count + 1 if rotation else old.rotation_count,
+        definition_hash=job.secret.definition_hash, targets=hashes, extra=old.extra,
+    )
+
+
+def _write_targets(
+    jobs: Iterable[_Job], ctx: TargetContext, errors: list[OperationError]
+) -> dict[str, dict[str, str]]:
+    """Write every placement, one call per target group; returns lock key -> {target id: hash}."""
+    groups: dict[tuple[str, Hashable], list[tuple[_Job, Placement]]] = defaultdict(list)
+    for job in jobs:
+        for placement in job.unit.placements:
+            try:
+                kind = get_kind(placement.target.type)
+                groups[(kind.type, kind.group(placement.target, ctx))].append((job, placement))
+            except TargetError as exc:
+                errors.append(OperationError(job.secret.name, placement.target.type, exc.message))
+
+    written: dict[str, dict[str, str]] = defaultdict(dict)
+    # Value-holding kinds first: a template renders the values the others just received.
+    for (type_, _), members in sorted(groups.items(), key=lambda g: (g[0][0] == "local/template", g[0][0])):
+        kind = get_kind(type_)
+        try:
+            hashes = kind.write([(placement, job.value) for job, placement in members], ctx)
+        except TargetError as exc:
+            for job, placement in members:
+                errors.append(OperationError(job.secret.name, kind.target_id(placement.target, ctx), exc.message))
+            continue
+        for job, placement in members:
+            written[job.unit.lock_key][kind.target_id(placement.target, ctx)] = hashes[placement.key]
+    return written
+
+
+def _context(definition: Definition, doc: LockDocument, values: dict[str, str]) -> TargetContext:
+    units = {unit.lock_key: unit for secret in definition.secrets for unit in secret.units}
+
+    def value_of(lock_key: str) -> str | None:
+        if lock_key in values:
+            return values[lock_key]
+        unit = units.get(lock_key)
+        return None if unit is None else _read_current(unit, doc, ctx)
+
+    ctx = TargetContext(
+        base_dir=definition.base_dir,
+        providers=definition.providers,
+        value_of=value_of,
+        lock_keys=tuple(units),
+    )
+    return ctx
+
+
+def _read_current(unit: Unit, doc: LockDocument, ctx: TargetContext) -> str | None:
+    """The unit's current value, read back from a target whose content matches the lockfile."""
+    try:
+        entry = doc.entry(unit.lock_key)
+    except LockEntryCorrupted:
+        return None
+    if entry is None:
+        return None
+    for placement in unit.placements:
+        try:
+            kind = get_kind(placement.target.type)
+            back = kind.read([placement], ctx)[placement.key]
+        except TargetError:
+            continue
+        value = getattr(back, "value", None)
+        if value is not None and sha256_text(value) == entry.hash:
+            return str(value)
+    return None

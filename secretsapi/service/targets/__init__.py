@@ -1,0 +1,8 @@
+"""Target kinds (local files, templates, remote stores) behind one registry."""
+
+from __future__ import annotations
+
+from .base import ReadBack, TargetContext, TargetKind
+from .registry import get_kind, kinds, register
+
+__all__ = ["ReadBack", "TargetContext", "TargetKind", "get_kind", "kinds", "register"]

@@ -1,0 +1,59 @@
+"""The target-kind contract: what sync and drift need from any place a secret is stored."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..model import Placement, ProviderSpec, TargetSpec
+
+
+@dataclass(frozen=True)
+class TargetContext:
+    base_dir: Path  # the definition file's folder
+    providers: Mapping[str, ProviderSpec]
+    # Current value of any unit by lock key (local/template needs all of them); may be
+    # expensive (it can generate), so kinds call it lazily. During a sync it must return
+    # the values being written in that run.
+    value_of: Callable[[str], str | None]
+    lock_keys: tuple[str, ...]  # every unit's lock key in the definition
+
+
+@dataclass(frozen=True)
+class ReadBack:
+    present: bool  # False: file, key or remote entry absent
+    hash: str | None  # sha256 of what is stored (value for files, whole output for templates)
+    location: str  # path or name, for drift details
+
+
+@runtime_checkable
+class TargetKind(Protocol):
+    type: str  # "<provider>/<kind>", e.g. "local/file"
+
+    def describe(self) -> dict[str, Any]:
+        """``{"description", "config": {key: {"type", "default", "description"}}}``."""
+        ...
+
+    def validate(self, target: TargetSpec, where: str) -> list[str]:
+        """Configuration errors, each naming ``where``; empty when valid."""
+        ...
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        """``<provider>/<kind>/<identifier>``, the key in the lockfile's ``targets``."""
+        ...
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str: ...
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        """Placements with equal groups are written and read in one call (e.g. one file)."""
+        ...
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        """Store one group; ``{placement.key: recorded hash}``. TargetError never holds values."""
+        ...
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        """Read one group back, keyed by placement.key; TargetError if the store is unreadable."""
+        ...

@@ -1,0 +1,141 @@
+"""``local/file``: secrets as keys of a dotenv, JSON, YAML, TOML or tfvars file in the definition folder."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import fsutil
+from ..errors import TargetError
+from ..hashing import sha256_text, sha256_value
+from ..model import Placement, TargetSpec
+from .base import ReadBack, TargetContext
+from .formats import FORMATS, FileFormat, FormatError, infer_format
+from .paths import confined_path, lexical_key, path_problem, read_text
+
+
+def _value_hash(value: Any) -> str:
+    if isinstance(value, str):
+        return sha256_text(value)
+    try:
+        return sha256_value(value)
+    except TypeError:  # TOML dates and the like: hash their text
+        return sha256_text(str(value))
+
+
+class LocalFileKind:
+    type = "local/file"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": "A key in a local file inside the definition folder, written atomically "
+                           "(mode 0600 when new). Comments and other keys are kept, except that "
+                           "YAML comments are lost when the file must be re-dumped (keys whose "
+                           "current value is not a one-line scalar).",
+            "config": {
+                "path": {"type": "string", "default": None,
+                         "description": "file path relative to the definition folder"},
+                "format": {"type": "string", "default": None,
+                           "description": "dotenv | json | yaml | toml | tfvars; inferred from "
+                                          "the extension, dotenv when unknown"},
+                "key": {"type": "string", "default": None,
+                        "description": "key in the file; the secret (or field) name by default"},
+                "merge": {"type": "boolean", "default": True,
+                          "description": "keep the file's other keys; false: the file holds "
+                                         "only the keys written in one sync"},
+            },
+        }
+
+    def validate(self, target: TargetSpec, where: str) -> list[str]:
+        config = target.config
+        errors = []
+        problem = path_problem(config.get("path"), "path")
+        if problem:
+            errors.append(f"{where}: {problem}")
+        fmt = config.get("format")
+        if fmt is not None and fmt not in FORMATS:
+            errors.append(f"{where}: config.format '{fmt}' is not one of {', '.join(FORMATS)}")
+        if not isinstance(config.get("merge", True), bool):
+            errors.append(f"{where}: config.merge must be true or false")
+        if config.get("key") is not None and not isinstance(config.get("key"), str):
+            errors.append(f"{where}: config.key must be a string")
+        return errors
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return f"{target.provider}/{target.kind}/{target.config.get('path')}"
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return str(target.config.get("path"))
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        return (self.type, lexical_key(ctx.base_dir, target.config, "path"))
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        """Set every key of the group with one read and one atomic write of the file."""
+        if not items:
+            return {}
+        placements = [placement for placement, _ in items]
+        path, location, fmt = self._resolve(placements, ctx)
+        updates: dict[str, str] = {}
+        for placement, value in items:
+            if updates.get(placement.key, value) != value:
+                raise TargetError(f"{location}: key '{placement.key}' is given two values")
+            updates[placement.key] = value
+        # One merge=false placement makes the file exclusive to this write.
+        merge = all(p.target.config.get("merge", True) is not False for p in placements)
+        try:
+            existing = read_text(path, location)
+        except TargetError:
+            if merge:
+                raise
+            existing = None  # merge=false replaces the file whatever it holds
+        try:
+            text = fmt.render(existing if merge else None, updates)
+            stored = fmt.load(text)
+        except FormatError as exc:
+            raise TargetError(f"{location}: {exc}") from None
+        for key, value in updates.items():
+            # A writer bug must not record a hash the file does not hold.
+            if stored.get(key) != value:
+                raise TargetError(f"{location}: the {fmt.name} writer cannot store '{key}' exactly")
+        if text != existing:
+            try:
+                fsutil.atomic_write_text(path, text)
+            except OSError as exc:
+                raise TargetError(f"{location}: cannot be written ({exc.strerror})") from None
+        return {key: sha256_text(value) for key, value in updates.items()}
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        if not items:
+            return {}
+        path, location, fmt = self._resolve(items, ctx)
+        text = read_text(path, location)
+        if text is None:
+            return {p.key: ReadBack(False, None, location) for p in items}
+        try:
+            stored = fmt.load(text)
+        except FormatError as exc:
+            raise TargetError(f"{location}: {exc}") from None
+        return {
+            p.key: ReadBack(True, _value_hash(stored[p.key]), location) if p.key in stored
+            else ReadBack(False, None, location)
+            for p in items
+        }
+
+    def _resolve(self, placements: Sequence[Placement], ctx: TargetContext
+                 ) -> tuple[Path, str, FileFormat]:
+        first = placements[0].target
+        location = self.location(first, ctx)
+        names = {self._format_name(p.target) for p in placements}
+        if len(names) != 1:
+            raise TargetError(f"{location}: placements disagree on the format ({', '.join(sorted(names))})")
+        name = names.pop()
+        if name not in FORMATS:
+            raise TargetError(f"{location}: unknown format '{name}'")
+        return confined_path(ctx.base_dir, first.config, "path"), location, FORMATS[name]
+
+    @staticmethod
+    def _format_name(target: TargetSpec) -> str:
+        fmt = target.config.get("format")
+        return str(fmt) if fmt else infer_format(str(target.config.get("path", "")))

@@ -1,0 +1,49 @@
+"""File formats for local/file targets: parse top-level keys, and rewrite keys in place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class FormatError(ValueError):
+    """A file cannot be parsed or a key cannot be written; the message never holds values."""
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    name: str
+    # Top-level key -> value of a whole file (FormatError when unparseable).
+    load: Callable[[str], dict[str, Any]]
+    # New text with ``updates`` set; ``text`` None or blank starts a new file. Keeps comments,
+    # order and other keys where the format allows.
+    render: Callable[[str | None, Mapping[str, str]], str]
+    keeps_comments: bool = True
+
+
+def _build() -> dict[str, FileFormat]:
+    from . import dotenv, json_, tfvars, toml_, yaml_
+
+    return {
+        "dotenv": FileFormat("dotenv", dotenv.load, dotenv.render),
+        "json": FileFormat("json", json_.load, json_.render, keeps_comments=False),
+        "yaml": FileFormat("yaml", yaml_.load, yaml_.render),
+        "toml": FileFormat("toml", toml_.load, toml_.render),
+        "tfvars": FileFormat("tfvars", tfvars.load, tfvars.render),
+    }
+
+
+FORMATS: dict[str, FileFormat] = _build()
+
+_EXTENSIONS = {".env": "dotenv", ".json": "json", ".yaml": "yaml", ".yml": "yaml",
+               ".toml": "toml", ".tfvars": "tfvars"}
+
+
+def infer_format(path: str) -> str:
+    """The format named by the file's extension; ``.env`` and anything unknown -> dotenv."""
+    lowered = path.lower()
+    for extension, name in _EXTENSIONS.items():
+        if lowered.endswith(extension):
+            return name
+    return "dotenv"

@@ -1,0 +1,154 @@
+"""dotenv files: a line editor that keeps comments, blank lines, order and ``export`` prefixes.
+
+Reads unquoted values (with `` # comment`` after them), single-quoted literals and
+double-quoted values with escapes, across lines too. Writes simple values bare and every
+other value double-quoted, escaping ``\\ " $ ` `` and newline, CR and tab, so neither a shell
+nor a dotenv loader expands or splits it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from . import FormatError
+
+_ASSIGN = re.compile(r"[ \t]*(?:export[ \t]+)?(?P<key>[A-Za-z0-9_.\-]+)[ \t]*=")
+_KEY = re.compile(r"[A-Za-z0-9_.\-]+")
+# Bare only when no reader could take it differently: no quotes, spaces, `#`, `$`, `~`, etc.
+_SIMPLE = re.compile(r"[A-Za-z0-9_./:@+,=\-]+")
+_TAIL = re.compile(r"[ \t]*(?:#[^\n]*)?\r?(?:\n|$)")
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t", "$": "$", "`": "`", "'": "'"}
+_ENCODE = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "$": "\\$",
+           "`": "\\`"}
+
+
+@dataclass(frozen=True)
+class _Assignment:
+    key: str
+    value: str
+    start: int  # start of the statement's first line
+    end: int  # end of its last line, after the newline
+    value_start: int  # the span a new value replaces (quotes included)
+    value_end: int
+
+
+def _line_end(text: str, pos: int) -> int:
+    """Index of the newline ending the line at ``pos`` (len(text) on the last line)."""
+    eol = text.find("\n", pos)
+    return len(text) if eol < 0 else eol
+
+
+def _content_end(text: str, pos: int) -> int:
+    end = _line_end(text, pos)
+    return end - 1 if end > pos and text[end - 1] == "\r" else end
+
+
+def _unescape(body: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body) and body[i + 1] in _ESCAPES:
+            out.append(_ESCAPES[body[i + 1]])
+            i += 2
+            continue
+        out.append(ch)  # an unknown escape keeps its backslash, as shells do
+        i += 1
+    return "".join(out)
+
+
+def _quoted(text: str, start: int) -> tuple[str, int] | None:
+    """The value of the quoted string at ``start`` and the index after its closing quote.
+
+    None when it is not a clean quoted value (unterminated, or followed by more than a
+    comment): the line is then read bare, which is how SecretZero's unquoted values that
+    happen to start with a quote come back exactly.
+    """
+    quote = text[start]
+    i = start + 1
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and quote == '"':
+            i += 2
+            continue
+        if ch == quote:
+            if not _TAIL.match(text, i + 1):
+                return None
+            body = text[start + 1:i]
+            return (_unescape(body) if quote == '"' else body), i + 1
+        i += 1
+    return None
+
+
+def _scan(text: str) -> list[_Assignment]:
+    found: list[_Assignment] = []
+    pos, line_no = 0, 1
+    while pos < len(text):
+        content_end = _content_end(text, pos)
+        line = text[pos:content_end]
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            pos, line_no = _line_end(text, pos) + 1, line_no + 1
+            continue
+        match = _ASSIGN.match(text, pos, content_end)
+        if not match:
+            raise FormatError(f"line {line_no}: expected KEY=value")
+        after = match.end()
+        lead = after + len(text[after:content_end]) - len(text[after:content_end].lstrip(" \t"))
+        quoted = _quoted(text, lead) if lead < content_end and text[lead] in "\"'" else None
+        if quoted is not None:
+            value, value_end = quoted
+            value_start = lead
+        else:
+            raw = text[after:content_end]
+            comment = re.search(r"[ \t]#", raw)
+            raw = raw[: comment.start()] if comment else raw
+            value = raw.strip(" \t")
+            value_start = lead if value else after
+            value_end = value_start + len(value)
+        stop = _line_end(text, value_end)
+        found.append(_Assignment(match["key"], value, pos, min(stop + 1, len(text)),
+                                 value_start, value_end))
+        line_no += text.count("\n", pos, stop) + 1
+        pos = stop + 1
+    return found
+
+
+def load(text: str) -> dict[str, str]:
+    """Key -> value; a repeated key reads as its last assignment, as loaders do."""
+    return {a.key: a.value for a in _scan(text)}
+
+
+def encode(value: str) -> str:
+    if _SIMPLE.fullmatch(value):
+        return value
+    return '"' + "".join(_ENCODE.get(ch, ch) for ch in value) + '"'
+
+
+def render(text: str | None, updates: Mapping[str, str]) -> str:
+    for key in updates:
+        if not _KEY.fullmatch(key):
+            raise FormatError(f"'{key}' is not a valid dotenv key (letters, digits, _ . -)")
+    if text is None or not text.strip():
+        return "".join(f"{key}={encode(value)}\n" for key, value in updates.items())
+    assignments = _scan(text)
+    edits: list[tuple[int, int, str]] = []
+    appended: list[str] = []
+    for key, value in updates.items():
+        same = [a for a in assignments if a.key == key]
+        if not same:
+            appended.append(f"{key}={encode(value)}")
+            continue
+        edits.append((same[0].value_start, same[0].value_end, encode(value)))
+        # Later duplicates would shadow the new value and keep the old one on disk.
+        edits.extend((a.start, a.end, "") for a in same[1:])
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    if appended:
+        newline = "\r\n" if "\r\n" in text else "\n"
+        if not text.endswith("\n"):
+            text += newline
+        text += "".join(line + newline for line in appended)
+    return text

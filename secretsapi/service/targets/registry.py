@@ -1,0 +1,38 @@
+"""Target kinds by type, so a new kind plugs in without touching sync or drift."""
+
+from __future__ import annotations
+
+from ..errors import TargetError
+from .base import TargetKind
+
+_KINDS: dict[str, TargetKind] = {}
+
+
+def register(kind: TargetKind) -> TargetKind:
+    """Register ``kind`` under ``kind.type``, replacing any earlier one (tests swap in fakes)."""
+    _KINDS[kind.type] = kind
+    return kind
+
+
+def get_kind(type: str) -> TargetKind:
+    try:
+        return _KINDS[type]
+    except KeyError:
+        known = ", ".join(sorted(_KINDS)) or "none"
+        raise TargetError(f"unknown target type '{type}' (known: {known})") from None
+
+
+def kinds() -> list[TargetKind]:
+    return [_KINDS[name] for name in sorted(_KINDS)]
+
+
+def _register_builtins() -> None:
+    # Imported here, not at module top, so the kind modules can import this one freely.
+    from .files import LocalFileKind
+    from .template import LocalTemplateKind
+
+    register(LocalFileKind())
+    register(LocalTemplateKind())
+
+
+_register_builtins()

@@ -1,0 +1,164 @@
+"""``local/template``: a sandboxed Jinja2 template rendered with every secret into a local file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any
+
+import jinja2
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import SandboxedEnvironment
+
+from .. import fsutil
+from ..errors import ServiceError, TargetError
+from ..hashing import sha256_text
+from ..model import Placement, TargetSpec
+from .base import ReadBack, TargetContext
+from .paths import confined_path, lexical_key, path_problem, read_hash, read_text
+
+
+class _NoValue(Exception):
+    """A template used a unit that has no value; not a LookupError, so Jinja lets it through."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+class _Secrets(Mapping[str, Any]):
+    """lock key -> value, fetched on first use, so a template costs only the values it uses.
+
+    ``<secret>.<field>`` units are also reachable as ``secrets.<secret>.<field>`` when no
+    unit is named ``<secret>`` itself. Names that clash with Mapping methods (``items``,
+    ``keys``, ``get``, ``values``) need subscript syntax: ``secrets['items']``.
+    """
+
+    def __init__(self, keys: Sequence[str], value_of: Callable[[str], str | None],
+                 prefix: str = "", cache: dict[str, str] | None = None) -> None:
+        self._value_of = value_of
+        self._prefix = prefix
+        # Shared with nested views: lock key -> value, also the list of values fetched so far.
+        self.fetched: dict[str, str] = {} if cache is None else cache
+        self._leaves = {k[len(prefix):] for k in keys if k.startswith(prefix)}
+        self._groups: dict[str, list[str]] = {}
+        for leaf in self._leaves:
+            head, dot, _ = leaf.rpartition(".")
+            if dot and head not in self._leaves:
+                self._groups.setdefault(head, []).append(prefix + leaf)
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._leaves:
+            key = self._prefix + name
+            if key not in self.fetched:
+                value = self._value_of(key)
+                if value is None:
+                    raise _NoValue(key)
+                self.fetched[key] = value
+            return self.fetched[key]
+        if name in self._groups:
+            return _Secrets(self._groups[name], self._value_of, f"{self._prefix}{name}.",
+                            self.fetched)
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._leaves or name in self._groups
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._leaves | set(self._groups)))
+
+    def __len__(self) -> int:
+        return len(self._leaves | set(self._groups))
+
+
+def _environment() -> SandboxedEnvironment:
+    return SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False,
+                                keep_trailing_newline=True)
+
+
+def render(source: str, name: str, ctx: TargetContext) -> str:
+    """Render ``source``; TargetError messages name the template and never quote values."""
+    secrets = _Secrets(ctx.lock_keys, ctx.value_of)
+    try:
+        return _environment().from_string(source).render(secrets=secrets)
+    except jinja2.TemplateSyntaxError as exc:
+        # The message comes from the template text, which holds no values.
+        raise TargetError(f"template '{name}' line {exc.lineno}: {exc.message}") from None
+    except jinja2.UndefinedError as exc:
+        # Names the missing variable, unless the template looked something up by a secret
+        # (``{{ table[secrets.x] }}``) and the "name" is a value.
+        message = exc.message or "undefined variable"
+        if any(value and value in message for value in secrets.fetched.values()):
+            message = "undefined variable"
+        raise TargetError(f"template '{name}': {message}") from None
+    except _NoValue as exc:
+        raise TargetError(f"template '{name}' uses '{exc.key}', which has no value") from None
+    except SecurityError:
+        raise TargetError(f"template '{name}' uses an operation the sandbox forbids") from None
+    except ServiceError:
+        raise
+    except Exception as exc:
+        # Filters' messages can quote their input, i.e. a secret: only the type is safe.
+        raise TargetError(f"template '{name}' failed to render ({type(exc).__name__})") from None
+
+
+class LocalTemplateKind:
+    type = "local/template"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": "A file rendered from a sandboxed Jinja2 template with every secret "
+                           "as secrets['<lock key>'] (template fields also as "
+                           "secrets.<secret>.<field>); written atomically, mode 0600 when new. "
+                           "The recorded hash is the output's.",
+            "config": {
+                "template_path": {"type": "string", "default": None,
+                                  "description": "Jinja2 template, relative to the definition folder"},
+                "output_path": {"type": "string", "default": None,
+                                "description": "rendered file, relative to the definition folder"},
+            },
+        }
+
+    def validate(self, target: TargetSpec, where: str) -> list[str]:
+        problems = (path_problem(target.config.get(f), f) for f in ("template_path", "output_path"))
+        return [f"{where}: {problem}" for problem in problems if problem]
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return f"{target.provider}/{target.kind}/{target.config.get('output_path')}"
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return str(target.config.get("output_path"))
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        return (self.type, lexical_key(ctx.base_dir, target.config, "output_path"))
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        """Render once for the whole group; the values come from ctx.value_of, not ``items``."""
+        if not items:
+            return {}
+        target = items[0][0].target
+        location = self.location(target, ctx)
+        sources = {str(p.target.config.get("template_path")) for p, _ in items}
+        if len(sources) != 1:
+            raise TargetError(f"{location}: placements name different templates")
+        template_name = sources.pop()
+        template_path = confined_path(ctx.base_dir, target.config, "template_path")
+        output_path = confined_path(ctx.base_dir, target.config, "output_path")
+        source = read_text(template_path, f"template '{template_name}'")
+        if source is None:
+            raise TargetError(f"template '{template_name}' not found")
+        output = render(source, template_name, ctx)
+        digest = sha256_text(output)
+        try:
+            if read_hash(output_path, location) != digest:
+                fsutil.atomic_write_text(output_path, output)
+        except OSError as exc:
+            raise TargetError(f"{location}: cannot be written ({exc.strerror})") from None
+        return {p.key: digest for p, _ in items}
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        if not items:
+            return {}
+        location = self.location(items[0].target, ctx)
+        digest = read_hash(confined_path(ctx.base_dir, items[0].target.config, "output_path"),
+                           location)
+        return {p.key: ReadBack(digest is not None, digest, location) for p in items}

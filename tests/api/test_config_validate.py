@@ -1,0 +1,180 @@
+"""POST /config/validate: the report for valid and invalid definitions, malformed requests, audit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from audit.models import AuditEntry
+from tests.conftest import Project, definition, file_secret
+
+ERROR_BODY = {"error", "detail", "timestamp"}
+
+
+def validate(client: APIClient, config: Any) -> dict[str, Any]:
+    response = client.post("/config/validate", {"config": config}, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def good_config() -> dict[str, Any]:
+    return definition(
+        file_secret("db_password", rotation_period="90d"),
+        file_secret("api_key", kind="random_hex", rotation_period="30d", config={"length": 64}),
+    )
+
+
+def test_valid_config_is_valid_with_no_errors(authed_api: APIClient) -> None:
+    body = validate(authed_api, good_config())
+    assert set(body) == {"valid", "errors", "warnings"}
+    assert (body["valid"], body["errors"]) == (True, [])
+    assert isinstance(body["warnings"], list)
+
+
+def test_fully_specified_config_has_no_warnings(authed_api: APIClient) -> None:
+    assert validate(authed_api, good_config()) == {"valid": True, "errors": [], "warnings": []}
+
+
+def test_missing_version_is_an_error(authed_api: APIClient) -> None:
+    config = good_config()
+    del config["version"]
+    body = validate(authed_api, config)
+    assert body["valid"] is False
+    assert "Missing required field: version" in body["errors"]
+
+
+def test_missing_secrets_is_an_error(authed_api: APIClient) -> None:
+    body = validate(authed_api, {"version": "1.0"})
+    assert body["valid"] is False
+    assert "Missing required field: secrets" in body["errors"]
+
+
+def test_missing_both_required_fields_reports_both(authed_api: APIClient) -> None:
+    body = validate(authed_api, {})
+    assert body["valid"] is False
+    assert {"Missing required field: version", "Missing required field: secrets"} <= set(body["errors"])
+
+
+def test_secret_without_rotation_period_is_a_warning_naming_it(authed_api: APIClient) -> None:
+    body = validate(authed_api, definition(file_secret("db_password", rotation_period="90d"), file_secret("legacy")))
+    assert (body["valid"], body["errors"]) == (True, [])
+    assert len(body["warnings"]) == 1
+    assert "legacy" in body["warnings"][0]
+
+
+def test_invalid_rotation_period_is_an_error_naming_the_place(authed_api: APIClient) -> None:
+    body = validate(authed_api, definition(file_secret("db", rotation_period="90x")))
+    assert body["valid"] is False
+    assert any("secrets[0].rotation_period" in error for error in body["errors"]), body["errors"]
+
+
+@pytest.mark.parametrize("period", ["0d", "d", "90", "-5d", "1.5w", 90])
+def test_other_malformed_rotation_periods_are_errors(authed_api: APIClient, period: Any) -> None:
+    body = validate(authed_api, definition(file_secret("db", rotation_period=period)))
+    assert body["valid"] is False
+    assert any("secrets[0].rotation_period" in error for error in body["errors"]), body["errors"]
+
+
+@pytest.mark.parametrize("period", ["1d", "2w", "3m", "1y", "90D"])
+def test_every_rotation_period_unit_is_accepted(authed_api: APIClient, period: str) -> None:
+    body = validate(authed_api, definition(file_secret("db", rotation_period=period)))
+    assert (body["valid"], body["errors"]) == (True, [])
+
+
+def test_unknown_generator_kind_is_an_error(authed_api: APIClient) -> None:
+    body = validate(authed_api, definition(file_secret("db", kind="quantum_password", rotation_period="30d")))
+    assert body["valid"] is False
+    assert any("quantum_password" in error and "secrets[0]" in error for error in body["errors"]), body["errors"]
+
+
+def test_duplicate_secret_names_are_an_error(authed_api: APIClient) -> None:
+    body = validate(authed_api, definition(
+        file_secret("db", rotation_period="30d"), file_secret("db", "out/other.env", rotation_period="30d"),
+    ))
+    assert body["valid"] is False
+    assert any("duplicate" in error.lower() and "db" in error for error in body["errors"]), body["errors"]
+
+
+def test_secret_without_name_or_kind_is_an_error(authed_api: APIClient) -> None:
+    body = validate(authed_api, definition({"kind": "random_hex"}, {"name": "nokind"}))
+    assert body["valid"] is False
+    assert any("secrets[0].name" in error for error in body["errors"]), body["errors"]
+    assert any("secrets[1].kind" in error for error in body["errors"]), body["errors"]
+
+
+def test_unknown_top_level_key_is_a_warning_not_an_error(authed_api: APIClient) -> None:
+    body = validate(authed_api, {**good_config(), "extras": {"owner": "ops"}})
+    assert (body["valid"], body["errors"]) == (True, [])
+    assert any("extras" in warning for warning in body["warnings"]), body["warnings"]
+
+
+def test_invalid_definition_is_200_with_valid_false(authed_api: APIClient) -> None:
+    response = authed_api.post("/config/validate", {"config": {"version": "1.0", "secrets": "nope"}}, format="json")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["valid"] is False and body["errors"]
+
+
+def test_validation_reads_and_writes_no_files(authed_api: APIClient, project: Project) -> None:
+    validate(authed_api, good_config())
+    assert list(project.root.iterdir()) == []
+
+
+# -- malformed requests ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body", [{"config": ["version", "secrets"]}, {"config": "version: 1.0"}, {"config": None}, {}, [{"config": {}}]],
+    ids=["config_list", "config_string", "config_null", "config_missing", "body_list"],
+)
+def test_config_that_is_not_an_object_is_400_with_the_error_body(authed_api: APIClient, body: Any) -> None:
+    response = authed_api.post("/config/validate", body, format="json")
+    assert response.status_code == 400
+    assert set(response.json()) == ERROR_BODY
+    assert "config" in response.json()["detail"]
+
+
+def test_body_that_is_not_json_is_400_with_the_error_body(authed_api: APIClient) -> None:
+    response = authed_api.generic("POST", "/config/validate", '{"config": {', content_type="application/json")
+    assert response.status_code == 400
+    assert set(response.json()) == ERROR_BODY
+
+
+def test_non_json_content_type_is_415_with_the_error_body(authed_api: APIClient) -> None:
+    response = authed_api.generic("POST", "/config/validate", '{"config": {}}', content_type="text/plain")
+    assert response.status_code == 415
+    assert set(response.json()) == ERROR_BODY
+
+
+def test_validate_without_key_is_401(api: APIClient) -> None:
+    response = api.post("/config/validate", {"config": good_config()}, format="json")
+    assert response.status_code == 401
+    assert set(response.json()) == ERROR_BODY
+    assert "WWW-Authenticate" in response.headers
+
+
+def test_validate_with_wrong_key_is_401(api: APIClient) -> None:
+    api.credentials(HTTP_X_API_KEY="not-the-key")
+    assert api.post("/config/validate", {"config": good_config()}, format="json").status_code == 401
+
+
+# -- audit -----------------------------------------------------------------------------------
+
+
+def test_validation_is_audited_against_config(authed_api: APIClient) -> None:
+    config = good_config()
+    del config["version"]
+    validate(authed_api, config)
+    row = AuditEntry.objects.get(action="validate_config")
+    assert (row.resource, row.success, row.user) == ("config", True, "api-key")
+    assert row.details["valid"] is False
+    assert row.details["errors"] == 1
+
+
+def test_validation_audit_never_holds_static_values(authed_api: APIClient) -> None:
+    config = definition(file_secret("db", kind="static", rotation_period="30d", config={"value": "hunter2-static"}))
+    validate(authed_api, config)
+    row = AuditEntry.objects.get(action="validate_config")
+    assert "hunter2-static" not in str(row.details)

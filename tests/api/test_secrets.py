@@ -1,0 +1,105 @@
+"""GET /secrets and GET /secrets/{secret_name}/status."""
+
+from __future__ import annotations
+
+from rest_framework.test import APIClient
+
+from audit.models import AuditEntry
+from tests.conftest import Project, definition, file_secret
+
+
+def test_list_gives_each_secret_with_kind_period_and_target_types(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", rotation_period="90d"), file_secret("tok", kind="uuid")))
+    body = authed_api.get("/secrets").json()
+    assert body["count"] == 2
+    assert body["secrets"] == [
+        {"name": "db", "kind": "random_password", "rotation_period": "90d", "targets": ["local/file"]},
+        {"name": "tok", "kind": "uuid", "rotation_period": None, "targets": ["local/file"]},
+    ]
+
+
+def test_list_without_definition_file_is_404(authed_api: APIClient, project: Project) -> None:
+    response = authed_api.get("/secrets")
+    assert response.status_code == 404
+    assert set(response.json()) == {"error", "detail", "timestamp"}
+
+
+def test_list_with_unparseable_definition_is_500_with_error_body(authed_api: APIClient, project: Project) -> None:
+    project.write("secrets: [unclosed\n")
+    response = authed_api.get("/secrets")
+    assert response.status_code == 500
+    assert set(response.json()) == {"error", "detail", "timestamp"}
+
+
+def test_list_with_invalid_rotation_period_names_the_place(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", rotation_period="90x")))
+    response = authed_api.get("/secrets")
+    assert response.status_code == 500
+    assert "secrets[0].rotation_period" in response.json()["detail"]
+
+
+def test_list_is_audited(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db")))
+    authed_api.get("/secrets")
+    row = AuditEntry.objects.get(action="list_secrets")
+    assert (row.resource, row.success, row.details) == ("secrets", True, {"count": 1})
+
+
+def test_status_before_sync_carries_only_name_and_exists(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db")))
+    assert authed_api.get("/secrets/db/status").json() == {"name": "db", "exists": False}
+
+
+def test_status_of_unknown_secret_is_200_not_404(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db")))
+    response = authed_api.get("/secrets/ghost/status")
+    assert response.status_code == 200
+    assert response.json() == {"name": "ghost", "exists": False}
+
+
+def test_status_after_sync_reports_times_count_and_targets(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db")))
+    authed_api.post("/sync", {}, format="json")
+    body = authed_api.get("/secrets/db/status").json()
+    entry = project.lock()["secrets"]["db"]
+    assert body == {
+        "name": "db", "exists": True, "created_at": entry["created_at"], "updated_at": entry["updated_at"],
+        "last_rotated": None, "rotation_count": 0, "targets": ["local/file/out/app.env"],
+    }
+
+
+def test_status_with_unreadable_lockfile_is_500(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db")))
+    project.lockfile.write_text("{not json")
+    response = authed_api.get("/secrets/db/status")
+    assert response.status_code == 500
+    assert "not json" not in response.json()["detail"]
+
+
+def test_unreadable_lockfile_is_never_overwritten_by_sync(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db")))
+    project.lockfile.write_text("{not json")
+    assert authed_api.post("/sync", {}, format="json").status_code == 500
+    assert project.lockfile.read_text() == "{not json"
+
+
+def test_status_is_audited_per_secret(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db")))
+    authed_api.get("/secrets/db/status")
+    row = AuditEntry.objects.get(action="get_secret_status")
+    assert (row.resource, row.details) == ("secret:db", {"exists": False})
+
+
+def test_template_secret_exists_when_all_fields_exist(authed_api: APIClient, project: Project) -> None:
+    template = {
+        "fields": {
+            "username": {"generator": {"kind": "static", "config": {"value": "app"}}},
+            "password": {"generator": {"kind": "random_password", "config": {"length": 20}}},
+        },
+        "targets": [{"provider": "local", "kind": "file", "config": {"path": "out/db.json"}}],
+    }
+    project.write(definition({"name": "db", "kind": "templates.creds"}, templates={"creds": template}))
+    authed_api.post("/sync", {}, format="json")
+    body = authed_api.get("/secrets/db/status").json()
+    assert body["exists"] is True
+    assert set(project.lock()["secrets"]) == {"db.username", "db.password"}

@@ -1,0 +1,184 @@
+"""POST /sync: the spec's rules 2-5, dry run, single secret, var_files and partial failure."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+
+from rest_framework.test import APIClient
+
+from audit.models import AuditEntry
+from tests.conftest import Project, definition, file_secret
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def env_values(path) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Plain KEY=value lines; the tests that use it generate values that need no quoting."""
+    values = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            values[key] = value.strip('"')
+    return values
+
+
+def two_secrets(project: Project) -> Project:
+    return project.write(
+        definition(file_secret("db_password", kind="random_string"), file_secret("api_key", kind="random_hex"))
+    )
+
+
+def test_sync_generates_every_secret_and_writes_targets(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert sorted(body["secrets_generated"]) == ["api_key", "db_password"]
+    assert body["secrets_skipped"] == [] and body["secrets_failed"] == [] and body["errors"] == []
+    values = env_values(project.root / "out/app.env")
+    lock = project.lock()["secrets"]
+    for name in ("db_password", "api_key"):
+        assert lock[name]["hash"] == sha(values[name])
+        assert lock[name]["targets"] == {"local/file/out/app.env": sha(values[name])}
+
+
+def test_new_target_file_and_lockfile_are_mode_0600(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    authed_api.post("/sync", {}, format="json")
+    for path in (project.root / "out/app.env", project.lockfile):
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, path
+
+
+def test_sync_skips_existing_secrets_unless_forced(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    authed_api.post("/sync", {}, format="json")
+    before = project.lock()
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert body["secrets_generated"] == [] and sorted(body["secrets_skipped"]) == ["api_key", "db_password"]
+    assert project.lock() == before
+
+
+def test_forced_sync_regenerates_without_touching_rotation_metadata(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    authed_api.post("/sync", {}, format="json")
+    before = project.lock()["secrets"]["db_password"]
+    body = authed_api.post("/sync", {"force": True}, format="json").json()
+    after = project.lock()["secrets"]["db_password"]
+    assert "db_password" in body["secrets_generated"]
+    assert after["hash"] != before["hash"]
+    assert after["created_at"] == before["created_at"]
+    assert (after["last_rotated"], after["rotation_count"]) == (None, 0)
+
+
+def test_forced_sync_regenerates_a_one_time_secret(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("token", one_time=True)))
+    authed_api.post("/sync", {}, format="json")
+    before = project.lock()["secrets"]["token"]["hash"]
+    authed_api.post("/sync", {"force": True}, format="json")
+    assert project.lock()["secrets"]["token"]["hash"] != before
+
+
+def test_dry_run_lists_what_would_be_generated_and_writes_nothing(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    body = authed_api.post("/sync", {"dry_run": True}, format="json").json()
+    assert sorted(body["secrets_generated"]) == ["api_key", "db_password"]
+    assert body["secrets_skipped"] == []
+    assert "would be generated" in body["message"]
+    assert not project.lockfile.exists()
+    assert not (project.root / "out").exists()
+
+
+def test_dry_run_after_sync_lists_existing_secrets_as_skipped(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    authed_api.post("/sync", {"secret_name": "api_key"}, format="json")
+    body = authed_api.post("/sync", {"dry_run": True}, format="json").json()
+    assert (body["secrets_generated"], body["secrets_skipped"]) == (["db_password"], ["api_key"])
+
+
+def test_secret_name_syncs_only_that_secret(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    body = authed_api.post("/sync", {"secret_name": "api_key"}, format="json").json()
+    assert body["secrets_generated"] == ["api_key"]
+    assert list(project.lock()["secrets"]) == ["api_key"]
+
+
+def test_unknown_secret_name_is_404(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    response = authed_api.post("/sync", {"secret_name": "nope"}, format="json")
+    assert response.status_code == 404
+    assert "nope" in response.json()["detail"]
+
+
+def test_missing_definition_is_404(authed_api: APIClient, project: Project) -> None:
+    response = authed_api.post("/sync", {}, format="json")
+    assert response.status_code == 404
+    assert set(response.json()) == {"error", "detail", "timestamp"}
+
+
+def test_failed_target_does_not_stop_the_others(authed_api: APIClient, project: Project) -> None:
+    secret = file_secret("db_password", "good/app.env")
+    secret["targets"].append({"provider": "local", "kind": "file", "config": {"path": "blocked/app.env"}})
+    project.write(definition(secret, file_secret("other", "blocked/other.env")))
+    (project.root / "blocked").write_text("a file where a folder should be")
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert body["secrets_generated"] == ["db_password"]
+    assert body["secrets_failed"] == ["other"]
+    assert {(e["secret"], e["target"]) for e in body["errors"]} == {
+        ("db_password", "local/file/blocked/app.env"), ("other", "local/file/blocked/other.env"),
+    }
+    entry = project.lock()["secrets"]["db_password"]
+    assert list(entry["targets"]) == ["local/file/good/app.env"]
+    assert "other" not in project.lock()["secrets"]
+
+
+def test_var_files_are_merged_over_variables(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", "out/{{ var.env }}.env"), variables={"env": "dev"}))
+    (project.root / "prod.yml").write_text("env: prod\n")
+    authed_api.post("/sync", {"var_files": ["prod.yml"]}, format="json")
+    assert (project.root / "out/prod.env").exists()
+    assert not (project.root / "out/dev.env").exists()
+
+
+def test_var_file_outside_the_definition_folder_is_400(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    response = authed_api.post("/sync", {"var_files": ["../../etc/passwd"]}, format="json")
+    assert response.status_code == 400
+    assert set(response.json()) == {"error", "detail", "timestamp"}
+
+
+def test_missing_var_file_is_404(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    assert authed_api.post("/sync", {"var_files": ["nope.yml"]}, format="json").status_code == 404
+
+
+def test_wrong_types_are_422(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    for body in ({"dry_run": "sometimes"}, {"var_files": "x.yml"}, {"secret_name": ["a"]}):
+        response = authed_api.post("/sync", body, format="json")
+        assert response.status_code == 422, body
+
+
+def test_sync_is_audited_with_names_not_values(authed_api: APIClient, project: Project) -> None:
+    two_secrets(project)
+    authed_api.post("/sync", {"dry_run": False}, format="json")
+    row = AuditEntry.objects.get(action="sync")
+    assert row.success and row.user == "api-key" and row.resource == "secrets"
+    assert sorted(row.details["generated"]) == ["api_key", "db_password"]
+    assert row.details["dry_run"] is False
+
+
+def test_one_sync_writes_the_lockfile_once(authed_api: APIClient, project: Project, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from secretsapi.service import lockfile
+
+    project.write(definition(*(file_secret(f"s{i}", f"out/f{i % 3}.env") for i in range(30))))
+    calls = []
+    original = lockfile.write_lockfile
+    monkeypatch.setattr(lockfile, "write_lockfile", lambda *a, **k: (calls.append(1), original(*a, **k)))
+    import secretsapi.service.sync as sync_module
+
+    monkeypatch.setattr(sync_module, "write_lockfile", lockfile.write_lockfile)
+    authed_api.post("/sync", {}, format="json")
+    assert len(calls) == 1
+    assert len(project.lock()["secrets"]) == 30
