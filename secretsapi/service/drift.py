@@ -64,19 +64,23 @@ def _entry_findings(
 ) -> list[DriftItem]:
     found: list[DriftItem] = []
     for unit in secret.units:
+
+        def each_target(reason: str, **extra: Any) -> None:
+            # "Per secret and target": every target of the unit gets its own finding.
+            for placement in unit.placements or (None,):
+                tid, where = _describe(placement, ctx)
+                found.append(_item(secret.name, reason, tid, where, key=unit.lock_key, **extra))
+
         try:
             entry = doc.entry(unit.lock_key)
         except LockEntryCorrupted as exc:
-            found.append(_item(secret.name, "corrupted_entry", None, str(ws.lockfile_path),
-                               key=unit.lock_key, problem=exc.reason))
+            each_target("corrupted_entry", lockfile=str(ws.lockfile_path), problem=exc.reason)
             continue
         if entry is None:
-            for placement in unit.placements or (None,):
-                tid, where = _describe(placement, ctx)
-                found.append(_item(secret.name, "not_generated", tid, where, key=unit.lock_key))
+            each_target("not_generated")
             continue
         if file_changed and entry.definition_hash and entry.definition_hash != secret.definition_hash:
-            found.append(_item(secret.name, "definition_changed", None, str(ws.definition_path), key=unit.lock_key))
+            each_target("definition_changed", definition=str(ws.definition_path))
         for placement in unit.placements:
             found.extend(_plan_read(secret.name, unit.lock_key, placement, entry, ctx, checks))
     return found

@@ -147,8 +147,10 @@ def test_target_added_after_sync_is_untracked_target(authed_api: APIClient, proj
     item = finding(body, "db", "untracked_target")
     assert item["details"]["target"] == "local/file/out/extra.env"
     assert "extra.env" in item["details"]["path"]
-    # The original target still matches; only the new one is reported against it.
-    assert all(d["details"]["target"] != TARGET for d in body["details"])
+    # The original target still matches: against it, only the changed definition is reported.
+    assert {d["details"]["reason"] for d in body["details"] if d["details"]["target"] == TARGET} == {
+        "definition_changed"
+    }
     assert "api" not in body["secrets_with_drift"]
 
 

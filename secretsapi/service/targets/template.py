@@ -39,9 +39,11 @@ class _Secrets(Mapping[str, Any]):
         self._prefix = prefix
         # Shared with nested views: lock key -> value, also the list of values fetched so far.
         self.fetched: dict[str, str] = {} if cache is None else cache
-        self._leaves = {k[len(prefix):] for k in keys if k.startswith(prefix)}
+        # Definition order; iteration lists lock keys only, nested views are extra access paths.
+        self._order = [k[len(prefix):] for k in keys if k.startswith(prefix)]
+        self._leaves = set(self._order)
         self._groups: dict[str, list[str]] = {}
-        for leaf in self._leaves:
+        for leaf in self._order:
             head, dot, _ = leaf.rpartition(".")
             if dot and head not in self._leaves:
                 self._groups.setdefault(head, []).append(prefix + leaf)
@@ -64,10 +66,10 @@ class _Secrets(Mapping[str, Any]):
         return name in self._leaves or name in self._groups
 
     def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self._leaves | set(self._groups)))
+        return iter(self._order)
 
     def __len__(self) -> int:
-        return len(self._leaves | set(self._groups))
+        return len(self._order)
 
 
 def _environment() -> SandboxedEnvironment:
