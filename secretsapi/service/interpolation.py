@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -35,8 +36,36 @@ class _AlreadyReported(Exception):
     """A variable that failed to resolve is used: its own error was reported already."""
 
 
+# Definitions arrive through the API too: no operation may build a huge value or run long.
+MAX_RESULT = 65_536
+MAX_INT_BITS = 4_096
+MAX_DEPTH = 40  # variables referencing variables; each level costs ~15 interpreter frames
+_SAFE_FILTERS = (
+    "abs", "capitalize", "d", "default", "first", "float", "int", "join", "last", "length",
+    "list", "lower", "max", "min", "replace", "reverse", "round", "sort", "string", "title",
+    "tojson", "trim", "unique", "upper", "urlencode",
+)  # fmt: skip
+
+
 class _Environment(SandboxedEnvironment):
     """Sandbox where ``var.items`` means the variable ``items``, never the dict method."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        ints = [v for v in (left, right) if isinstance(v, int)]
+        if operator == "**":
+            if not isinstance(right, int | float) or abs(right) > 64:
+                raise SecurityError("exponent too large")
+            if isinstance(left, int) and left.bit_length() * abs(right) > MAX_INT_BITS:
+                raise SecurityError("power too large")
+        elif len(ints) == 2 and ints[0].bit_length() + ints[1].bit_length() > MAX_INT_BITS:
+            raise SecurityError("product too large")
+        else:
+            sizes = [len(v) for v in (left, right) if isinstance(v, str | list | tuple)]
+            if sizes and ints and sizes[0] * ints[0] > MAX_RESULT:
+                raise SecurityError("repetition too large")
+        return super().call_binop(context, operator, left, right)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if isinstance(obj, Mapping):
@@ -53,8 +82,19 @@ class _Environment(SandboxedEnvironment):
         return super().getitem(obj, argument)
 
 
+def _bounded_replace(value: Any, old: str, new: str, count: int | None = None) -> str:
+    text = str(value)
+    result = text.replace(str(old), str(new), -1 if count is None else count)
+    if len(result) > MAX_RESULT and len(result) > len(text):
+        raise SecurityError("replacement too large")
+    return result
+
+
 _ENV = _Environment(undefined=StrictUndefined, autoescape=False)
 _ENV.globals.clear()  # the only name an expression sees is ``var``
+_ENV.filters = {name: _ENV.filters[name] for name in _SAFE_FILTERS}
+_ENV.filters["replace"] = _bounded_replace
+_ENV.tests = {name: _ENV.tests[name] for name in ("defined", "undefined", "none", "string", "number")}
 
 
 def _dotted(path: Path_) -> str:
@@ -131,9 +171,14 @@ class _Resolver:
             return raw
         if path in self.stack:
             raise _Cycle(self.stack[self.stack.index(path) :] + [path])
+        if len(self.stack) >= MAX_DEPTH:
+            self._fail(path, f"variables reference each other more than {MAX_DEPTH} levels deep")
         self.stack.append(path)
         try:
             value = _render_string(raw, self)
+        except _AlreadyReported:
+            self.failed.add(path)  # so a failed chain is walked once, not once per variable
+            raise
         except _Cycle as exc:
             if exc.chain[0] != path:
                 raise  # reported once, by the variable where the cycle started
@@ -179,9 +224,15 @@ class _RenderError(Exception):
     pass
 
 
+@functools.lru_cache(maxsize=1024)
+def _compiled(expr: str) -> Any:
+    # The same few expressions ({{ var.env }}) recur throughout a file: parse each once.
+    return _ENV.compile_expression(expr, undefined_to_none=False)
+
+
 def _evaluate(expr: str, resolver: _Resolver) -> Any:
     try:
-        result = _ENV.compile_expression(expr, undefined_to_none=False)(var=_LazyVars(resolver, ()))
+        result = _compiled(expr)(var=_LazyVars(resolver, ()))
         if isinstance(result, Undefined):
             str(result)  # raises UndefinedError with the variable named
         return result

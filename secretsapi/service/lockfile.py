@@ -1,4 +1,4 @@
-"""The lockfile: per-unit value hashes, timestamps and targets, read lazily and written atomically."""
+"""The lockfile: per-unit value hashes, timestamps and targets; read lazily, written atomically."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def format_time(moment: datetime) -> str:
 
 @dataclass(frozen=True)
 class LockEntry:
-    """One unit's record. Timestamps stay the strings read, so untouched entries round-trip exactly."""
+    """One unit's record; timestamps stay the strings read, so untouched entries round-trip."""
 
     hash: str
     created_at: str
@@ -72,7 +72,7 @@ class LockEntry:
 
     @classmethod
     def from_raw(cls, name: str, raw: object) -> LockEntry:
-        """Validate one entry of the ``secrets`` object; reasons name fields, never their content."""
+        """Validate one entry of ``secrets``; reasons name fields, never their content."""
         if not isinstance(raw, dict):
             raise LockEntryCorrupted(name, "the entry is not an object")
         value_hash = raw.get("hash")
@@ -223,7 +223,7 @@ class LockDocument:
 
     def set_secretfile(self, filename: str, text_hash: str, variables_hash: str,
                        var_files: Sequence[str], synced_at: str | datetime) -> None:
-        """Update the sync record, keeping the block's other keys (SecretZero's sync_identity...)."""
+        """Update the sync record, keeping the block's other keys (e.g. sync_identity)."""
         raw = self.raw
         block = raw.get("secretfile")
         if not isinstance(block, dict):

@@ -62,7 +62,7 @@ def store(
 
     values = {job.unit.lock_key: job.value for job in jobs}
     ctx = _context(definition, doc, values)
-    written = _write_targets(jobs, ctx, outcome.errors)
+    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, outcome.errors)
 
     stamp = format_time(now)
     for job in jobs:
@@ -95,6 +95,44 @@ def _entry(doc: LockDocument, job: _Job, hashes: dict[str, str], stamp: str, rot
         rotation_count=old.rotation_count + 1 if rotation else old.rotation_count,
         definition_hash=job.secret.definition_hash, targets=hashes, extra=old.extra,
     )
+
+
+def _exclusive_companions(definition: Definition, jobs: list[_Job], ctx: TargetContext) -> list[_Job]:
+    """Other units stored in a ``merge: false`` file that this run rewrites.
+
+    Such a file holds only the keys of one write, so every unit placed in it must be part of
+    that write, with its current value, or syncing one secret would erase the others.
+    """
+    exclusive: set[tuple[str, Hashable]] = set()
+    for job in jobs:
+        for placement in job.unit.placements:
+            if placement.target.config.get("merge", True) is False:
+                try:
+                    kind = get_kind(placement.target.type)
+                except TargetError:
+                    continue
+                exclusive.add((kind.type, kind.group(placement.target, ctx)))
+    if not exclusive:
+        return []
+    busy = {job.unit.lock_key for job in jobs}
+    companions: list[_Job] = []
+    for secret in definition.secrets:
+        for unit in secret.units:
+            if unit.lock_key in busy:
+                continue
+            shared = [p for p in unit.placements if _group_of(p, ctx) in exclusive]
+            value = ctx.value_of(unit.lock_key) if shared else None
+            if value is not None:
+                companions.append(_Job(secret, Unit(unit.lock_key, unit.generator, tuple(shared)), value))
+    return companions
+
+
+def _group_of(placement: Placement, ctx: TargetContext) -> tuple[str, Hashable] | None:
+    try:
+        kind = get_kind(placement.target.type)
+    except TargetError:
+        return None
+    return kind.type, kind.group(placement.target, ctx)
 
 
 def _write_targets(

@@ -182,3 +182,33 @@ def test_one_sync_writes_the_lockfile_once(authed_api: APIClient, project: Proje
     authed_api.post("/sync", {}, format="json")
     assert len(calls) == 1
     assert len(project.lock()["secrets"]) == 30
+
+
+def test_syncing_one_secret_keeps_the_others_in_a_merge_false_file(authed_api: APIClient, project: Project) -> None:
+    def exclusive(name: str) -> dict:  # type: ignore[type-arg]
+        secret = file_secret(name, "out/only.json", kind="random_hex")
+        secret["targets"][0]["config"]["merge"] = False
+        return secret
+
+    project.write(definition(exclusive("a"), exclusive("b")))
+    authed_api.post("/sync", {}, format="json")
+    authed_api.post("/sync", {"force": True, "secret_name": "a"}, format="json")
+    assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False
+
+
+def test_template_target_renders_secrets_not_regenerated_in_this_run(authed_api: APIClient, project: Project) -> None:
+    (project.root / "app.conf.j2").write_text("db={{ secrets.db }}\napi={{ secrets.api }}\n")
+    template_target = {"provider": "local", "kind": "template",
+                       "config": {"template_path": "app.conf.j2", "output_path": "out/app.conf"}}
+    db = file_secret("db", "out/app.env", kind="random_hex")
+    api = file_secret("api", "out/app.env", kind="random_hex")
+    api["targets"].append(template_target)
+    project.write(definition(db, api))
+    authed_api.post("/sync", {"secret_name": "db"}, format="json")
+    body = authed_api.post("/sync", {"secret_name": "api"}, format="json").json()
+    assert body["errors"] == []
+    rendered = (project.root / "out/app.conf").read_text()
+    db_hash = project.lock()["secrets"]["db"]["hash"]
+    db_line = rendered.splitlines()[0].removeprefix("db=")
+    assert sha(db_line) == db_hash
+    assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +119,8 @@ def test_rewriting_the_compat_json_and_yaml_keeps_their_keys(compat: TargetConte
 
 @pytest.mark.parametrize("value", NASTY, ids=range(len(NASTY)))
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
-def test_nasty_value_round_trips_through_a_new_file(ctx: TargetContext, fmt: str, value: str) -> None:
+def test_nasty_value_round_trips_through_a_new_file(
+        ctx: TargetContext, fmt: str, value: str) -> None:
     path = f"out/new.{EXTENSIONS[fmt]}"
     recorded = write(ctx, path, {"secret_key": value})
     assert recorded == {"secret_key": sha256_text(value)}
@@ -339,7 +339,8 @@ def test_paths_outside_the_definition_folder_are_refused(ctx: TargetContext, pat
     assert KIND.validate(place(path, "A").target, "secrets[0].targets[0]")
 
 
-def test_symlink_escaping_the_folder_is_refused(ctx: TargetContext, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_symlink_escaping_the_folder_is_refused(
+        ctx: TargetContext, tmp_path_factory: pytest.TempPathFactory) -> None:
     outside = tmp_path_factory.mktemp("outside")
     (ctx.base_dir / "link").symlink_to(outside, target_is_directory=True)
     with pytest.raises(TargetError, match="escapes"):
@@ -412,6 +413,3 @@ def test_describe_lists_every_config_key() -> None:
     assert set(description["config"]) == {"path", "format", "key", "merge"}
     assert description["config"]["merge"]["default"] is True
 
-
-# Keep the helper signature honest for mypy users of this module.
-_Writer = Callable[[TargetContext, str, dict[str, str]], dict[str, str]]

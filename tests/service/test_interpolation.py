@@ -94,6 +94,25 @@ def test_only_var_is_visible_to_expressions() -> None:
     assert errors_of("{{ range(3) }}") == ["x: undefined variable 'range'"]
 
 
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "{{ 'a' * 10**9 }}",
+        "{{ [1] * 10**6 }}",
+        "{{ 10 ** 100000 }}",
+        "{{ ((10**64)**64)**64 }}",
+        "{{ 'x' | center(10**9) }}",
+        "{{ 'x' * 60000 | replace('x', 'yyyyyyyyyy') }}",
+    ],
+)
+def test_expressions_cannot_build_huge_values(expr: str) -> None:
+    assert len(errors_of(expr)) == 1
+
+
+def test_ordinary_arithmetic_still_works() -> None:
+    assert render("{{ var.n * 4 }}-{{ var.n ** 2 }}-{{ 'ab' * 2 }}", {"n": 3}) == "12-9-abab"
+
+
 # -- ${NAME} ------------------------------------------------------------------------------------
 
 
@@ -151,6 +170,19 @@ def test_a_variable_cycle_is_an_error_naming_the_cycle() -> None:
 
 def test_a_self_reference_is_a_cycle() -> None:
     assert Interpolator({"a": "${a}"}, {}).errors == ["variables.a: variable cycle a -> a"]
+
+
+def test_very_deep_variable_chains_are_refused_with_a_clear_message() -> None:
+    chain: dict[str, object] = {f"v{i}": f"{{{{ var.v{i + 1} }}}}" for i in range(60)}
+    chain["v60"] = 1
+    errors = Interpolator(chain, {}).errors
+    assert errors == ["variables.v40: variables reference each other more than 40 levels deep"]
+
+
+def test_a_broken_chain_of_variables_is_reported_once_at_its_root() -> None:
+    chain: dict[str, object] = {f"v{i}": f"{{{{ var.v{i + 1} }}}}" for i in range(30)}
+    chain["v30"] = "{{ var.nope }}"
+    assert Interpolator(chain, {}).errors == ["variables.v30: undefined variable 'nope'"]
 
 
 def test_an_undefined_variable_inside_a_variable_is_reported_once_at_the_variable() -> None:

@@ -71,7 +71,8 @@ def test_compat_entry_keeps_timestamps_counts_and_targets(compat_lock: Path) -> 
     assert entry.created_at == "2026-11-22T02:58:24.392176+00:00"
     assert entry.created_time == datetime(2026, 11, 22, 2, 58, 24, 392176, tzinfo=UTC)
     assert entry.last_rotated is None and entry.rotation_count == 0
-    assert entry.definition_hash == "68d174ea3ed46357226bc05b75b8ef10b5012c9d26915f4c95a39560c37d7172"
+    assert entry.definition_hash == (
+        "68d174ea3ed46357226bc05b75b8ef10b5012c9d26915f4c95a39560c37d7172")
     assert list(entry.targets) == ["local/file/out/dev.env", "local/file/out/dev.json"]
 
 
@@ -79,7 +80,8 @@ def test_compat_entry_extra_keeps_target_provenance(compat_lock: Path) -> None:
     entry = read_lockfile(compat_lock).entry("api_key")
     assert entry is not None
     assert list(entry.extra) == ["target_provenance"]
-    assert entry.extra["target_provenance"]["local/file/out/dev.yaml"][0]["actor"]["client"] == "cli"
+    provenance = entry.extra["target_provenance"]["local/file/out/dev.yaml"]
+    assert provenance[0]["actor"]["client"] == "cli"
 
 
 def test_dumps_of_unmodified_compat_document_reparses_equal_in_the_same_order(
@@ -152,7 +154,7 @@ def test_set_secretfile_updates_its_keys_and_keeps_the_others(compat_lock: Path)
     doc.set_secretfile("Secretfile.yml", H1, H2, ["a.szvar"], moment)
     block = doc.secretfile
     assert block is not None
-    assert block["hash"] == H1 and block["variables_hash"] == H2 and block["var_files"] == ["a.szvar"]
+    assert (block["hash"], block["variables_hash"], block["var_files"]) == (H1, H2, ["a.szvar"])
     assert block["synced_at"] == "2027-01-01T00:00:00+00:00"
     assert block["sync_identity"]["client"] == "cli" and block["manifest_spec_version"] == "1"
 
@@ -341,7 +343,7 @@ def test_lock_times_out_with_lock_timeout_while_another_holder_has_it(tmp_path: 
         try:
             with lockfile_lock(path, timeout=0.2):
                 pass
-        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+        except BaseException as exc:  # collected for the assertion below
             errors.append(exc)
 
     with lockfile_lock(path):

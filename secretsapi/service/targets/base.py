@@ -26,6 +26,9 @@ class ReadBack:
     present: bool  # False: file, key or remote entry absent
     hash: str | None  # sha256 of what is stored (value for files, whole output for templates)
     location: str  # path or name, for drift details
+    # The stored value, for kinds that hold values (None for templates). Callers use it only
+    # to re-write or render a secret they did not regenerate, never to report it.
+    value: str | None = None
 
 
 @runtime_checkable

@@ -1,4 +1,4 @@
-"""``local/file``: secrets as keys of a dotenv, JSON, YAML, TOML or tfvars file in the definition folder."""
+"""``local/file``: secrets as keys of a dotenv, JSON, YAML, TOML or tfvars file."""
 
 from __future__ import annotations
 
@@ -118,7 +118,8 @@ class LocalFileKind:
         except FormatError as exc:
             raise TargetError(f"{location}: {exc}") from None
         return {
-            p.key: ReadBack(True, _value_hash(stored[p.key]), location) if p.key in stored
+            p.key: ReadBack(True, _value_hash(stored[p.key]), location, _text(stored[p.key]))
+            if p.key in stored
             else ReadBack(False, None, location)
             for p in items
         }
@@ -129,7 +130,8 @@ class LocalFileKind:
         location = self.location(first, ctx)
         names = {self._format_name(p.target) for p in placements}
         if len(names) != 1:
-            raise TargetError(f"{location}: placements disagree on the format ({', '.join(sorted(names))})")
+            formats = ", ".join(sorted(names))
+            raise TargetError(f"{location}: placements disagree on the format ({formats})")
         name = names.pop()
         if name not in FORMATS:
             raise TargetError(f"{location}: unknown format '{name}'")
@@ -139,3 +141,7 @@ class LocalFileKind:
     def _format_name(target: TargetSpec) -> str:
         fmt = target.config.get("format")
         return str(fmt) if fmt else infer_format(str(target.config.get("path", "")))
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None

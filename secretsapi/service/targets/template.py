@@ -114,7 +114,8 @@ class LocalTemplateKind:
                            "The recorded hash is the output's.",
             "config": {
                 "template_path": {"type": "string", "default": None,
-                                  "description": "Jinja2 template, relative to the definition folder"},
+                                  "description": "Jinja2 template, relative to the "
+                                                 "definition folder"},
                 "output_path": {"type": "string", "default": None,
                                 "description": "rendered file, relative to the definition folder"},
             },

@@ -64,7 +64,7 @@ def _string(text: str, start: int) -> tuple[str, int]:
         elif code in ("u", "U"):
             width = 4 if code == "u" else 8
             digits = text[i + 2:i + 2 + width]
-            if not re.fullmatch(r"[0-9A-Fa-f]{%d}" % width, digits):
+            if len(digits) != width or not re.fullmatch(r"[0-9A-Fa-f]+", digits):
                 raise FormatError(f"line {_line_no(text, i)}: invalid unicode escape")
             out.append(chr(int(digits, 16)))
             i += 2 + width
