@@ -87,7 +87,7 @@ def test_every_compat_file_reads_back_the_hashes_of_the_compat_lockfile(
             placement = place(path, keys.get(name, name))
             assert KIND.target_id(placement.target, compat) == target_id
             back = KIND.read([placement], compat)[placement.key]
-            assert back == ReadBack(True, recorded, path)
+            assert (back.present, back.hash, back.location) == (True, recorded, path)
             checked += 1
     assert checked == 6
 
@@ -413,3 +413,9 @@ def test_describe_lists_every_config_key() -> None:
     assert set(description["config"]) == {"path", "format", "key", "merge"}
     assert description["config"]["merge"]["default"] is True
 
+
+
+def test_read_back_value_is_kept_out_of_its_repr() -> None:
+    back = ReadBack(True, "0" * 64, "out/app.env", "s3cret-value")
+    assert back.value == "s3cret-value"
+    assert "s3cret-value" not in repr(back)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -28,7 +28,7 @@ class ReadBack:
     location: str  # path or name, for drift details
     # The stored value, for kinds that hold values (None for templates). Callers use it only
     # to re-write or render a secret they did not regenerate, never to report it.
-    value: str | None = None
+    value: str | None = field(default=None, repr=False)
 
 
 @runtime_checkable
