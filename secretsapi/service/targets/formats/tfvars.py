@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import FormatError
+from .lines import splice
 
 _ATTR = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_\-]*)[ \t]*=[ \t]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
@@ -184,23 +185,4 @@ def render(text: str | None, updates: Mapping[str, str]) -> str:
     for key in updates:
         if not _KEY.fullmatch(key):
             raise FormatError(f"'{key}' is not a valid tfvars variable name")
-    if text is None or not text.strip():
-        return "".join(f"{key} = {encode(value)}\n" for key, value in updates.items())
-    attributes = _scan(text)
-    edits: list[tuple[int, int, str]] = []
-    appended: list[str] = []
-    for key, value in updates.items():
-        same = [a for a in attributes if a.key == key]
-        if not same:
-            appended.append(f"{key} = {encode(value)}")
-            continue
-        edits.append((same[0].value_start, same[0].value_end, encode(value)))
-        edits.extend((a.start, a.end, "") for a in same[1:])
-    for start, end, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
-    if appended:
-        newline = "\r\n" if "\r\n" in text else "\n"
-        if not text.endswith("\n"):
-            text += newline
-        text += "".join(line + newline for line in appended)
-    return text
+    return splice(text, updates, scan=_scan, encode=encode, line=lambda key, value: f"{key} = {value}")

@@ -1,0 +1,47 @@
+"""In-place editing of line-based formats (dotenv, tfvars): replace values, keep the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+
+class Assignment(Protocol):
+    key: str
+    start: int  # the whole assignment, for removing a duplicate
+    end: int
+    value_start: int  # the span a new value replaces (quotes included)
+    value_end: int
+
+
+def splice(
+    text: str | None,
+    updates: Mapping[str, str],
+    *,
+    scan: Callable[[str], Sequence[Assignment]],
+    encode: Callable[[str], str],
+    line: Callable[[str, str], str],
+) -> str:
+    """Set every key of ``updates``: existing assignments are edited where they stand (so
+    comments, order and other keys survive), new keys are appended with ``line(key, encoded)``."""
+    if text is None or not text.strip():
+        return "".join(line(key, encode(value)) + "\n" for key, value in updates.items())
+    assignments = scan(text)
+    edits: list[tuple[int, int, str]] = []
+    appended: list[str] = []
+    for key, value in updates.items():
+        same = [a for a in assignments if a.key == key]
+        if not same:
+            appended.append(line(key, encode(value)))
+            continue
+        edits.append((same[0].value_start, same[0].value_end, encode(value)))
+        # Later duplicates would shadow the new value and keep the old one on disk.
+        edits.extend((a.start, a.end, "") for a in same[1:])
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    if appended:
+        newline = "\r\n" if "\r\n" in text else "\n"
+        if not text.endswith("\n"):
+            text += newline
+        text += "".join(item + newline for item in appended)
+    return text
