@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from corsheaders.defaults import default_headers
 
 from project.secret_key import load_or_create
 from secretsapi import __version__
@@ -120,7 +121,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = SERVICE_MAX_BODY_BYTES
 CORS_ALLOWED_ORIGINS = env_list("SERVICE_CORS_ORIGINS")
 CORS_ALLOW_ALL_ORIGINS = not CORS_ALLOWED_ORIGINS
 CORS_ALLOW_CREDENTIALS = True
-CORS_ALLOW_HEADERS = ["*"]
+# Named, not "*": browsers read "*" literally on credentialed requests.
+CORS_ALLOW_HEADERS = [*default_headers, "x-api-key"]
 CORS_ALLOW_METHODS = ["DELETE", "GET", "OPTIONS", "PATCH", "POST", "PUT"]
 CORS_EXPOSE_HEADERS = ["WWW-Authenticate"]
 
