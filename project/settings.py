@@ -36,6 +36,9 @@ SERVICE_LOCKFILE = (
     Path(os.environ["SERVICE_LOCKFILE"]).absolute() if os.environ.get("SERVICE_LOCKFILE") else None
 )
 SERVICE_ALLOW_SCRIPTS = env_bool("SERVICE_ALLOW_SCRIPTS")
+# Reading values over HTTP must be a deliberate choice: only the exact word "true" enables it
+# (not "1" or "yes"), and never in insecure mode (see actions.reveal_secret).
+SERVICE_ALLOW_VALUE_READ = (os.environ.get("SERVICE_ALLOW_VALUE_READ") or "").strip().lower() == "true"
 SERVICE_LOG_LEVEL = (os.environ.get("SERVICE_LOG_LEVEL") or "info").upper()
 SERVICE_MAX_BODY_BYTES = int(os.environ.get("SERVICE_MAX_BODY_BYTES") or 1_048_576)
 SERVICE_VERSION = __version__

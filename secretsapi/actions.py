@@ -16,10 +16,10 @@ from django.conf import settings
 
 from audit.models import AuditEntry
 from audit.recorder import record
-from secretsapi.service import drift, inventory, policy, rotation, validation
+from secretsapi.service import agent, drift, inventory, policy, render, reveal, rotation, validation
 from secretsapi.service import sync as sync_service
 from secretsapi.service.definition import ValidationReport, validate_document
-from secretsapi.service.errors import ServiceError
+from secretsapi.service.errors import ServiceError, ValueReadDisabled
 from secretsapi.service.results import (
     DriftResult,
     PolicyResult,
@@ -152,3 +152,34 @@ def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationR
         report = validation.validate_file(ws.definition_path)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
+
+
+def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any] | None = None) -> render.RenderResult:
+    request = {"var_files": list(ws.var_files), "variables": sorted(variables or {})}
+    with audited("render_config", "config", actor, request) as facts:
+        result = render.render_definition(ws, variables=variables)
+        facts.update(variables_used=result.variables_used, environment_used=result.environment_used)
+    return result
+
+
+def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> reveal.RevealedSecret:
+    """The value endpoint: off unless SERVICE_ALLOW_VALUE_READ=true and an API key is set."""
+    with audited("read_secret_value", f"secret:{name}", actor) as facts:
+        if not settings.SERVICE_ALLOW_VALUE_READ:
+            raise ValueReadDisabled("Reading secret values is disabled; set SERVICE_ALLOW_VALUE_READ=true to enable it.")
+        if not settings.SERVICE_API_KEY:
+            raise ValueReadDisabled("Reading secret values needs an API key: it is never served in insecure mode.")
+        revealed = reveal.reveal(ws, name)
+        facts.update(verified=revealed.verified, sources=revealed.sources)
+    return revealed
+
+
+def agent_sync(
+    ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None
+) -> agent.AgentSyncResult:
+    request = {"dry_run": dry_run, "force": force, "secret_name": secret_name, "var_files": list(ws.var_files)}
+    with audited("agent_sync", _resource(secret_name), actor, request) as facts:
+        result = agent.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
+        facts.update(status=result.status, generated=result.sync.secrets_generated,
+                     skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed)
+    return result

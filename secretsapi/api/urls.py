@@ -11,11 +11,17 @@ urlpatterns = [
     path("health", meta.HealthView.as_view(), name="health"),
     path("secrets", secrets.SecretListView.as_view(), name="secrets"),
     path("secrets/<str:secret_name>/status", secrets.SecretStatusView.as_view(), name="secret-status"),
+    path("secrets/<str:name>", secrets.SecretValueView.as_view(), name="secret-value"),
     path("sync", operations.SyncView.as_view(), name="sync"),
     path("rotation/check", operations.RotationCheckView.as_view(), name="rotation-check"),
     path("rotation/execute", operations.RotationExecuteView.as_view(), name="rotation-execute"),
     path("policy/check", operations.PolicyCheckView.as_view(), name="policy-check"),
     path("drift/check", operations.DriftCheckView.as_view(), name="drift-check"),
+    # Aliases named in the spec's overview: same bodies, same results, same audit rows.
+    path("drift", operations.DriftCheckView.as_view(), name="drift"),
+    path("policy", operations.PolicyCheckView.as_view(), name="policy"),
+    path("agent/sync", operations.AgentSyncView.as_view(), name="agent-sync"),
     path("config/validate", config.ConfigValidateView.as_view(), name="config-validate"),
+    path("config/render", config.ConfigRenderView.as_view(), name="config-render"),
     path("audit/logs", audit.AuditLogListView.as_view(), name="audit-logs"),
 ]

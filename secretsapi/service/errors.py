@@ -76,3 +76,9 @@ class TargetError(ServiceError):
     """A target cannot be written or read."""
 
     code = "target_error"
+
+
+class ValueReadDisabled(ServiceError):
+    """Reading secret values over the API is switched off (the default)."""
+
+    code = "value_read_disabled"

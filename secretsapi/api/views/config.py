@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from secretsapi import actions
 from secretsapi.api.docs import errors
 from secretsapi.api.errors import BadRequest
+from secretsapi.api.serializers import extras as x
 from secretsapi.api.serializers import operations as s
 
 
@@ -28,3 +29,21 @@ class ConfigValidateView(APIView):
             raise BadRequest("`config` must be a JSON object holding the definition.")
         report = actions.validate_config(config, actor=request.user.audit_name)
         return Response(s.ValidationResultSerializer(report).data)
+
+
+class ConfigRenderView(APIView):
+    @extend_schema(
+        request=x.ConfigRenderRequestSerializer,
+        responses={200: x.ConfigRenderResultSerializer, **errors(400, 401, 404, 413, 415, 422, 500)},
+        tags=["config"],
+        description="The definition with `var_files` and `variables` applied, as a sync would see it. "
+        "Static secret values and values from the server's environment are redacted.",
+    )
+    def post(self, request: Request) -> Response:
+        body = x.ConfigRenderRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        q = body.validated_data
+        result = actions.render_config(
+            actions.workspace(var_files=q["var_files"]), actor=request.user.audit_name, variables=q["variables"]
+        )
+        return Response(x.ConfigRenderResultSerializer(result).data)

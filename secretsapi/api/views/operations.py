@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.docs import errors
+from secretsapi.api.serializers import extras as x
 from secretsapi.api.serializers import operations as s
 
 BODY_ERRORS = (400, 401, 404, 413, 415, 422, 500)
@@ -77,3 +78,24 @@ class DriftCheckView(APIView):
             actions.workspace(), actor=request.user.audit_name, secret_name=body.validated_data["secret_name"]
         )
         return Response(s.DriftResultSerializer(result).data)
+
+
+class AgentSyncView(APIView):
+    @extend_schema(
+        request=s.SyncRequestSerializer,
+        responses={200: x.AgentSyncResultSerializer, **errors(*BODY_ERRORS, 503)},
+        tags=["operations"],
+        description="A sync for CI jobs and deploy hooks: the sync result plus an overall `status` "
+        "and one outcome per secret. Safe to repeat: once everything exists it writes nothing.",
+    )
+    def post(self, request: Request) -> Response:
+        body = s.SyncRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        q = body.validated_data
+        result = actions.agent_sync(
+            actions.workspace(var_files=q["var_files"]), actor=request.user.audit_name,
+            dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"],
+        )
+        data = {**s.SyncResultSerializer(result.sync).data, "status": result.status,
+                "outcomes": x.SecretOutcomeSerializer(result.outcomes, many=True).data}
+        return Response(data)

@@ -9,11 +9,13 @@ from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.docs import errors
+from secretsapi.api.serializers import extras as x
 from secretsapi.api.serializers.secrets import SecretEntrySerializer, SecretListSerializer, SecretStatusSerializer
 
 
 class SecretListView(APIView):
-    @extend_schema(responses={200: SecretListSerializer, **errors(401, 404, 500)}, tags=["secrets"])
+    @extend_schema(responses={200: SecretListSerializer, **errors(401, 404, 500)}, tags=["secrets"],
+                   operation_id="secrets_list")
     def get(self, request: Request) -> Response:
         secrets = actions.list_secrets(actions.workspace(), actor=request.user.audit_name)
         return Response({"secrets": SecretEntrySerializer(secrets, many=True).data, "count": len(secrets)})
@@ -28,3 +30,20 @@ class SecretStatusView(APIView):
     def get(self, request: Request, secret_name: str) -> Response:
         status = actions.secret_status(actions.workspace(), secret_name, actor=request.user.audit_name)
         return Response(SecretStatusSerializer(status).data)
+
+
+class SecretValueView(APIView):
+    @extend_schema(
+        responses={200: x.SecretValueSerializer, **errors(401, 403, 404, 500)},
+        operation_id="secret_value_retrieve",
+        tags=["secrets"],
+        description="The secret's definition, status and value, read back from its first readable "
+        "target and checked against the lockfile. Off unless the server sets "
+        "`SERVICE_ALLOW_VALUE_READ=true` and an API key (403 otherwise). Every read is audited; "
+        "the response is never cached.",
+    )
+    def get(self, request: Request, name: str) -> Response:
+        revealed = actions.reveal_secret(actions.workspace(), name, actor=request.user.audit_name)
+        response = Response(x.SecretValueSerializer(revealed).data)
+        response["Cache-Control"] = "no-store"
+        return response

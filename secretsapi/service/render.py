@@ -1,0 +1,115 @@
+"""Render the definition with its variables applied, redacting what must not be shown."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import DefinitionInvalid, DefinitionNotFound
+from .interpolation import Interpolator, deep_merge, load_var_files
+from .yamlsafe import load_yaml
+from .workspace import Workspace
+
+REDACTED = "***"
+# Environment values are swapped for this marker while rendering, so whatever they flow
+# into (a variable, a path, a config value) can be found and redacted afterwards.
+_MARK = "\x00env\x00"
+_VAR_REF = re.compile(r"\bvar\.([A-Za-z_][A-Za-z0-9_]*)")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    config: dict[str, Any]
+    variables_used: list[str]
+    environment_used: list[str]
+    var_files: list[str]
+
+
+class _MarkedEnviron(Mapping[str, str]):
+    """The process environment, answering every lookup with a marker and noting the name."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        self.used: set[str] = set()
+
+    def __getitem__(self, key: str) -> str:
+        self._environ[key]  # KeyError for absent names, as the resolver expects
+        self.used.add(key)
+        return _MARK
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._environ
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._environ)
+
+    def __len__(self) -> int:
+        return len(self._environ)
+
+
+def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = None) -> RenderResult:
+    """The definition with ``var_files`` and ``variables`` merged and every expression
+    applied (the sync's merge), static secret values and environment values redacted."""
+    try:
+        text = ws.definition_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DefinitionNotFound(f"definition file not found: {ws.definition_path.name}") from None
+    doc = load_yaml(text, source=ws.definition_path.name)
+    if not isinstance(doc, Mapping):
+        raise DefinitionInvalid(["definition must be a mapping"])
+    base = doc.get("variables") if isinstance(doc.get("variables"), Mapping) else {}
+    overlays = [*load_var_files(ws.definition_path.parent, ws.var_files), dict(variables or {})]
+    merged = deep_merge(base, *overlays)
+    environ = _MarkedEnviron(os.environ if ws.environ is None else ws.environ)
+    interpolator = Interpolator(merged, environ)
+    config = {key: interpolator.render(value, key) for key, value in doc.items() if key != "variables"}
+    config = {"variables": interpolator.variables, **config}
+    if interpolator.errors:
+        raise DefinitionInvalid(interpolator.errors)
+    _redact_statics(config)
+    return RenderResult(
+        config=_redact_marked(config),
+        variables_used=sorted(name for name in _references(doc) if name in merged),
+        environment_used=sorted(environ.used),
+        var_files=list(ws.var_files),
+    )
+
+
+def _references(value: Any) -> set[str]:
+    if isinstance(value, Mapping):
+        return set().union(*(_references(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(_references(v) for v in value)) if value else set()
+    if isinstance(value, str):
+        return set(_VAR_REF.findall(value)) | set(_ENV_REF.findall(value))
+    return set()
+
+
+def _redact_statics(config: dict[str, Any]) -> None:
+    """Static values are secrets written by hand into the definition: never returned."""
+    generators = [s for s in config.get("secrets") or [] if isinstance(s, dict)]
+    for template in (config.get("templates") or {}).values():
+        if isinstance(template, dict):
+            for field in (template.get("fields") or {}).values():
+                if isinstance(field, dict) and isinstance(field.get("generator"), dict):
+                    generators.append(field["generator"])
+    for generator in generators:
+        options = generator.get("config")
+        if generator.get("kind") == "static" and isinstance(options, dict):
+            for key in ("value", "default"):
+                if key in options:
+                    options[key] = REDACTED
+
+
+def _redact_marked(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _redact_marked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_marked(v) for v in value]
+    if isinstance(value, str) and _MARK in value:
+        return REDACTED
+    return value

@@ -1,0 +1,75 @@
+"""POST /drift and /policy (aliases) and POST /agent/sync."""
+
+from __future__ import annotations
+
+from rest_framework.test import APIClient
+
+from audit.models import AuditEntry
+from tests.conftest import Project, definition, file_secret
+
+
+def synced(api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", "out/a.json", kind="uuid", rotation_period="400d"),
+                             metadata={"compliance": ["soc2"]}))
+    api.post("/sync", {}, format="json")
+
+
+def test_drift_alias_answers_like_drift_check(authed_api: APIClient, project: Project) -> None:
+    synced(authed_api, project)
+    (project.root / "out/a.json").write_text('{"db": "changed"}')
+    alias = authed_api.post("/drift", {"secret_name": "db"}, format="json")
+    checked = authed_api.post("/drift/check", {"secret_name": "db"}, format="json")
+    assert alias.status_code == 200 and alias.json() == checked.json()
+    assert AuditEntry.objects.filter(action="check_drift").count() == 2
+
+
+def test_policy_alias_answers_like_policy_check(authed_api: APIClient, project: Project) -> None:
+    synced(authed_api, project)
+    alias = authed_api.post("/policy", {"fail_on_warning": True}, format="json").json()
+    assert alias == authed_api.post("/policy/check", {"fail_on_warning": True}, format="json").json()
+    assert alias["compliant"] is False
+
+
+def test_aliases_need_the_key_and_validate_bodies(api: APIClient, authed_api: APIClient, project: Project) -> None:
+    synced(authed_api, project)
+    assert api.post("/drift", {}, format="json").status_code == 401
+    assert authed_api.post("/policy", {"fail_on_warning": "x"}, format="json").status_code == 422
+
+
+def test_agent_sync_reports_complete_then_nothing_to_do(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("a", "out/a.env", kind="uuid"), file_secret("b", "out/a.env", kind="uuid")))
+    first = authed_api.post("/agent/sync", {}, format="json").json()
+    assert first["status"] == "complete"
+    assert {(o["secret"], o["outcome"]) for o in first["outcomes"]} == {("a", "generated"), ("b", "generated")}
+    lock = project.lockfile.read_bytes()
+    second = authed_api.post("/agent/sync", {}, format="json").json()
+    assert second["status"] == "nothing_to_do"
+    assert {o["outcome"] for o in second["outcomes"]} == {"skipped"}
+    assert project.lockfile.read_bytes() == lock
+
+
+def test_agent_sync_reports_partial_and_failed(authed_api: APIClient, project: Project) -> None:
+    ok = file_secret("ok", "good/a.env", kind="uuid")
+    ok["targets"].append({"provider": "local", "kind": "file", "config": {"path": "blocked/a.env"}})
+    project.write(definition(ok))
+    (project.root / "blocked").write_text("not a folder")
+    body = authed_api.post("/agent/sync", {}, format="json").json()
+    assert body["status"] == "partial"
+    assert body["outcomes"][0]["outcome"] == "partial"
+    assert body["outcomes"][0]["errors"][0]["target"] == "local/file/blocked/a.env"
+    project.write(definition(file_secret("bad", "blocked/b.env", kind="uuid")))
+    assert authed_api.post("/agent/sync", {}, format="json").json()["status"] == "failed"
+
+
+def test_agent_sync_accepts_var_files_and_is_audited(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("a", "out/{{ var.env }}.env", kind="uuid"), variables={"env": "dev"}))
+    (project.root / "ci.yml").write_text("env: ci\n")
+    body = authed_api.post("/agent/sync", {"var_files": ["ci.yml"]}, format="json").json()
+    assert body["status"] == "complete" and (project.root / "out/ci.env").exists()
+    row = AuditEntry.objects.get(action="agent_sync")
+    assert row.details["status"] == "complete" and row.details["var_files"] == ["ci.yml"]
+
+
+def test_agent_sync_var_file_escape_is_400(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("a", kind="uuid")))
+    assert authed_api.post("/agent/sync", {"var_files": ["../x.yml"]}, format="json").status_code == 400
