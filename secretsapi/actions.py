@@ -16,10 +16,12 @@ from django.conf import settings
 
 from audit.models import AuditEntry
 from audit.recorder import record
-from secretsapi.service import agent, drift, inventory, policy, render, reveal, rotation, validation
+from secretsapi.service import agent, discovery, drift, inventory, policy, render, reveal, rotation, validation
 from secretsapi.service import sync as sync_service
-from secretsapi.service.definition import ValidationReport, validate_document
-from secretsapi.service.errors import ServiceError, ValueReadDisabled
+from secretsapi.service.definition import ValidationReport, load_definition, validate_document
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, ServiceError, ValueReadDisabled
+from secretsapi.service.model import Definition
+from secretsapi.service.targets import catalogue
 from secretsapi.service.results import (
     DriftResult,
     PolicyResult,
@@ -183,3 +185,42 @@ def agent_sync(
         facts.update(status=result.status, generated=result.sync.secrets_generated,
                      skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed)
     return result
+
+
+def _definition_or_none(ws: Workspace) -> Definition | None:
+    """Discovery answers even without a usable definition: it then lists only built-ins."""
+    try:
+        return load_definition(ws.definition_path, var_files=ws.var_files)
+    except (DefinitionNotFound, DefinitionInvalid):
+        return None
+
+
+def list_generators(*, actor: str | None) -> list[dict[str, Any]]:
+    with audited("list_generators", "generators", actor) as facts:
+        generators = discovery.generator_catalogue()
+        facts["count"] = len(generators)
+    return generators
+
+
+def list_secret_types(ws: Workspace, *, actor: str | None) -> list[dict[str, Any]]:
+    with audited("list_secret_types", "secret_types", actor) as facts:
+        types = discovery.secret_types(_definition_or_none(ws))
+        facts["count"] = len(types)
+    return types
+
+
+def list_targets(*, actor: str | None) -> list[dict[str, Any]]:
+    with audited("list_targets", "targets", actor) as facts:
+        targets = catalogue.target_catalogue()
+        facts["count"] = len(targets)
+    return targets
+
+
+def list_providers(ws: Workspace, *, actor: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Provider kinds, and the providers the definition declares (never their credentials)."""
+    with audited("list_providers", "providers", actor) as facts:
+        definition = _definition_or_none(ws)
+        kinds = catalogue.provider_catalogue()
+        declared = catalogue.declared_providers(definition) if definition is not None else []
+        facts.update(kinds=len(kinds), declared=len(declared))
+    return kinds, declared

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from secretsapi.api.views import audit, config, meta, operations, secrets
+from secretsapi.api.views import audit, config, discovery, meta, operations, secrets
 
 urlpatterns = [
     path("", meta.RootView.as_view(), name="root"),
@@ -23,5 +23,9 @@ urlpatterns = [
     path("agent/sync", operations.AgentSyncView.as_view(), name="agent-sync"),
     path("config/validate", config.ConfigValidateView.as_view(), name="config-validate"),
     path("config/render", config.ConfigRenderView.as_view(), name="config-render"),
+    path("generators", discovery.GeneratorListView.as_view(), name="generators"),
+    path("secret-types", discovery.SecretTypeListView.as_view(), name="secret-types"),
+    path("targets", discovery.TargetKindListView.as_view(), name="targets"),
+    path("providers", discovery.ProviderListView.as_view(), name="providers"),
     path("audit/logs", audit.AuditLogListView.as_view(), name="audit-logs"),
 ]

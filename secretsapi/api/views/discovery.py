@@ -1,0 +1,45 @@
+"""What the service offers: generators, secret types, target kinds and providers."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from secretsapi import actions
+from secretsapi.api.docs import errors
+from secretsapi.api.serializers import discovery as d
+
+
+class GeneratorListView(APIView):
+    @extend_schema(responses={200: d.GeneratorListSerializer, **errors(401, 500)}, tags=["discovery"],
+                   description="Generator kinds with their options and defaults.")
+    def get(self, request: Request) -> Response:
+        generators = actions.list_generators(actor=request.user.audit_name)
+        return Response(d.GeneratorListSerializer({"generators": generators, "count": len(generators)}).data)
+
+
+class SecretTypeListView(APIView):
+    @extend_schema(responses={200: d.SecretTypeListSerializer, **errors(401, 500)}, tags=["discovery"],
+                   description="Every generator kind, plus the templates the definition's secrets use.")
+    def get(self, request: Request) -> Response:
+        types = actions.list_secret_types(actions.workspace(), actor=request.user.audit_name)
+        return Response(d.SecretTypeListSerializer({"secret_types": types, "count": len(types)}).data)
+
+
+class TargetKindListView(APIView):
+    @extend_schema(responses={200: d.TargetKindListSerializer, **errors(401, 500)}, tags=["discovery"],
+                   description="Target kinds with their configuration keys and defaults.")
+    def get(self, request: Request) -> Response:
+        targets = actions.list_targets(actor=request.user.audit_name)
+        return Response(d.TargetKindListSerializer({"targets": targets, "count": len(targets)}).data)
+
+
+class ProviderListView(APIView):
+    @extend_schema(responses={200: d.ProviderListSerializer, **errors(401, 500)}, tags=["discovery"],
+                   description="Provider kinds, and the providers declared in the definition (no credentials).")
+    def get(self, request: Request) -> Response:
+        kinds, declared = actions.list_providers(actions.workspace(), actor=request.user.audit_name)
+        body = {"providers": kinds, "declared": declared, "count": len(kinds)}
+        return Response(d.ProviderListSerializer(body).data)
