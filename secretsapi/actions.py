@@ -21,7 +21,6 @@ from secretsapi.service import sync as sync_service
 from secretsapi.service.definition import ValidationReport, load_definition, validate_document
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, ServiceError, ValueReadDisabled
 from secretsapi.service.model import Definition
-from secretsapi.service.targets import catalogue
 from secretsapi.service.results import (
     DriftResult,
     PolicyResult,
@@ -31,6 +30,7 @@ from secretsapi.service.results import (
     SecretSummary,
     SyncResult,
 )
+from secretsapi.service.targets import catalogue
 from secretsapi.service.workspace import Workspace
 
 

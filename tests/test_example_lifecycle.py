@@ -6,12 +6,12 @@ import json
 import os
 import shutil
 import stat
+import tomllib
 from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
-import tomllib
 import yaml
 from django.contrib.auth.models import User
 from django.core.management import call_command

@@ -10,7 +10,7 @@ from typing import Any
 from .definition import load_definition
 from .errors import LockEntryCorrupted, TargetError
 from .lockfile import LockDocument, LockEntry, read_lockfile
-from .model import Placement, SecretDef
+from .model import Placement, SecretDef, Unit
 from .results import DriftItem, DriftResult
 from .targets import ReadBack, TargetContext, TargetKind, get_kind
 from .workspace import Workspace
@@ -64,25 +64,28 @@ def _entry_findings(
 ) -> list[DriftItem]:
     found: list[DriftItem] = []
     for unit in secret.units:
-
-        def each_target(reason: str, **extra: Any) -> None:
-            # "Per secret and target": every target of the unit gets its own finding.
-            for placement in unit.placements or (None,):
-                tid, where = _describe(placement, ctx)
-                found.append(_item(secret.name, reason, tid, where, key=unit.lock_key, **extra))
-
         try:
             entry = doc.entry(unit.lock_key)
         except LockEntryCorrupted as exc:
-            each_target("corrupted_entry", lockfile=str(ws.lockfile_path), problem=exc.reason)
+            found += _per_target(secret.name, unit, ctx, "corrupted_entry",
+                                 lockfile=str(ws.lockfile_path), problem=exc.reason)
             continue
         if entry is None:
-            each_target("not_generated")
+            found += _per_target(secret.name, unit, ctx, "not_generated")
             continue
         if file_changed and entry.definition_hash and entry.definition_hash != secret.definition_hash:
-            each_target("definition_changed", definition=str(ws.definition_path))
+            found += _per_target(secret.name, unit, ctx, "definition_changed", definition=str(ws.definition_path))
         for placement in unit.placements:
             found.extend(_plan_read(secret.name, unit.lock_key, placement, entry, ctx, checks))
+    return found
+
+
+def _per_target(secret: str, unit: Unit, ctx: TargetContext, reason: str, **extra: Any) -> list[DriftItem]:
+    """"Per secret and target": every target of the unit gets its own finding."""
+    found = []
+    for placement in unit.placements or (None,):
+        tid, where = _describe(placement, ctx)
+        found.append(_item(secret, reason, tid, where, key=unit.lock_key, **extra))
     return found
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from .errors import DefinitionInvalid, DefinitionNotFound
 from .interpolation import Interpolator, deep_merge, load_var_files
-from .yamlsafe import load_yaml
 from .workspace import Workspace
+from .yamlsafe import load_yaml
 
 REDACTED = "***"
 # Environment values are swapped for this marker while rendering, so whatever they flow

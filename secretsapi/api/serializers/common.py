@@ -5,7 +5,6 @@ from __future__ import annotations
 from rest_framework import serializers
 
 
-
 class ErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
     error = serializers.CharField(help_text="Brief description (the status' title).")
     detail = serializers.CharField(help_text="What went wrong, in one sentence.")
