@@ -61,7 +61,8 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     doc = load_yaml(text, source=ws.definition_path.name)
     if not isinstance(doc, Mapping):
         raise DefinitionInvalid(["definition must be a mapping"])
-    base = doc.get("variables") if isinstance(doc.get("variables"), Mapping) else {}
+    raw_variables = doc.get("variables")
+    base: Mapping[str, Any] = raw_variables if isinstance(raw_variables, Mapping) else {}
     overlays = [*load_var_files(ws.definition_path.parent, ws.var_files), dict(variables or {})]
     merged = deep_merge(base, *overlays)
     environ = _MarkedEnviron(os.environ if ws.environ is None else ws.environ)

@@ -7,11 +7,17 @@ from typing import Protocol
 
 
 class Assignment(Protocol):
-    key: str
-    start: int  # the whole assignment, for removing a duplicate
-    end: int
-    value_start: int  # the span a new value replaces (quotes included)
-    value_end: int
+    # Read-only members, so frozen dataclasses satisfy the protocol.
+    @property
+    def key(self) -> str: ...
+    @property
+    def start(self) -> int: ...  # the whole assignment, for removing a duplicate
+    @property
+    def end(self) -> int: ...
+    @property
+    def value_start(self) -> int: ...  # the span a new value replaces (quotes included)
+    @property
+    def value_end(self) -> int: ...
 
 
 def splice(

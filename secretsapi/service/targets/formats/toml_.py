@@ -30,4 +30,4 @@ def render(text: str | None, updates: Mapping[str, str]) -> str:
     for key, value in updates.items():
         # tomlkit inserts new plain keys before the first table, so they stay top-level.
         doc[key] = value
-    return tomlkit.dumps(doc)
+    return str(tomlkit.dumps(doc))
