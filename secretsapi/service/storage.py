@@ -31,7 +31,7 @@ class StoreOutcome:
 class _Job:
     secret: SecretDef
     unit: Unit
-    value: str
+    value: str = field(repr=False)  # never in a log line or a traceback
 
 
 def store(
@@ -55,7 +55,8 @@ def store(
     for secret, units in work:
         for unit in units:
             try:
-                jobs.append(_Job(secret, unit, generate(unit.generator, allow_scripts=allow_scripts)))
+                value = generate(unit.generator, allow_scripts=allow_scripts, cwd=definition.base_dir)
+                jobs.append(_Job(secret, unit, value))
             except GeneratorError as exc:
                 outcome.errors.append(OperationError(secret.name, None, exc.message))
                 failed.add(secret.name)
