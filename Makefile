@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test install clean
+.PHONY: serve test test-postgres install clean
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,14 @@ install: $(STAMP)
 serve: $(STAMP)
 	SERVICE_CONFIG="$${SERVICE_CONFIG:-examples/Secretfile.yml}" $(BIN)/python manage.py serve
 
+# The whole suite on SQLite, plus the PostgreSQL tests when TEST_DATABASE_URL names a server
+# (they skip otherwise; README "Tests on PostgreSQL"). .ci/run provides one.
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Only the PostgreSQL tests (multi-instance locking, migrations on start); needs TEST_DATABASE_URL.
+test-postgres: $(STAMP)
+	TEST_REQUIRE_POSTGRES=1 $(BIN)/python -m pytest -m postgres
 
 clean:
 	rm -rf $(VENV) data .pytest_cache

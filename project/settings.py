@@ -96,9 +96,13 @@ TEMPLATES = [
     },
 ]
 
+# PostgreSQL (postgres://user:password@host:5432/name, psycopg 3) lets several instances share
+# one audit log and serializes their lockfile writes with advisory locks (secretsapi.locking).
+# Persistent connections are checked before reuse, so a restarted database costs one error-free
+# reconnect rather than a failed request.
 DATABASES = {
     "default": dj_database_url.config(
-        default=f"sqlite:///{DATA_DIR / 'service.sqlite3'}", conn_max_age=60
+        default=f"sqlite:///{DATA_DIR / 'service.sqlite3'}", conn_max_age=60, conn_health_checks=True
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -138,6 +142,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "secretsapi.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # ASCII-escaped JSON: a lone surrogate a client sent (valid in a JSON string, not in UTF-8)
+    # and an error message then echoes is rendered as \udXXX instead of failing with a 500.
+    "UNICODE_JSON": False,
 }
 
 SPECTACULAR_SETTINGS = {

@@ -16,6 +16,7 @@ from django.conf import settings
 
 from audit.models import AuditEntry
 from audit.recorder import record
+from secretsapi import locking
 from secretsapi.service import agent, discovery, drift, inventory, policy, render, reveal, rotation, validation
 from secretsapi.service import sync as sync_service
 from secretsapi.service.definition import ValidationReport, load_definition, validate_document
@@ -72,12 +73,17 @@ def read_audit_logs(
 def workspace(
     *, definition: Path | None = None, lockfile: Path | None = None, var_files: Sequence[str] = ()
 ) -> Workspace:
-    """The engine's view of the configured files; arguments override the settings (CLI flags)."""
+    """The engine's view of the configured files; arguments override the settings (CLI flags).
+
+    Writers also take a PostgreSQL advisory lock when the audit database is PostgreSQL, so
+    instances on several hosts sharing one lockfile never interleave their writes.
+    """
     return Workspace(
         definition_path=Path(definition or settings.SERVICE_CONFIG).absolute(),
         lockfile_override=Path(lockfile).absolute() if lockfile else settings.SERVICE_LOCKFILE,
         allow_scripts=settings.SERVICE_ALLOW_SCRIPTS,
         var_files=tuple(var_files),
+        extra_lock=locking.extra_lockfile_lock(),
     )
 
 

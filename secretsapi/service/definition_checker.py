@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .generators import GENERATORS, validate_generator
@@ -53,6 +53,7 @@ class DefinitionChecker:
         self.errors: list[str] = []
         self.warnings: list[str] = []
         self._interpolator = Interpolator({}, environ)
+        self._provider_kinds: dict[str, str] = {}  # alias -> kind, for targets naming an alias
 
     def check(self, doc: Any, overlays: Sequence[Mapping[str, Any]] = ()) -> ParsedDefinition:
         out = ParsedDefinition()
@@ -81,6 +82,7 @@ class DefinitionChecker:
         self.errors.extend(interpolator.errors)
         out.metadata = self._metadata(sections["metadata"])
         out.providers = self._providers(sections["providers"])
+        self._provider_kinds = {alias: spec.kind for alias, spec in out.providers.items()}
         templates = self._templates(sections["templates"])
         out.secrets = self._secrets(sections["secrets"], templates)
         out.policies = self._policies(sections["policies"])
@@ -162,7 +164,9 @@ class DefinitionChecker:
             kind = self._required_str(raw, "kind", place)
             config = self._mapping(raw.get("config"), f"{place}.config")
             if provider and kind:
-                targets.append(TargetSpec(provider=provider, kind=kind, config=config))
+                aliased = self._provider_kinds.get(provider, provider)
+                targets.append(TargetSpec(provider=provider, kind=kind, config=config,
+                                          provider_kind=aliased if aliased != provider else None))
         return tuple(targets)
 
     def _generator(self, kind: Any, config: Any, where: str) -> GeneratorSpec | None:
@@ -332,7 +336,7 @@ class DefinitionChecker:
             canonical["template"] = template.canonical
         else:
             assert generator is not None
-            placements = tuple(Placement(t, str(t.config.get("key") or name)) for t in targets)
+            placements = tuple(_place(t, str(t.config.get("key") or name), shared=False) for t in targets)
             units = (Unit(lock_key=name, generator=generator, placements=placements),)
         return SecretDef(
             name=name,
@@ -401,7 +405,22 @@ def _template_units(name: str, template: _Template, own: tuple[TargetSpec, ...])
     units = []
     for field_name, (generator, field_targets) in template.fields.items():
         # Field targets may choose their key; shared targets always store the field name.
-        placements = [Placement(t, str(t.config.get("key") or field_name)) for t in field_targets]
-        placements += [Placement(t, field_name) for t in (*template.targets, *own)]
+        placements = [_place(t, str(t.config.get("key") or field_name), shared=False) for t in field_targets]
+        placements += [_place(t, field_name, shared=True) for t in (*template.targets, *own)]
         units.append(Unit(lock_key=f"{name}.{field_name}", generator=generator, placements=tuple(placements)))
     return tuple(units)
+
+
+def _place(target: TargetSpec, key: str, *, shared: bool) -> Placement:
+    """A placement whose target config names the key where the kind's id depends on it.
+
+    A Kubernetes Secret's data key defaults to the secret's (or field's) name, and is part of
+    the target id; a template's shared Vault target stores each field under its own name
+    rather than the single default key, so fields do not overwrite each other.
+    """
+    config = target.config
+    if target.type == "kubernetes/kubernetes_secret" and not (config.get("data_key") or config.get("key")):
+        target = replace(target, config={**config, "data_key": key})
+    elif shared and target.type == "vault/vault_kv" and not config.get("key"):
+        target = replace(target, config={**config, "key": key})
+    return Placement(target, key)

@@ -359,16 +359,21 @@ def resolve_var_file(base_dir: Path, given: str) -> Path:
     """The real path of a variable file; VarFileInvalid if it escapes ``base_dir``."""
     if not isinstance(given, str) or not given.strip():
         raise VarFileInvalid("variable file path must be a non-empty string")
+    shown = given if len(given) <= 200 else given[:200] + "..."
     base = Path(base_dir).resolve()
     candidate = Path(given)
-    # resolve() follows symlinks and ".." so the containment check sees the real target.
-    real = (candidate if candidate.is_absolute() else base / candidate).resolve()
-    if real != base and base not in real.parents:
-        raise VarFileInvalid(f"variable file '{given}' is outside the definition folder")
-    if not real.exists():
-        raise VarFileNotFound(f"variable file '{given}' not found")
-    if not real.is_file():
-        raise VarFileInvalid(f"variable file '{given}' is not a file")
+    try:
+        # resolve() follows symlinks and ".." so the containment check sees the real target.
+        real = (candidate if candidate.is_absolute() else base / candidate).resolve()
+        if real != base and base not in real.parents:
+            raise VarFileInvalid(f"variable file '{shown}' is outside the definition folder")
+        if not real.exists():
+            raise VarFileNotFound(f"variable file '{shown}' not found")
+        if not real.is_file():
+            raise VarFileInvalid(f"variable file '{shown}' is not a file")
+    except (OSError, ValueError):
+        # A name too long for the filesystem, a NUL byte, a loop of links: bad input, not a 500.
+        raise VarFileInvalid(f"variable file '{shown}' is not a usable path") from None
     return real
 
 

@@ -17,14 +17,16 @@ from .errors import SecretNotDefined
 
 @dataclass(frozen=True)
 class TargetSpec:
-    provider: str
+    provider: str  # the alias as written: a key of ``providers:`` or a provider kind
     kind: str
     config: Mapping[str, Any]
+    # The aliased provider's kind when it differs from the alias (``providers.<alias>.kind``).
+    provider_kind: str | None = None
 
     @property
     def type(self) -> str:
-        """``<provider>/<kind>``, e.g. ``local/file``."""
-        return f"{self.provider}/{self.kind}"
+        """``<provider kind>/<kind>``, e.g. ``local/file`` or ``aws/ssm_parameter`` for an alias."""
+        return f"{self.provider_kind or self.provider}/{self.kind}"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from .definition import load_definition
 from .errors import LockEntryCorrupted
-from .lockfile import LockDocument, lockfile_lock, parse_time, read_lockfile, write_lockfile
+from .lockfile import LockDocument, parse_time, read_lockfile, write_lockfile
 from .model import SecretDef, Unit
 from .results import OperationError, RotationCheckResult, RotationResult, RotationStatus
 from .storage import store
@@ -75,7 +75,7 @@ def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bo
         ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
     )
     selected = definition.select(secret_name)
-    with lockfile_lock(ws.lockfile_path, timeout=ws.lock_timeout):
+    with ws.write_lock():
         doc = read_lockfile(ws.lockfile_path)
         check = {r.name: r for r in _check(doc, selected, ws).results}
         work: list[tuple[SecretDef, tuple[Unit, ...]]] = []

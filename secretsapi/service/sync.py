@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .definition import load_definition
 from .errors import LockEntryCorrupted
-from .lockfile import LockDocument, format_time, lockfile_lock, read_lockfile, write_lockfile
+from .lockfile import LockDocument, format_time, read_lockfile, write_lockfile
 from .model import Definition, SecretDef, Unit
 from .results import OperationError, SyncResult
 from .storage import store
@@ -26,7 +26,7 @@ def sync(
         generated = [secret.name for secret, _ in work]
         return SyncResult(generated, skipped, [], errors, True, _message(generated, skipped, [], dry_run=True))
 
-    with lockfile_lock(ws.lockfile_path, timeout=ws.lock_timeout):
+    with ws.write_lock():
         doc = read_lockfile(ws.lockfile_path)
         work, skipped, errors = plan(doc, selected, force=force)
         blocked = [error.secret for error in errors]

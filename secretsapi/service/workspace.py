@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .lockfile import lockfile_lock
+
 LOCKFILE_NAME = ".gitsecrets.lock"
+
+# Builds a lock that serializes writers beyond this machine (e.g. a database advisory lock):
+# called with the lockfile's absolute path and the timeout in seconds (negative: no limit).
+ExtraLock = Callable[[Path, float], AbstractContextManager[Any]]
 
 
 def utc_now() -> datetime:
@@ -28,6 +35,8 @@ class Workspace:
     variables: Mapping[str, Any] | None = None
     environ: Mapping[str, str] | None = None
     clock: Callable[[], datetime] = field(default=utc_now)
+    # None: the file lock alone, enough when every writer shares this machine's filesystem.
+    extra_lock: ExtraLock | None = None
 
     @property
     def lockfile_path(self) -> Path:
@@ -35,3 +44,13 @@ class Workspace:
 
     def now(self) -> datetime:
         return self.clock()
+
+    def write_lock(self) -> AbstractContextManager[None]:
+        """Held around every read-modify-write of the lockfile and the targets.
+
+        The file lock serializes the writers of one machine (threads, workers, the CLI); the
+        extra lock, entered inside it, the instances on other machines.
+        """
+        path = Path(self.lockfile_path).absolute()
+        extra = self.extra_lock(path, self.lock_timeout) if self.extra_lock is not None else None
+        return lockfile_lock(path, timeout=self.lock_timeout, extra=extra)

@@ -48,12 +48,16 @@ class ProviderKindSerializer(serializers.Serializer):  # type: ignore[type-arg]
     kind = serializers.CharField()
     description = serializers.CharField()
     config = OptionSerializer(many=True)
+    auth_kinds = serializers.ListField(child=serializers.CharField(), help_text="Accepted `auth.kind` values.")
+    auth_config = OptionSerializer(many=True, help_text="Settings under `auth.config`.")
     targets = serializers.ListField(child=serializers.CharField(), help_text="Target types it offers.")
 
 
 class DeclaredProviderSerializer(serializers.Serializer):  # type: ignore[type-arg]
     alias = serializers.CharField()
     kind = serializers.CharField()
+    known = serializers.BooleanField(help_text="Whether this service supports the provider kind.")
+    targets = serializers.ListField(child=serializers.CharField(), help_text="Target types it offers.")
     config = serializers.DictField(help_text="Settings; anything credential-like is `***`.")
     auth_kind = serializers.CharField(allow_null=True)
     auth_keys = serializers.ListField(child=serializers.CharField(), help_text="Auth setting names, never values.")

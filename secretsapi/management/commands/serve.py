@@ -1,4 +1,4 @@
-"""``manage.py serve``: apply migrations, then run the API under gunicorn."""
+"""``manage.py serve``: apply migrations (one instance at a time), then run the API under gunicorn."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+
+from secretsapi.locking import migration_lock
+from secretsapi.service.lockfile import LockTimeout
 
 CONF = Path(settings.BASE_DIR) / "project" / "gunicorn.conf.py"
 
@@ -42,7 +46,15 @@ class Command(BaseCommand):
             raise CommandError(f"--port must be between 1 and 65535, not {port}")
         if options["workers"] < 1:
             raise CommandError("--workers must be at least 1")
-        call_command("migrate", interactive=False, verbosity=0)
+        # Several instances may start at once against one database: exactly one migrates
+        # (under the lock), the others then find nothing to do.
+        try:
+            with migration_lock():
+                call_command("migrate", interactive=False, verbosity=0)
+        except LockTimeout as exc:
+            raise CommandError(exc.message) from None
+        # gunicorn forks workers from this process image: no inherited database sockets.
+        connections.close_all()
         if not settings.SERVICE_API_KEY:
             self.stderr.write(INSECURE_WARNING)
         env = {

@@ -1,50 +1,184 @@
-"""Discovery data: target kinds, provider kinds and the providers a definition declares."""
+"""What target and provider kinds exist, and which providers a definition declares (no credentials).
+
+Pure functions over the registry and a parsed definition, for the discovery endpoints.
+Declared providers never show credentials: auth blocks are reduced to their kind and key
+names, and config values under credential-like keys (token, secret, password, key...) or
+inside URLs' user info are redacted.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from ..model import Definition
+from . import aws, kubernetes_secret, vault_kv
 from .registry import kinds
 
-PROVIDER_DESCRIPTIONS = {"local": "Files on the service's machine, inside the definition's folder."}
-# Settings whose values must never be shown, whatever provider they belong to.
-CREDENTIAL = re.compile(r"token|secret|password|passwd|key|credential|auth|cert|session", re.IGNORECASE)
+REDACTED = "***"
+_CREDENTIAL_KEY = re.compile(r"token|secret|passw|pwd|credential|private|key|auth|session|cookie|"
+                             r"signature|cert", re.IGNORECASE)
 
 
-def _options(config: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"name": name, **spec} for name, spec in config.items()]
+def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
+    return {"type": type_, "default": default, "description": description}
+
+
+_TIMEOUT = _opt("number", 5, "seconds before a remote call gives up (connect and read)")
+
+# The settings each provider kind reads (its module's docstring has the details). Settings
+# may sit in the provider's `config` or its `auth.config`; credentials belong in auth.
+PROVIDER_KINDS: dict[str, dict[str, Any]] = {
+    "local": {
+        "description": "Files inside the definition folder; needs no providers entry.",
+        "config": {},
+        "auth": {"kinds": [], "config": {}},
+    },
+    "aws": {
+        "description": "Amazon Web Services through boto3; unset settings come from boto3's usual "
+                       "chain (AWS_* environment, shared files, instance metadata).",
+        "config": {
+            "region": _opt("string", None, "AWS region; AWS_REGION by default"),
+            "endpoint_url": _opt("string", None, "endpoint override, e.g. a local test server"),
+            "profile": _opt("string", None, "profile of the shared AWS config files"),
+            "timeout": _TIMEOUT,
+        },
+        "auth": {
+            "kinds": list(aws.AUTH_KINDS),
+            "config": {
+                "access_key_id": _opt("string", None, "access key id (with secret_access_key)"),
+                "secret_access_key": _opt("string", None, "secret access key"),
+                "session_token": _opt("string", None, "session token of temporary credentials"),
+            },
+        },
+    },
+    "vault": {
+        "description": "HashiCorp Vault through hvac; VAULT_ADDR, VAULT_TOKEN (then ~/.vault-token), "
+                       "VAULT_NAMESPACE, VAULT_CACERT and VAULT_SKIP_VERIFY by default.",
+        "config": {
+            "address": _opt("string", None, "Vault URL (alias: url)"),
+            "namespace": _opt("string", None, "Vault Enterprise namespace"),
+            "verify": _opt("boolean", True, "verify TLS; or the path of a CA bundle"),
+            "timeout": _TIMEOUT,
+        },
+        "auth": {
+            "kinds": list(vault_kv.AUTH_KINDS),
+            "config": {
+                "token": _opt("string", None, "Vault token"),
+                "token_file": _opt("string", None, "file holding the token (relative to the "
+                                                   "definition folder)"),
+            },
+        },
+    },
+    "kubernetes": {
+        "description": "A Kubernetes cluster through the kubernetes client: host and token, else a "
+                       "kubeconfig (KUBECONFIG, ~/.kube/config), else the in-cluster service account.",
+        "config": {
+            "host": _opt("string", None, "API server URL, used with token or token_file"),
+            "kubeconfig": _opt("string", None, "kubeconfig path (relative to the definition folder)"),
+            "context": _opt("string", None, "kubeconfig context; its current context by default"),
+            "verify": _opt("boolean", True, "verify the API server's TLS certificate (with host)"),
+            "ca_cert": _opt("string", None, "CA bundle path for the API server (with host)"),
+            "timeout": _TIMEOUT,
+        },
+        "auth": {
+            "kinds": list(kubernetes_secret.AUTH_KINDS),
+            "config": {
+                "token": _opt("string", None, "bearer token (with host)"),
+                "token_file": _opt("string", None, "file holding the bearer token"),
+            },
+        },
+    },
+}
+
+
+def _options(options: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{"name": name, **spec} for name, spec in options.items()]
 
 
 def target_catalogue() -> list[dict[str, Any]]:
-    out = []
+    """Every registered target kind: ``{type, provider, kind, description, config: [option]}``.
+
+    An option is ``{name, type, default, description}``, as in the generator catalogue.
+    """
+    catalogue = []
     for kind in kinds():
         described = kind.describe()
-        out.append({"type": kind.type, "description": described.get("description", ""),
-                    "config": _options(described.get("config", {}))})
-    return out
+        provider, _, name = kind.type.partition("/")
+        catalogue.append({
+            "type": kind.type, "provider": provider, "kind": name,
+            "description": described.get("description", ""),
+            "config": _options(described.get("config", {})),
+        })
+    return catalogue
+
+
+def _offered(provider_kind: str) -> list[str]:
+    return [kind.type for kind in kinds() if kind.type.partition("/")[0] == provider_kind]
 
 
 def provider_catalogue() -> list[dict[str, Any]]:
-    by_provider: dict[str, list[str]] = {}
-    for kind in kinds():
-        by_provider.setdefault(kind.type.split("/", 1)[0], []).append(kind.type)
+    """Every provider kind: ``{kind, description, config, auth_kinds, auth_config, targets}``.
+
+    ``config`` and ``auth_config`` are option lists; ``targets`` the target types it offers.
+    """
     return [
-        {"kind": provider, "description": PROVIDER_DESCRIPTIONS.get(provider, f"{provider} provider"),
-         "config": [], "targets": types}
-        for provider, types in by_provider.items()
+        {"kind": name, "description": info["description"], "config": _options(info["config"]),
+         "auth_kinds": list(info["auth"]["kinds"]), "auth_config": _options(info["auth"]["config"]),
+         "targets": _offered(name)}
+        for name, info in PROVIDER_KINDS.items()
     ]
 
 
 def declared_providers(definition: Definition) -> list[dict[str, Any]]:
-    return [
-        {
-            "alias": spec.alias,
+    """The definition's ``providers:`` entries, never a credential.
+
+    ``{alias, kind, known, config, auth_kind, auth_keys, targets}``: ``config`` with values
+    under credential-like keys replaced by ``***`` (and URL user info too); of the auth block
+    only its kind and the names of its settings.
+    """
+    declared = []
+    for alias, spec in definition.providers.items():
+        auth = spec.auth if isinstance(spec.auth, Mapping) else {}
+        auth_kind = auth.get("kind")
+        raw_config = auth.get("config")
+        auth_config: Mapping[str, Any] = raw_config if isinstance(raw_config, Mapping) else {}
+        keys = sorted({str(k) for k in auth if k not in ("kind", "config")} | {str(k) for k in auth_config})
+        declared.append({
+            "alias": alias,
             "kind": spec.kind,
-            "config": {k: ("***" if CREDENTIAL.search(k) else v) for k, v in spec.config.items()},
-            "auth_kind": spec.auth.get("kind") if isinstance(spec.auth.get("kind"), str) else None,
-            "auth_keys": sorted(str(k) for k in (spec.auth.get("config") or {})),
-        }
-        for spec in definition.providers.values()
-    ]
+            "known": spec.kind in PROVIDER_KINDS,
+            "config": {str(k): _redacted(k, v) for k, v in (spec.config or {}).items()},
+            "auth_kind": auth_kind if isinstance(auth_kind, str) else None,
+            "auth_keys": keys,
+            "targets": _offered(spec.kind),
+        })
+    return declared
+
+
+def _redacted(key: Any, value: Any) -> Any:
+    if isinstance(key, str) and _CREDENTIAL_KEY.search(key):
+        return REDACTED
+    if isinstance(value, Mapping):
+        return {str(k): _redacted(k, v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(None, item) for item in value]
+    if isinstance(value, str):
+        return _without_userinfo(value)
+    return value
+
+
+def _without_userinfo(text: str) -> str:
+    """``https://user:pass@host/`` -> ``https://***@host/``; other text unchanged."""
+    if "@" not in text or "://" not in text:
+        return text
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return REDACTED
+    if not parts.netloc or "@" not in parts.netloc:
+        return text
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{REDACTED}@{host}"))

@@ -28,11 +28,17 @@ def kinds() -> list[TargetKind]:
 
 def _register_builtins() -> None:
     # Imported here, not at module top, so the kind modules can import this one freely.
+    # The remote kinds import their SDKs only when used, so the engine runs without them.
     from .files import LocalFileKind
+    from .kubernetes_secret import KubernetesSecretKind
+    from .secrets_manager import SecretsManagerKind
+    from .ssm_parameter import SsmParameterKind
     from .template import LocalTemplateKind
+    from .vault_kv import VaultKvKind
 
-    register(LocalFileKind())
-    register(LocalTemplateKind())
+    for kind in (LocalFileKind(), LocalTemplateKind(), SsmParameterKind(), SecretsManagerKind(),
+                 VaultKvKind(), KubernetesSecretKind()):
+        register(kind)
 
 
 _register_builtins()

@@ -1,0 +1,110 @@
+"""AWS clients for the ``aws/*`` kinds: settings from the provider or the AWS_* environment.
+
+Provider settings (``config``, or ``auth.config``): ``region`` (``region_name``),
+``endpoint_url``, ``profile`` (``profile_name``), ``access_key_id`` / ``secret_access_key`` /
+``session_token`` (also with an ``aws_`` prefix), ``timeout`` (seconds, default 5). Anything
+not given comes from the environment and boto3's usual chain: AWS_REGION or AWS_DEFAULT_REGION,
+AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_PROFILE, shared files, instance metadata.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import TargetError
+from ..model import TargetSpec
+from .base import TargetContext
+from .remote import ClientCache, Provider, digest, load_sdk, provider_of, unreachable
+
+AUTH_KINDS = ("ambient", "env", "static", "access_key", "profile")
+_ENV = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE")
+_AUTH_CODES = {
+    "AccessDenied", "AccessDeniedException", "UnrecognizedClientException", "InvalidClientTokenId",
+    "InvalidSignatureException", "SignatureDoesNotMatch", "ExpiredToken", "ExpiredTokenException",
+    "AuthFailure", "MissingAuthenticationToken", "KMSAccessDeniedException",
+}
+_THROTTLE_CODES = {"ThrottlingException", "Throttling", "TooManyUpdates", "RequestLimitExceeded"}
+
+_clients = ClientCache()
+
+
+def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str) -> Any:
+    """A cached boto3 client with short timeouts and one retry, for ``target``'s provider."""
+    boto3 = load_sdk("boto3", "boto3", type_)
+    botocore_config = load_sdk("botocore.config", "boto3", type_)
+    provider = provider_of(target, ctx)
+    if provider.auth_kind is not None and provider.auth_kind not in AUTH_KINDS:
+        raise TargetError(f"provider '{provider.alias}': auth kind '{provider.auth_kind}' is not "
+                          f"supported for AWS (supported: {', '.join(AUTH_KINDS)})")
+    timeout = provider.timeout
+    options = _options(provider)
+    key = digest(service, options, timeout, {name: os.environ.get(name) for name in _ENV})
+
+    def make() -> Any:
+        try:
+            session = boto3.session.Session(
+                aws_access_key_id=options["access_key_id"],
+                aws_secret_access_key=options["secret_access_key"],
+                aws_session_token=options["session_token"],
+                region_name=options["region"],
+                profile_name=options["profile"],
+            )
+            config = botocore_config.Config(
+                connect_timeout=timeout, read_timeout=timeout,
+                retries={"max_attempts": 2, "mode": "standard"},
+            )
+            return session.client(service, endpoint_url=options["endpoint_url"], config=config)
+        except Exception as exc:
+            raise client_error(exc, f"provider '{provider.alias}'", "client setup") from None
+
+    return _clients.get(key, make)
+
+
+def _options(provider: Provider) -> dict[str, str | None]:
+    options = {
+        # boto3 reads AWS_DEFAULT_REGION itself; AWS_REGION is what most other AWS tools set.
+        "region": provider.text("region", "region_name") or os.environ.get("AWS_REGION") or None,
+        "endpoint_url": provider.text("endpoint_url", "endpoint"),
+        "profile": provider.text("profile", "profile_name"),
+        "access_key_id": provider.text("access_key_id", "aws_access_key_id"),
+        "secret_access_key": provider.text("secret_access_key", "aws_secret_access_key"),
+        "session_token": provider.text("session_token", "aws_session_token"),
+    }
+    if bool(options["access_key_id"]) != bool(options["secret_access_key"]):
+        raise TargetError(f"provider '{provider.alias}': access_key_id and secret_access_key "
+                          "must be given together")
+    return options
+
+
+def error_code(exc: BaseException) -> str | None:
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = response.get("Error", {}).get("Code")
+        return str(code) if code else None
+    return None
+
+
+def client_error(exc: BaseException, where: str, operation: str) -> TargetError:
+    """A TargetError for any boto3/botocore failure: its class or error code, never its text."""
+    if isinstance(exc, TargetError):
+        return exc
+    name = type(exc).__name__
+    code = error_code(exc)
+    if code in _AUTH_CODES:
+        return TargetError(f"{where}: permission denied or credentials rejected ({code})")
+    if code in _THROTTLE_CODES:
+        return TargetError(f"{where}: throttled by AWS ({code})")
+    if code:
+        return TargetError(f"{where}: {operation} failed ({code})")
+    if name in ("NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError"):
+        return TargetError(f"{where}: no usable AWS credentials (set access_key_id and "
+                           "secret_access_key in the provider's auth, or the AWS_* environment)")
+    if name == "NoRegionError":
+        return TargetError(f"{where}: no AWS region (set region in the provider, or AWS_REGION)")
+    if name == "ProfileNotFound":
+        return TargetError(f"{where}: the AWS profile is not configured")
+    if name == "ParamValidationError":  # its message can quote the value
+        return TargetError(f"{where}: {operation} rejected by the SDK's parameter validation")
+    return unreachable(where, exc) or TargetError(f"{where}: {operation} failed ({name})")

@@ -1,0 +1,293 @@
+"""``kubernetes/kubernetes_secret``: secrets as data keys of a Kubernetes core/v1 Secret.
+
+Every placement in one (provider, namespace, secret_name) is written by one merge patch that
+sets only those data keys (labels and annotations merge too), or one create when the Secret
+does not exist, so a Secret's other keys are never touched.
+
+Target id: ``<provider>/kubernetes_secret/<namespace>/<secret_name>/<data_key>``. The id is
+computed from the target's config alone, so when ``data_key`` (or ``key``) is not set it ends
+at ``<secret_name>``: the data key is then the secret's (or template field's) own name, which
+the lockfile entry holding the id already names.
+
+Provider settings: ``host`` (``server``) with ``token`` or ``token_file``, ``verify``
+(default true) and ``ca_cert``; else ``kubeconfig`` (``config_file``, else KUBECONFIG, else
+~/.kube/config) and ``context``; else the in-cluster service account. ``timeout`` (default 5 s).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import TargetError
+from ..hashing import sha256_text
+from ..model import Placement, TargetSpec
+from .base import ReadBack, TargetContext
+from .remote import (
+    ClientCache,
+    Provider,
+    check_labels,
+    check_text,
+    collect,
+    digest,
+    load_sdk,
+    local_path,
+    provider_of,
+    read_secret_file,
+    require_valid,
+    unreachable,
+)
+
+DEFAULT_NAMESPACE = "default"
+AUTH_KINDS = ("token", "kubeconfig", "in_cluster", "ambient", "env")
+
+_clients = ClientCache()
+
+
+def _namespace(target: TargetSpec) -> str:
+    return str(target.config.get("namespace") or DEFAULT_NAMESPACE)
+
+
+def _name(target: TargetSpec) -> str:
+    return str(target.config.get("secret_name"))
+
+
+def _data_key(placement: Placement) -> str:
+    config = placement.target.config
+    return str(config.get("data_key") or config.get("key") or placement.key)
+
+
+class KubernetesSecretKind:
+    type = "kubernetes/kubernetes_secret"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": "A data key of a Kubernetes Secret (type Opaque when created); other "
+                           "data keys, labels and annotations of the Secret are kept.",
+            "config": {
+                "secret_name": {"type": "string", "default": None,
+                                "description": "name of the Secret"},
+                "namespace": {"type": "string", "default": DEFAULT_NAMESPACE,
+                              "description": "namespace of the Secret"},
+                "data_key": {"type": "string", "default": None,
+                             "description": "key in the Secret's data; the secret (or template "
+                                            "field) name by default"},
+                "labels": {"type": "object", "default": None,
+                           "description": "labels set on the Secret (merged)"},
+                "annotations": {"type": "object", "default": None,
+                                "description": "annotations set on the Secret (merged)"},
+            },
+        }
+
+    def validate(self, target: TargetSpec, where: str) -> list[str]:
+        config = target.config
+        problems = check_text(config, "secret_name", where, required=True)
+        problems += check_text(config, "namespace", where)
+        problems += check_text(config, "data_key", where)
+        problems += check_labels(config, "labels", where)
+        problems += check_labels(config, "annotations", where)
+        return problems
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        key = target.config.get("data_key") or target.config.get("key")
+        return f"{_namespace(target)}/{_name(target)}" + (f"/{key}" if key else "")
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        return (self.type, target.provider, _namespace(target), _name(target))
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        if not items:
+            return {}
+        target = items[0][0].target
+        namespace, name = _namespace(target), _name(target)
+        where = f"{target.provider}/{target.kind}/{namespace}/{name}"
+        for placement, _ in items:
+            require_valid(self.validate(placement.target, where))
+        values = collect(items, _data_key, where)
+        metadata = {field: self._merged(items, field, where) for field in ("labels", "annotations")}
+        data = {key: base64.b64encode(value.encode("utf-8")).decode("ascii") for key, value in values.items()}
+        k8s = load_sdk("kubernetes.client", "kubernetes", self.type)
+        api, timeout = self._api(target, ctx)
+        patch = {"metadata": {k: v for k, v in metadata.items() if v}, "data": data}
+        try:
+            try:
+                self._call(api.patch_namespaced_secret, name, namespace, patch, timeout=timeout)
+            except Exception as exc:
+                if getattr(exc, "status", None) != 404:
+                    raise
+                body = k8s.V1Secret(
+                    api_version="v1", kind="Secret", type="Opaque", data=data,
+                    metadata=k8s.V1ObjectMeta(name=name, namespace=namespace, **{
+                        k: dict(v) for k, v in metadata.items() if v}),
+                )
+                try:
+                    self._call(api.create_namespaced_secret, namespace, body, timeout=timeout)
+                except Exception as created:
+                    if getattr(created, "status", None) != 409:  # created meanwhile: patch it
+                        raise
+                    self._call(api.patch_namespaced_secret, name, namespace, patch, timeout=timeout)
+        except TargetError:
+            raise
+        except Exception as exc:
+            raise _error(exc, where, "write") from None
+        return {p.key: sha256_text(values[_data_key(p)]) for p, _ in items}
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        if not items:
+            return {}
+        target = items[0].target
+        namespace, name = _namespace(target), _name(target)
+        where = f"{target.provider}/{target.kind}/{namespace}/{name}"
+        for placement in items:
+            require_valid(self.validate(placement.target, where))
+        api, timeout = self._api(target, ctx)
+        try:
+            secret = self._call(api.read_namespaced_secret, name, namespace, timeout=timeout)
+        except Exception as exc:
+            if getattr(exc, "status", None) == 404:
+                return {p.key: ReadBack(False, None, f"{namespace}/{name}/{_data_key(p)}") for p in items}
+            raise _error(exc, where, "read") from None
+        data = secret.get("data") if isinstance(secret, Mapping) else None
+        data = data if isinstance(data, Mapping) else {}
+        backs = {}
+        for placement in items:
+            key = _data_key(placement)
+            location = f"{namespace}/{name}/{key}"
+            encoded = data.get(key)
+            if not isinstance(encoded, str):
+                backs[placement.key] = ReadBack(False, None, location)
+                continue
+            try:
+                raw = base64.b64decode(encoded, validate=True)
+            except (binascii.Error, ValueError):
+                raise TargetError(f"{where}: data key '{key}' is not valid base64") from None
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:  # binary data: compare its bytes' hash, never reuse it
+                backs[placement.key] = ReadBack(True, hashlib.sha256(raw).hexdigest(), location)
+                continue
+            backs[placement.key] = ReadBack(True, sha256_text(text), location, text)
+        return backs
+
+    @staticmethod
+    def _merged(items: Sequence[tuple[Placement, str]], field: str, where: str) -> dict[str, str]:
+        merged: dict[str, str] = {}
+        for placement, _ in items:
+            for key, value in (placement.target.config.get(field) or {}).items():
+                if merged.get(key, value) != value:
+                    raise TargetError(f"{where}: placements disagree on {field[:-1]} '{key}'")
+                merged[key] = value
+        return merged
+
+    @staticmethod
+    def _call(method: Any, *args: Any, timeout: float) -> Any:
+        """Call the API raw (no model decoding, which differs between client versions)."""
+        response = method(*args, _request_timeout=timeout, _preload_content=False)
+        try:
+            body = response.data
+        finally:
+            response.release_conn()
+        return json.loads(body) if body else None
+
+    # -- client --------------------------------------------------------------------------
+
+    def _api(self, target: TargetSpec, ctx: TargetContext) -> tuple[Any, float]:
+        k8s = load_sdk("kubernetes.client", "kubernetes", self.type)
+        provider = provider_of(target, ctx)
+        if provider.auth_kind is not None and provider.auth_kind not in AUTH_KINDS:
+            raise TargetError(f"provider '{provider.alias}': auth kind '{provider.auth_kind}' is not "
+                              f"supported for Kubernetes (supported: {', '.join(AUTH_KINDS)})")
+        timeout = provider.timeout
+        host = provider.text("host", "server")
+        if host:
+            settings = self._direct(provider, ctx)
+            key = digest("host", host, settings, timeout)
+            return _clients.get(key, lambda: self._direct_client(k8s, host, settings)), timeout
+        config = load_sdk("kubernetes.config", "kubernetes", self.type)
+        given = provider.text("kubeconfig", "config_file")
+        path = local_path(given, ctx) if given else os.environ.get("KUBECONFIG") or "~/.kube/config"
+        files = [Path(os.path.expanduser(p)) for p in path.split(os.pathsep) if p]
+        context = provider.text("context")
+        if any(f.is_file() for f in files):
+            stamps = [(str(f), f.stat().st_mtime_ns) for f in files if f.is_file()]
+            key = digest("kubeconfig", stamps, context, timeout)
+            return _clients.get(key, lambda: self._loaded_client(
+                k8s, lambda cfg: config.load_kube_config(
+                    config_file=path, context=context, client_configuration=cfg, persist_config=False),
+                provider.alias)), timeout
+        if given:
+            raise TargetError(f"provider '{provider.alias}': kubeconfig '{given}' not found")
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            key = digest("in-cluster", timeout)
+            return _clients.get(key, lambda: self._loaded_client(
+                k8s, lambda cfg: config.load_incluster_config(client_configuration=cfg),
+                provider.alias)), timeout
+        raise TargetError(f"provider '{provider.alias}': no Kubernetes configuration (set host and "
+                          "token, or kubeconfig, in the provider; or KUBECONFIG)")
+
+    @staticmethod
+    def _direct(provider: Provider, ctx: TargetContext) -> dict[str, Any]:
+        token = provider.text("token")
+        token_file = provider.text("token_file")
+        if token is None and token_file is not None:
+            token = read_secret_file(token_file, ctx, "token_file", provider.alias)
+        verify = provider.settings.get("verify", True)
+        if not isinstance(verify, bool):
+            raise TargetError(f"provider '{provider.alias}': verify must be true or false")
+        ca_cert = provider.text("ca_cert", "certificate_authority")
+        return {"token": token, "verify": verify, "ca_cert": local_path(ca_cert, ctx) if ca_cert else None}
+
+    @staticmethod
+    def _direct_client(k8s: Any, host: str, settings: Mapping[str, Any]) -> Any:
+        cfg = k8s.Configuration(host=host)
+        if settings["token"]:
+            cfg.api_key = {"BearerToken": settings["token"]}
+            cfg.api_key_prefix = {"BearerToken": "Bearer"}
+        cfg.verify_ssl = settings["verify"]
+        if settings["ca_cert"]:
+            cfg.ssl_ca_cert = settings["ca_cert"]
+        cfg.retries = _retries()
+        return k8s.CoreV1Api(k8s.ApiClient(cfg))
+
+    @staticmethod
+    def _loaded_client(k8s: Any, load: Any, alias: str) -> Any:
+        cfg = k8s.Configuration()
+        try:
+            load(cfg)
+        except Exception as exc:  # its text may quote the file; the class is enough
+            raise TargetError(f"provider '{alias}': Kubernetes configuration cannot be loaded "
+                              f"({type(exc).__name__})") from None
+        cfg.retries = _retries()
+        return k8s.CoreV1Api(k8s.ApiClient(cfg))
+
+
+def _retries() -> Any:
+    """Retry a refused connection once; never a read (it may have been applied)."""
+    from urllib3.util.retry import Retry
+
+    return Retry(total=1, connect=1, read=0, status=0, redirect=0, other=0)
+
+
+def _error(exc: BaseException, where: str, operation: str) -> TargetError:
+    """The HTTP status class, never the response body (a Status can quote the request)."""
+    status = getattr(exc, "status", None)
+    if isinstance(status, int) and status:
+        if status == 401:
+            return TargetError(f"{where}: not authenticated (401)")
+        if status == 403:
+            return TargetError(f"{where}: permission denied (403)")
+        if status == 404:
+            return TargetError(f"{where}: {operation} failed (404: no such namespace or resource)")
+        if status == 409:
+            return TargetError(f"{where}: changed by another writer during the {operation}; try again")
+        return TargetError(f"{where}: {operation} failed (HTTP {status})")
+    return unreachable(where, exc) or TargetError(f"{where}: {operation} failed ({type(exc).__name__})")

@@ -1,0 +1,228 @@
+"""Plumbing shared by the remote target kinds: provider settings, lazy SDKs, clients, errors.
+
+Remote kinds never put a value, a credential or an SDK's own error text in a TargetError:
+SDK messages may echo request parameters (the value) or response bodies. Errors name the
+target and a cause class only (``cannot reach the endpoint (timeout)``, ``permission denied``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import socket
+import ssl
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import TargetError
+from ..model import Placement, TargetSpec
+from .base import TargetContext
+
+DEFAULT_TIMEOUT = 5.0  # seconds, per remote call; providers override it with `timeout`
+MAX_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A target's provider: the alias, its kind and its settings (auth config under config)."""
+
+    alias: str
+    kind: str
+    auth_kind: str | None
+    settings: Mapping[str, Any]
+
+    @property
+    def timeout(self) -> float:
+        value = self.settings.get("timeout", DEFAULT_TIMEOUT)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= MAX_TIMEOUT:
+            raise TargetError(f"provider '{self.alias}': timeout must be a number of seconds "
+                              f"between 0 and {MAX_TIMEOUT:g}")
+        return float(value)
+
+    def text(self, *keys: str) -> str | None:
+        """The first of ``keys`` set to a non-empty string; TargetError for other types."""
+        for key in keys:
+            value = self.settings.get(key)
+            if value is None or value == "":
+                continue
+            if not isinstance(value, str):
+                raise TargetError(f"provider '{self.alias}': {key} must be a string")
+            return value
+        return None
+
+
+def provider_of(target: TargetSpec, ctx: TargetContext) -> Provider:
+    """The provider a target names; an undeclared alias is a provider kind with no settings.
+
+    Settings are the auth block's ``config`` (and any other keys beside its ``kind``),
+    overlaid by the provider's ``config``: SecretZero keeps a region or a kubeconfig under
+    ``auth.config``, other tools under ``config``; both work.
+    """
+    spec = ctx.providers.get(target.provider)
+    if spec is None:
+        return Provider(target.provider, target.provider_kind or target.provider, None, {})
+    auth = spec.auth if isinstance(spec.auth, Mapping) else {}
+    auth_config = auth.get("config") if isinstance(auth.get("config"), Mapping) else {}
+    settings = {k: v for k, v in auth.items() if k not in ("kind", "config")}
+    settings.update(auth_config or {})
+    settings.update(spec.config or {})
+    auth_kind = auth.get("kind")
+    return Provider(spec.alias, spec.kind, auth_kind if isinstance(auth_kind, str) else None, settings)
+
+
+def load_sdk(module: str, package: str, type_: str) -> Any:
+    """Import an optional SDK at use, so the engine imports (and file targets work) without it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise TargetError(f"install the '{package}' package to use {type_} targets") from None
+
+
+def read_secret_file(path_text: str, ctx: TargetContext, what: str, alias: str) -> str:
+    """A token file's stripped content; relative paths are relative to the definition folder."""
+    path = Path(os.path.expanduser(path_text))
+    if not path.is_absolute():
+        path = ctx.base_dir / path
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise TargetError(f"provider '{alias}': {what} '{path_text}' not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+        raise TargetError(f"provider '{alias}': {what} '{path_text}' cannot be read ({reason})") from None
+
+
+def local_path(path_text: str, ctx: TargetContext) -> str:
+    path = Path(os.path.expanduser(path_text))
+    return str(path if path.is_absolute() else ctx.base_dir / path)
+
+
+def digest(*parts: Any) -> str:
+    """A stable cache key for settings that may hold credentials, without keeping them as keys."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ClientCache:
+    """SDK clients by settings digest, least recently used first out.
+
+    Creating clients is slow (boto3 loads service models), so one per distinct settings is
+    kept for the process; different endpoints, credentials or timeouts get different clients.
+    """
+
+    def __init__(self, size: int = 32) -> None:
+        self._size = size
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str, factory: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+            client = factory()
+            self._items[key] = client
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+            return client
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+def network_cause(exc: BaseException) -> str | None:
+    """``timeout``, ``connection refused``... when ``exc`` (or what it wraps) is a network error.
+
+    Looks only at exception classes along the cause chain, never at messages.
+    """
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    classes: list[type[BaseException]] = []
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        classes.extend(type(current).__mro__[:-1])
+        reason = getattr(current, "reason", None)  # urllib3's MaxRetryError wraps its cause here
+        pending.extend([current.__cause__, current.__context__,
+                        reason if isinstance(reason, BaseException) else None])
+    names = {cls.__name__ for cls in classes}
+    # Root causes first: urllib3's NewConnectionError is a ConnectTimeoutError by inheritance.
+    if ConnectionRefusedError in classes:
+        return "connection refused"
+    if socket.gaierror in classes or "NameResolutionError" in names:
+        return "host not found"
+    if any("Timeout" in name for name in names) or TimeoutError in classes:
+        return "timeout"
+    if ssl.SSLError in classes or any("SSL" in name for name in names):
+        return "TLS error"
+    if ConnectionError in classes or any("Connection" in name for name in names):
+        return "connection failed"
+    return None
+
+
+def unreachable(where: str, exc: BaseException) -> TargetError | None:
+    cause = network_cause(exc)
+    return TargetError(f"{where}: cannot reach the endpoint ({cause})") if cause else None
+
+
+def collect(items: Sequence[tuple[Placement, str]], store_key: Callable[[Placement], str],
+            where: str) -> dict[str, str]:
+    """``{key in the store: value}`` for one group; one key given two values is an error."""
+    values: dict[str, str] = {}
+    for placement, value in items:
+        key = store_key(placement)
+        if values.get(key, value) != value:
+            raise TargetError(f"{where}: key '{key}' is given two values")
+        values[key] = value
+    return values
+
+
+def same_config(placements: Iterable[Placement], keys: Sequence[str], where: str) -> Mapping[str, Any]:
+    """The shared config of a group's placements; they must agree on ``keys``."""
+    configs = [p.target.config for p in placements]
+    first = configs[0]
+    for key in keys:
+        if any(c.get(key) != first.get(key) for c in configs[1:]):
+            raise TargetError(f"{where}: placements disagree on config.{key}")
+    return first
+
+
+# -- config validation -------------------------------------------------------------------------
+
+
+def check_text(config: Mapping[str, Any], key: str, where: str, *, required: bool = False,
+               choices: Sequence[str] = ()) -> list[str]:
+    value = config.get(key)
+    if value is None:
+        return [f"{where}: config.{key} is required"] if required else []
+    if not isinstance(value, str) or (required and not value.strip()):
+        return [f"{where}: config.{key} must be a non-empty string" if required
+                else f"{where}: config.{key} must be a string"]
+    if choices and value not in choices:
+        return [f"{where}: config.{key} '{value}' is not one of {', '.join(choices)}"]
+    return []
+
+
+def check_labels(config: Mapping[str, Any], key: str, where: str) -> list[str]:
+    value = config.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        return [f"{where}: config.{key} must be a mapping of strings to strings"]
+    return []
+
+
+def require_valid(problems: list[str]) -> None:
+    if problems:
+        raise TargetError("; ".join(problems))

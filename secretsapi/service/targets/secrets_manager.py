@@ -1,0 +1,106 @@
+"""``aws/secrets_manager``: a secret as the string of one AWS Secrets Manager secret."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from ..hashing import sha256_text
+from ..model import Placement, TargetSpec
+from .aws import aws_client, client_error, error_code
+from .base import ReadBack, TargetContext
+from .remote import check_text, collect, require_valid, same_config
+
+
+class SecretsManagerKind:
+    type = "aws/secrets_manager"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": "An AWS Secrets Manager secret (SecretString): created on first "
+                           "write, then each write puts a new version (AWSCURRENT). A secret "
+                           "scheduled for deletion is restored first.",
+            "config": {
+                "name": {"type": "string", "default": None,
+                         "description": "secret name (or ARN of an existing secret)"},
+                "description": {"type": "string", "default": None,
+                                "description": "description, set when the secret is created"},
+                "kms_key_id": {"type": "string", "default": None,
+                               "description": "KMS key, set when the secret is created; the "
+                                              "account's default key when unset"},
+            },
+        }
+
+    def validate(self, target: TargetSpec, where: str) -> list[str]:
+        config = target.config
+        return (check_text(config, "name", where, required=True)
+                + check_text(config, "description", where)
+                + check_text(config, "kms_key_id", where))
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return f"{target.provider}/{target.kind}/{target.config.get('name')}"
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return str(target.config.get("name"))
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        return (self.type, target.provider, str(target.config.get("name")))
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        if not items:
+            return {}
+        target = items[0][0].target
+        where = self.target_id(target, ctx)
+        require_valid(self.validate(target, where))
+        config = same_config([p for p, _ in items], ("description", "kms_key_id"), where)
+        name = str(config["name"])
+        (value,) = collect(items, lambda p: name, where).values()
+        client = aws_client("secretsmanager", target, ctx, self.type)
+        create: dict[str, Any] = {"Name": name, "SecretString": value}
+        if config.get("description"):
+            create["Description"] = config["description"]
+        if config.get("kms_key_id"):
+            create["KmsKeyId"] = config["kms_key_id"]
+        try:
+            client.create_secret(**create)
+        except Exception as exc:
+            if error_code(exc) != "ResourceExistsException":
+                raise client_error(exc, where, "create_secret") from None
+            self._put(client, name, value, where)
+        return {p.key: sha256_text(value) for p, _ in items}
+
+    @staticmethod
+    def _put(client: Any, name: str, value: str, where: str) -> None:
+        """A new version of an existing secret, restoring it first if scheduled for deletion."""
+        operation = "describe_secret"
+        try:
+            if "DeletedDate" in client.describe_secret(SecretId=name):
+                operation = "restore_secret"
+                client.restore_secret(SecretId=name)
+            operation = "put_secret_value"
+            client.put_secret_value(SecretId=name, SecretString=value)
+        except Exception as exc:
+            raise client_error(exc, where, operation) from None
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        if not items:
+            return {}
+        target = items[0].target
+        where = self.target_id(target, ctx)
+        require_valid(self.validate(target, where))
+        name = str(target.config["name"])
+        client = aws_client("secretsmanager", target, ctx, self.type)
+        try:
+            response = client.get_secret_value(SecretId=name)
+        except Exception as exc:
+            # InvalidRequestException: scheduled for deletion, which is gone for its readers.
+            if error_code(exc) in ("ResourceNotFoundException", "InvalidRequestException"):
+                return {p.key: ReadBack(False, None, name) for p in items}
+            raise client_error(exc, where, "get_secret_value") from None
+        stored = response.get("SecretString")
+        if isinstance(stored, str):
+            return {p.key: ReadBack(True, sha256_text(stored), name, stored) for p in items}
+        # A binary secret: hashed as stored, never a value this service wrote or can reuse.
+        binary = response.get("SecretBinary") or b""
+        return {p.key: ReadBack(True, hashlib.sha256(binary).hexdigest(), name) for p in items}

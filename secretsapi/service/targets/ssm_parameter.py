@@ -1,0 +1,104 @@
+"""``aws/ssm_parameter``: a secret as one AWS Systems Manager Parameter Store parameter."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from ..errors import TargetError
+from ..hashing import sha256_text
+from ..model import Placement, TargetSpec
+from .aws import aws_client, client_error, error_code
+from .base import ReadBack, TargetContext
+from .remote import check_text, collect, require_valid, same_config
+
+TYPES = ("SecureString", "String", "StringList")
+TIERS = ("Standard", "Advanced", "Intelligent-Tiering")
+
+
+class SsmParameterKind:
+    type = "aws/ssm_parameter"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": "An AWS SSM Parameter Store parameter; each write is a new parameter "
+                           "version. Read back with decryption for drift.",
+            "config": {
+                "name": {"type": "string", "default": None,
+                         "description": "parameter name, e.g. /app/prod/db_password"},
+                "type": {"type": "string", "default": "SecureString",
+                         "description": "SecureString | String | StringList"},
+                "tier": {"type": "string", "default": "Standard",
+                         "description": "Standard | Advanced | Intelligent-Tiering"},
+                "description": {"type": "string", "default": None,
+                                "description": "parameter description"},
+                "kms_key_id": {"type": "string", "default": None,
+                               "description": "KMS key for SecureString; the account's default "
+                                              "key when unset"},
+                "overwrite": {"type": "boolean", "default": True,
+                              "description": "replace an existing parameter; false: fail if "
+                                             "it exists"},
+            },
+        }
+
+    def validate(self, target: TargetSpec, where: str) -> list[str]:
+        config = target.config
+        problems = check_text(config, "name", where, required=True)
+        problems += check_text(config, "type", where, choices=TYPES)
+        problems += check_text(config, "tier", where, choices=TIERS)
+        problems += check_text(config, "description", where)
+        problems += check_text(config, "kms_key_id", where)
+        if not isinstance(config.get("overwrite", True), bool):
+            problems.append(f"{where}: config.overwrite must be true or false")
+        return problems
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return f"{target.provider}/{target.kind}/{target.config.get('name')}"
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return str(target.config.get("name"))
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        return (self.type, target.provider, str(target.config.get("name")))
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        if not items:
+            return {}
+        target = items[0][0].target
+        where = self.target_id(target, ctx)
+        require_valid(self.validate(target, where))
+        config = same_config([p for p, _ in items],
+                             ("type", "tier", "description", "kms_key_id", "overwrite"), where)
+        (value,) = collect(items, lambda p: str(config["name"]), where).values()
+        request: dict[str, Any] = {
+            "Name": config["name"], "Value": value, "Type": config.get("type") or "SecureString",
+            "Tier": config.get("tier") or "Standard", "Overwrite": config.get("overwrite", True),
+        }
+        if config.get("description"):
+            request["Description"] = config["description"]
+        if config.get("kms_key_id") and request["Type"] == "SecureString":
+            request["KeyId"] = config["kms_key_id"]
+        client = aws_client("ssm", target, ctx, self.type)
+        try:
+            client.put_parameter(**request)
+        except Exception as exc:
+            if error_code(exc) == "ParameterAlreadyExists":
+                raise TargetError(f"{where}: the parameter exists and config.overwrite is false") from None
+            raise client_error(exc, where, "put_parameter") from None
+        return {p.key: sha256_text(value) for p, _ in items}
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        if not items:
+            return {}
+        target = items[0].target
+        where = self.target_id(target, ctx)
+        require_valid(self.validate(target, where))
+        name = str(target.config["name"])
+        client = aws_client("ssm", target, ctx, self.type)
+        try:
+            stored = client.get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"]
+        except Exception as exc:
+            if error_code(exc) == "ParameterNotFound":
+                return {p.key: ReadBack(False, None, name) for p in items}
+            raise client_error(exc, where, "get_parameter") from None
+        return {p.key: ReadBack(True, sha256_text(stored), name, stored) for p in items}

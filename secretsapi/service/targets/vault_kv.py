@@ -1,0 +1,248 @@
+"""``vault/vault_kv``: secrets as keys of a HashiCorp Vault KV secret (engine version 1 or 2).
+
+Every placement at one (provider, mount, path) is written by one read-modify-write that keeps
+the path's other keys; on KV v2 it is one new version, guarded by check-and-set so a
+concurrent writer makes the write fail instead of being lost.
+
+Target id: ``<provider>/vault_kv/<mount>/<path>``, with ``#<key>`` appended when ``key`` is
+set to something other than the default ``value``, so secrets sharing a path under different
+keys have distinct ids.
+
+Provider settings: ``address`` (``url``; else VAULT_ADDR), ``token`` or ``token_file`` (else
+VAULT_TOKEN, then ~/.vault-token), ``namespace`` (else VAULT_NAMESPACE), ``verify`` (true,
+false or a CA bundle path; else VAULT_CACERT / VAULT_SKIP_VERIFY), ``timeout`` (default 5 s).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+from ..errors import TargetError
+from ..hashing import sha256_text, sha256_value
+from ..model import Placement, TargetSpec
+from .base import ReadBack, TargetContext
+from .remote import (
+    ClientCache,
+    check_text,
+    collect,
+    digest,
+    load_sdk,
+    local_path,
+    provider_of,
+    read_secret_file,
+    require_valid,
+    same_config,
+    unreachable,
+)
+
+DEFAULT_MOUNT = "secret"
+DEFAULT_KEY = "value"
+AUTH_KINDS = ("token", "token_file", "env", "ambient")
+
+_clients = ClientCache()
+
+
+def _mount(target: TargetSpec) -> str:
+    return str(target.config.get("mount_point") or DEFAULT_MOUNT).strip("/")
+
+
+def _path(target: TargetSpec) -> str:
+    return str(target.config.get("path", "")).strip("/")
+
+
+def _key(target: TargetSpec) -> str:
+    return str(target.config.get("key") or DEFAULT_KEY)
+
+
+class VaultKvKind:
+    type = "vault/vault_kv"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": "A key of a HashiCorp Vault KV secret; the path's other keys are "
+                           "kept. KV v2 writes one new version per sync, with check-and-set.",
+            "config": {
+                "path": {"type": "string", "default": None,
+                         "description": "secret path inside the mount, e.g. app/prod/db"},
+                "mount_point": {"type": "string", "default": DEFAULT_MOUNT,
+                                "description": "KV secrets engine mount"},
+                "version": {"type": "integer", "default": 2,
+                            "description": "KV engine version: 1 or 2"},
+                "key": {"type": "string", "default": DEFAULT_KEY,
+                        "description": "key inside the secret's data"},
+            },
+        }
+
+    def validate(self, target: TargetSpec, where: str) -> list[str]:
+        config = target.config
+        problems = check_text(config, "path", where, required=True)
+        problems += check_text(config, "mount_point", where)
+        problems += check_text(config, "key", where)
+        if config.get("version", 2) not in (1, 2) or isinstance(config.get("version"), bool):
+            problems.append(f"{where}: config.version must be 1 or 2")
+        return problems
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        key = _key(target)
+        return f"{_mount(target)}/{_path(target)}" + ("" if key == DEFAULT_KEY else f"#{key}")
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        return (self.type, target.provider, _mount(target), _path(target))
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        if not items:
+            return {}
+        target = items[0][0].target
+        where = f"{target.provider}/{target.kind}/{_mount(target)}/{_path(target)}"
+        for placement, _ in items:
+            require_valid(self.validate(placement.target, where))
+        version = same_config([p for p, _ in items], ("version",), where).get("version", 2)
+        values = collect(items, lambda p: _key(p.target), where)
+        client = self._client(target, ctx)
+        kv = client.secrets.kv
+        mount, path = _mount(target), _path(target)
+        try:
+            if version == 1:
+                current, exists = self._read_v1(kv, mount, path)
+                if not exists or {**current, **values} != current:
+                    kv.v1.create_or_update_secret(path=path, secret={**current, **values},
+                                                  method="PUT" if exists else "POST", mount_point=mount)
+            else:
+                current, cas = self._read_v2(kv, mount, path)
+                if cas == 0 or {**current, **values} != current:
+                    kv.v2.create_or_update_secret(path=path, secret={**current, **values}, cas=cas,
+                                                  mount_point=mount)
+        except TargetError:
+            raise
+        except Exception as exc:
+            raise _error(exc, where, "write") from None
+        return {p.key: sha256_text(values[_key(p.target)]) for p, _ in items}
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        if not items:
+            return {}
+        target = items[0].target
+        where = f"{target.provider}/{target.kind}/{_mount(target)}/{_path(target)}"
+        for placement in items:
+            require_valid(self.validate(placement.target, where))
+        kv = self._client(target, ctx).secrets.kv
+        mount, path = _mount(target), _path(target)
+        try:
+            if target.config.get("version", 2) == 1:
+                data, _ = self._read_v1(kv, mount, path)
+            else:
+                data, _ = self._read_v2(kv, mount, path)
+        except TargetError:
+            raise
+        except Exception as exc:
+            raise _error(exc, where, "read") from None
+        backs = {}
+        for placement in items:
+            location = self.location(placement.target, ctx)
+            key = _key(placement.target)
+            if key not in data:
+                backs[placement.key] = ReadBack(False, None, location)
+                continue
+            stored = data[key]
+            text = stored if isinstance(stored, str) else None
+            backs[placement.key] = ReadBack(True, sha256_value(stored), location, text)
+        return backs
+
+    # -- Vault ---------------------------------------------------------------------------
+
+    def _client(self, target: TargetSpec, ctx: TargetContext) -> Any:
+        hvac = load_sdk("hvac", "hvac", self.type)
+        provider = provider_of(target, ctx)
+        if provider.auth_kind is not None and provider.auth_kind not in AUTH_KINDS:
+            raise TargetError(f"provider '{provider.alias}': auth kind '{provider.auth_kind}' is not "
+                              f"supported for Vault (supported: {', '.join(AUTH_KINDS)})")
+        address = provider.text("address", "url") or os.environ.get("VAULT_ADDR")
+        if not address:
+            raise TargetError(f"provider '{provider.alias}': no Vault address (set address in the "
+                              "provider, or VAULT_ADDR)")
+        token = provider.text("token")
+        token_file = provider.text("token_file")
+        if token is None and token_file is not None:
+            token = read_secret_file(token_file, ctx, "token_file", provider.alias)
+        if token is None:
+            token = hvac.utils.get_token_from_env()  # VAULT_TOKEN, then ~/.vault-token
+        if not token:
+            raise TargetError(f"provider '{provider.alias}': no Vault token (set token or "
+                              "token_file in the provider's auth, or VAULT_TOKEN)")
+        namespace = provider.text("namespace") or os.environ.get("VAULT_NAMESPACE") or None
+        verify = _verify(provider.settings.get("verify"), ctx, provider.alias)
+        timeout = provider.timeout
+        key = digest(address, token, namespace, verify, timeout)
+        return _clients.get(key, lambda: hvac.Client(url=address, token=token, namespace=namespace,
+                                                      verify=verify, timeout=timeout))
+
+    @staticmethod
+    def _read_v2(kv: Any, mount: str, path: str) -> tuple[dict[str, Any], int]:
+        """The latest version's data ({} when absent or deleted) and its version (0: none)."""
+        invalid_path = load_sdk("hvac.exceptions", "hvac", "vault/vault_kv").InvalidPath
+        try:
+            response = kv.v2.read_secret_version(path=path, mount_point=mount,
+                                                 raise_on_deleted_version=False)
+        except invalid_path as exc:
+            # Never written, or the latest version destroyed: the metadata may still count versions.
+            body = exc.json if isinstance(exc.json, Mapping) else {}
+            return {}, _version(body)
+        data = (response.get("data") or {}).get("data") if isinstance(response, Mapping) else None
+        return (dict(data) if isinstance(data, Mapping) else {}), _version(response)
+
+    @staticmethod
+    def _read_v1(kv: Any, mount: str, path: str) -> tuple[dict[str, Any], bool]:
+        invalid_path = load_sdk("hvac.exceptions", "hvac", "vault/vault_kv").InvalidPath
+        try:
+            response = kv.v1.read_secret(path=path, mount_point=mount)
+        except invalid_path:
+            return {}, False
+        data = response.get("data") if isinstance(response, Mapping) else None
+        return (dict(data) if isinstance(data, Mapping) else {}), True
+
+
+def _version(body: Any) -> int:
+    try:
+        version = body["data"]["metadata"]["version"]
+    except (KeyError, TypeError):
+        return 0
+    return version if isinstance(version, int) and not isinstance(version, bool) else 0
+
+
+def _verify(value: Any, ctx: TargetContext, alias: str) -> bool | str:
+    if value is None:
+        if os.environ.get("VAULT_SKIP_VERIFY", "").lower() in ("1", "true", "yes"):
+            return False
+        return os.environ.get("VAULT_CACERT") or True
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value:
+        return local_path(value, ctx)
+    raise TargetError(f"provider '{alias}': verify must be true, false or a CA bundle path")
+
+
+def _error(exc: BaseException, where: str, operation: str) -> TargetError:
+    """Vault's status class, never its error text (which can quote the request)."""
+    name = type(exc).__name__
+    if name == "Forbidden":
+        return TargetError(f"{where}: permission denied (403: the token is invalid or lacks access)")
+    if name == "Unauthorized":
+        return TargetError(f"{where}: not authenticated (401)")
+    if name == "InvalidPath":
+        return TargetError(f"{where}: {operation} failed (404: no such mount or path)")
+    if name == "InvalidRequest":
+        errors = " ".join(str(e) for e in (getattr(exc, "errors", None) or []))
+        if "check-and-set" in errors:
+            return TargetError(f"{where}: changed by another writer during the {operation}; try again")
+        return TargetError(f"{where}: {operation} rejected (400)")
+    if name == "VaultDown":
+        return TargetError(f"{where}: Vault is sealed or unavailable (503)")
+    if name in ("RateLimitExceeded", "InternalServerError", "BadGateway", "VaultNotInitialized",
+                "UnexpectedError", "PreconditionFailed", "UnsupportedOperation"):
+        return TargetError(f"{where}: {operation} failed ({name})")
+    return unreachable(where, exc) or TargetError(f"{where}: {operation} failed ({name})")

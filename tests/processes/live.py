@@ -1,0 +1,299 @@
+"""Real ``manage.py serve`` processes for tests: started in their own process group, on a
+loopback port, with their output in a file; always killed, master and workers, at the end.
+
+Also: a throwaway PostgreSQL database per test (TEST_DATABASE_URL), definitions with many
+secrets, and readers that parse every target file in its own format.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import tomllib
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import yaml
+
+from tests.helpers import free_port, http
+
+ROOT = Path(__file__).resolve().parents[2]
+API_KEY = "live-test-key-0c7e5a91"
+START_DEADLINE_S = 90.0
+
+FORMATS = ("env", "json", "yaml", "toml")
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class LiveServer:
+    proc: subprocess.Popen[bytes]
+    port: int
+    log_path: Path
+    headers: dict[str, str] = field(default_factory=lambda: {"X-API-Key": API_KEY})
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def call(self, method: str, path: str, body: Any = None, timeout: float = 120) -> tuple[int, Any]:
+        status, _, data = http(method, self.url + path, body, headers=self.headers, timeout=timeout)
+        return status, data
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        """kill -9 of the whole process group (gunicorn master and workers); returns once gone."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=30)
+        _wait_group_gone(self.proc.pid)
+
+    def stop(self) -> None:
+        """SIGTERM (graceful), then kill -9 if anything is left after a bound."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=30)
+        self.kill()
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of the group: orphaned workers are reaped by init, not us."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+def _wait_group_gone(pgid: int, deadline_s: float = 30) -> None:
+    end = time.monotonic() + deadline_s
+    while _group_members(pgid):
+        if time.monotonic() > end:
+            raise AssertionError(f"process group {pgid} still has {_group_members(pgid)}")
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        time.sleep(0.02)
+
+
+def server_env(
+    *, data_dir: Path, config: Path, lockfile: Path | None = None, database_url: str | None = None,
+    api_key: str | None = API_KEY, extra: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """The parent's environment less every service setting, then exactly the ones given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
+    env.update({"SERVICE_DATA_DIR": str(data_dir), "SERVICE_CONFIG": str(config), "PYTHONUNBUFFERED": "1"})
+    if lockfile is not None:
+        env["SERVICE_LOCKFILE"] = str(lockfile)
+    if database_url is not None:
+        env["DATABASE_URL"] = database_url
+    if api_key is not None:
+        env["SERVICE_API_KEY"] = api_key
+    env.update(extra or {})
+    return env
+
+
+def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_level: str = "info") -> LiveServer:
+    """Start ``serve`` and wait until /health answers; retried on another port if it cannot bind."""
+    for _attempt in range(3):
+        port = free_port()
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", str(workers),
+                 "--log-level", log_level],
+                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        server = LiveServer(proc, port, log_path)
+        try:
+            if _wait_ready(server):
+                return server
+        except BaseException:
+            server.kill()
+            raise
+        server.kill()
+        if "Address already in use" not in server.log():
+            break
+    raise AssertionError(f"serve did not start; its output:\n{server.log()[-4000:]}")
+
+
+def _wait_ready(server: LiveServer) -> bool:
+    end = time.monotonic() + START_DEADLINE_S
+    while time.monotonic() < end:
+        if server.proc.poll() is not None:
+            return False
+        try:
+            status, _, _ = http("GET", server.url + "/health", timeout=2)
+            if status == 200:
+                return True
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def servers() -> Iterator[Callable[..., LiveServer]]:
+    """``servers(env, log_path, workers=...)`` starts one; every one is killed at teardown."""
+    started: list[LiveServer] = []
+
+    def start(env: dict[str, str], log_path: Path, **kwargs: Any) -> LiveServer:
+        server = start_server(env, log_path, **kwargs)
+        started.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.kill()
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+
+SKIP_REASON = (
+    "PostgreSQL tests need TEST_DATABASE_URL=postgres://user:password@host:port/dbname for a role "
+    "with CREATEDB (see README, 'Tests on PostgreSQL'); .ci/run sets it up"
+)
+
+
+def postgres_admin_url() -> str:
+    """TEST_DATABASE_URL, or skip (fail when TEST_REQUIRE_POSTGRES=1, as in CI)."""
+    url = os.environ.get("TEST_DATABASE_URL", "").strip()
+    if url:
+        return url
+    if os.environ.get("TEST_REQUIRE_POSTGRES", "").strip() in {"1", "true", "yes"}:
+        pytest.fail("TEST_REQUIRE_POSTGRES is set but TEST_DATABASE_URL is not")
+    pytest.skip(SKIP_REASON)
+
+
+@pytest.fixture
+def pg_database() -> Iterator[str]:
+    """The URL of a new, empty database, dropped (with its connections) at teardown."""
+    import psycopg
+
+    admin = postgres_admin_url()
+    name = f"secretsapi_t_{uuid.uuid4().hex[:12]}"
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.Error as exc:
+        pytest.fail(f"cannot create a test database with TEST_DATABASE_URL: {exc}")
+    parts = urlsplit(admin)
+    try:
+        yield urlunsplit(parts._replace(path="/" + name))
+    finally:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def pg_rows(url: str, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    import psycopg
+
+    with psycopg.connect(url, connect_timeout=10) as conn:
+        return list(conn.execute(query, params).fetchall())
+
+
+def sqlite_rows(path: Path, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    with contextlib.closing(sqlite3.connect(path, timeout=30)) as conn:
+        return list(conn.execute(query, params).fetchall())
+
+
+# --- definitions and targets -----------------------------------------------------------------
+
+def many_secrets(count: int, files: int, *, prefix: str = "s", kinds: tuple[str, ...] = ("random_hex",),
+                 **fields: Any) -> dict[str, Any]:
+    """``count`` secrets spread over ``files`` target files, cycling through FORMATS.
+
+    dotenv files get random_hex values only, so the strict reader below can parse them.
+    """
+    secrets = []
+    for i in range(count):
+        f = i % files
+        fmt = FORMATS[f % len(FORMATS)]
+        kind = "random_hex" if fmt == "env" else kinds[i % len(kinds)]
+        secrets.append({
+            "name": f"{prefix}{i}", "kind": kind, **fields,
+            "targets": [{"provider": "local", "kind": "file", "config": {"path": f"out/f{f}.{fmt}"}}],
+        })
+    return {"version": "1.0", "secrets": secrets}
+
+
+def write_definition(root: Path, document: dict[str, Any]) -> Path:
+    path = root / "Secretfile.yml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+def read_target(path: Path) -> dict[str, str]:
+    """Parse one target file strictly in its format (raises if it is not valid)."""
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix
+    if suffix == ".json":
+        data = json.loads(text)
+    elif suffix == ".yaml":
+        data = yaml.safe_load(text)
+    elif suffix == ".toml":
+        data = tomllib.loads(text)
+    elif suffix == ".env":
+        data = {}
+        for number, line in enumerate(text.splitlines(), 1):
+            key, sep, value = line.partition("=")
+            if not sep or not key.isidentifier() or not value or any(c not in "0123456789abcdef" for c in value):
+                raise ValueError(f"{path}:{number}: not a KEY=hex line")
+            data[key] = value
+    else:
+        raise ValueError(f"unknown format {path}")
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ValueError(f"{path}: not a flat mapping of strings")
+    return data
+
+
+def read_targets(root: Path) -> dict[str, str]:
+    """Every key in every target file under ``root/out``: secret name -> value."""
+    values: dict[str, str] = {}
+    for path in sorted((root / "out").glob("f*.*")) if (root / "out").exists() else []:
+        values.update(read_target(path))
+    return values
+
+
+def read_lock(path: Path) -> dict[str, Any]:
+    """The lockfile's ``secrets``; an absent file is empty, an invalid one raises."""
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict) and isinstance(data["secrets"], dict)
+    return data["secrets"]
+
+
+def unknown_values(root: Path, lockfile: Path) -> set[str]:
+    """Secrets whose value in a target has a hash the lockfile does not record for it."""
+    lock = read_lock(lockfile)
+    return {name for name, value in read_targets(root).items()
+            if name not in lock or lock[name]["hash"] != sha(value)}

@@ -1,0 +1,105 @@
+"""kill -9 of the whole server (gunicorn master and worker) in the middle of syncs and rotations
+of 2,000 secrets: files stay parseable, drift sees every value the lockfile does not know, and
+repeating the interrupted operation makes everything consistent again."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.processes.live import (
+    LiveServer,
+    many_secrets,
+    read_lock,
+    read_targets,
+    server_env,
+    unknown_values,
+    write_definition,
+)
+
+pytestmark = pytest.mark.slow
+
+SECRETS = 2000
+FILES = 20
+SYNC_CRASHES = 20
+ROTATION_CRASHES = 4
+SEED = 20260
+
+
+def crash_during(server: LiveServer, path: str, body: dict[str, Any], delay: float) -> None:
+    """Send the request, kill -9 the server ``delay`` seconds later, whatever it is doing."""
+    thread = threading.Thread(target=lambda: _ignore_errors(server, path, body), daemon=True)
+    thread.start()
+    time.sleep(delay)
+    server.kill()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+
+
+def _ignore_errors(server: LiveServer, path: str, body: dict[str, Any]) -> None:
+    try:
+        server.call("POST", path, body, timeout=60)
+    except OSError:
+        pass  # the connection dies with the server
+
+
+def _start_from_nothing(project: Path) -> None:
+    (project / ".gitsecrets.lock").unlink(missing_ok=True)
+    shutil.rmtree(project / "out", ignore_errors=True)
+
+
+def assert_files_valid(project: Path) -> None:
+    read_lock(project / ".gitsecrets.lock")  # absent, or valid JSON with a secrets object
+    read_targets(project)  # every target file parses in its format
+
+
+def test_kill_9_during_syncs_and_rotations_never_corrupts_files_or_hides_a_value_from_drift(
+    tmp_path: Path, servers: Callable[..., LiveServer]
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    definition = write_definition(project, many_secrets(
+        SECRETS, files=FILES, kinds=("random_hex", "random_password"), rotation_period="90d"))
+    env = server_env(data_dir=tmp_path / "data", config=definition)
+    log = tmp_path / "serve.log"
+    rng = random.Random(SEED)
+    server = servers(env, log)
+    status, result = server.call("POST", "/sync", {})
+    assert status == 200 and len(result["secrets_generated"]) == SECRETS
+    # How long each operation takes on a warm server: the kill falls anywhere in that window.
+    took: dict[tuple[str, bool], float] = {}
+    for path, body in (("/sync", {}), ("/sync", {"force": True}), ("/rotation/execute", {"force": True})):
+        if not body:
+            _start_from_nothing(project)
+        started = time.monotonic()
+        assert server.call("POST", path, body)[0] == 200
+        took[path, bool(body)] = time.monotonic() - started
+
+    plan = [("/sync", {} if i % 2 == 0 else {"force": True}) for i in range(SYNC_CRASHES)]
+    plan += [("/rotation/execute", {"force": True})] * ROTATION_CRASHES
+    for round_no, (path, body) in enumerate(plan):
+        if not body:
+            _start_from_nothing(project)
+        crash_during(server, path, body, rng.uniform(0.0, took[path, bool(body)]))
+
+        assert_files_valid(project)
+        unknown = unknown_values(project, project / ".gitsecrets.lock")
+        server = servers(env, log)
+        status, drift = server.call("POST", "/drift/check", {})
+        assert status == 200
+        assert unknown <= set(drift["secrets_with_drift"]), (round_no, sorted(unknown - set(drift["secrets_with_drift"])))
+
+        status, result = server.call("POST", path, body)  # repeat the interrupted operation
+        assert status == 200, result
+        assert not result.get("secrets_failed") and not result.get("failed"), result
+        status, drift = server.call("POST", "/drift/check", {})
+        assert status == 200 and drift["has_drift"] is False, (round_no, drift["details"][:3])
+        assert unknown_values(project, project / ".gitsecrets.lock") == set()
+        assert len(read_lock(project / ".gitsecrets.lock")) == SECRETS

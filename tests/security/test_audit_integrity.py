@@ -1,0 +1,72 @@
+"""Every completed operation has its audit row; when the row cannot be written, the operation
+fails loudly (500 with the error body) instead of completing unrecorded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import DatabaseError
+from rest_framework.test import APIClient
+
+from audit.models import AuditEntry
+from tests.api.test_error_body import assert_error_body
+from tests.conftest import Project, definition, file_secret
+
+OPERATIONS = [
+    ("post", "/sync", {}, "sync"),
+    ("post", "/sync", {"force": True}, "sync"),
+    ("post", "/agent/sync", {"force": True}, "agent_sync"),
+    ("post", "/rotation/execute", {"force": True}, "execute_rotation"),
+    ("post", "/rotation/check", {}, "check_rotation"),
+    ("post", "/drift/check", {}, "check_drift"),
+    ("post", "/policy/check", {}, "check_policy"),
+    ("post", "/config/validate", {"config": {"version": "1", "secrets": []}}, "validate_config"),
+    ("get", "/secrets", None, "list_secrets"),
+    ("get", "/secrets/db/status", None, "get_secret_status"),
+]
+
+
+@pytest.fixture
+def synced(authed_api: APIClient, project: Project) -> Project:
+    project.write(definition(file_secret("db", "out/app.env", rotation_period="30d"),
+                             file_secret("api", "out/app.env", kind="random_hex")))
+    assert authed_api.post("/sync", {}, format="json").status_code == 200
+    return project
+
+
+def call(api: APIClient, method: str, path: str, body: Any) -> Any:
+    return api.post(path, body, format="json") if method == "post" else api.get(path)
+
+
+@pytest.mark.parametrize(("method", "path", "body", "action"), OPERATIONS)
+def test_a_completed_operation_has_exactly_one_audit_row(
+    authed_api: APIClient, synced: Project, method: str, path: str, body: Any, action: str
+) -> None:
+    before = AuditEntry.objects.count()
+    response = call(authed_api, method, path, body)
+    assert response.status_code == 200
+    rows = list(AuditEntry.objects.order_by("-id")[: AuditEntry.objects.count() - before])
+    assert [(row.action, row.success, row.user) for row in rows] == [(action, True, "api-key")]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "action"), OPERATIONS)
+def test_an_audit_write_failure_makes_the_operation_fail_loudly(
+    authed_api: APIClient, synced: Project, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    method: str, path: str, body: Any, action: str,
+) -> None:
+    def refuse(**kwargs: Any) -> None:
+        raise DatabaseError("disk I/O error (audit table)")
+
+    monkeypatch.setattr(AuditEntry.objects, "create", refuse)
+    response = call(authed_api, method, path, body)
+    error = assert_error_body(response, 500)
+    assert "disk I/O" not in error["detail"]  # never str(exc) to the client
+    assert "disk I/O error" in caplog.text  # but the server log has it
+
+
+def test_a_failed_operation_is_audited_as_a_failure(authed_api: APIClient, synced: Project) -> None:
+    response = authed_api.post("/sync", {"secret_name": "missing"}, format="json")
+    assert_error_body(response, 404)
+    row = AuditEntry.objects.order_by("-id").first()
+    assert row is not None and (row.action, row.success, row.details["error"]) == ("sync", False, "secret_not_defined")
