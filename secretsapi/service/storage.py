@@ -67,7 +67,7 @@ def store(
 
     stamp = format_time(now)
     for job in jobs:
-        hashes = written.get(job.unit.lock_key, {})
+        hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), ctx)
         if job.unit.placements and not hashes:
             failed.add(job.secret.name)
             continue
@@ -76,6 +76,19 @@ def store(
     for secret, _ in work:
         (outcome.failed if secret.name in failed else outcome.stored).append(secret.name)
     return outcome
+
+
+def _in_definition_order(unit: Unit, hashes: dict[str, str], ctx: TargetContext) -> dict[str, str]:
+    """Target hashes in the order the definition lists the targets, not the order of writes."""
+    ordered: dict[str, str] = {}
+    for placement in unit.placements:
+        try:
+            target_id = get_kind(placement.target.type).target_id(placement.target, ctx)
+        except TargetError:
+            continue
+        if target_id in hashes:
+            ordered[target_id] = hashes[target_id]
+    return ordered
 
 
 def _entry(doc: LockDocument, job: _Job, hashes: dict[str, str], stamp: str, rotation: bool) -> LockEntry:
