@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test test-postgres install clean
+.PHONY: serve test test-postgres bench install clean
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ test: $(STAMP)
 # Only the PostgreSQL tests (multi-instance locking, migrations on start); needs TEST_DATABASE_URL.
 test-postgres: $(STAMP)
 	TEST_REQUIRE_POSTGRES=1 $(BIN)/python -m pytest -m postgres
+
+# Benchmarks (bench/README.md): never part of `make test`. Installs wrk from Debian when missing
+# (falls back to a Python load loop if it cannot); about 5 minutes on 2 cores.
+bench: $(STAMP)
+	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk) || echo "wrk unavailable: using the Python load loop"
+	$(BIN)/python bench/bench_run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache

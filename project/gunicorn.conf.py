@@ -1,6 +1,11 @@
 """gunicorn settings for ``manage.py serve``; values come from the environment it prepares."""
 
+import json
 import os
+from datetime import UTC, datetime
+from typing import Any
+
+from gunicorn import util
 
 bind = f"{os.environ.get('SERVICE_HOST', '127.0.0.1')}:{os.environ.get('SERVICE_PORT', '8000')}"
 workers = int(os.environ.get("SERVICE_WORKERS", "2"))
@@ -18,3 +23,31 @@ wsgi_app = "project.wsgi:application"
 # Several instances may run on one machine: a shared default control socket would collide.
 control_socket_disable = True
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+
+# --- One error body, even for requests gunicorn refuses before Django sees them ---------------
+# Malformed HTTP, a request line over 4094 bytes, oversized headers: gunicorn answers these
+# itself with an HTML page. The service promises {"error", "detail", "timestamp"} for every
+# error, so its writer is replaced (before workers fork). Details are fixed sentences: the
+# request line gunicorn would quote may carry a key a client wrongly put in the URL.
+_ERRORS = {
+    400: ("Bad request", "The request is not valid HTTP."),
+    403: ("Forbidden", "The request is not allowed."),
+    414: ("URI too long", "The request line is longer than the server accepts (4094 bytes)."),
+    417: ("Expectation failed", "The server cannot meet the Expect header."),
+    431: ("Request header fields too large", "The request headers are larger than the server accepts."),
+    500: ("Internal server error", "An unexpected error occurred; the server log has the details."),
+    501: ("Not implemented", "The request uses a transfer coding the server does not support."),
+}
+
+
+def _write_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn.util.write_error's signature; ``mesg`` (quoting the request) is left out."""
+    title, detail = _ERRORS.get(status_int, (reason, f"{reason}."))
+    body = json.dumps({"error": title, "detail": detail, "timestamp": datetime.now(UTC).isoformat()}).encode()
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
+    util.write_nonblock(sock, head + body)
+
+
+util.write_error = _write_error

@@ -45,7 +45,7 @@ def lockfile_key(path: Path) -> int:
 
 
 def is_postgresql(alias: str = "default") -> bool:
-    return connections[alias].vendor == "postgresql"
+    return bool(connections[alias].vendor == "postgresql")
 
 
 @contextmanager

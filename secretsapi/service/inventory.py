@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .definition import load_definition
 from .errors import DefinitionInvalid, DefinitionNotFound
 from .lockfile import LockEntry, read_lockfile
+from .model import Definition
 from .results import SecretStatus, SecretSummary
 from .workspace import Workspace
 
+# The summaries of the last definition listed. load_definition returns the same object until
+# the file (or anything it depends on) changes, so an identity check is enough; the entry
+# holds the definition itself, so its id cannot be reused while cached. One assignment: safe
+# across threads without a lock (a race only builds the same tuple twice).
+_summaries: tuple[Definition, tuple[SecretSummary, ...]] | None = None
 
-def list_secrets(ws: Workspace) -> list[SecretSummary]:
+
+def list_secrets(ws: Workspace) -> Sequence[SecretSummary]:
+    """The declared secrets in definition order.
+
+    The result is shared between callers while the definition is unchanged (the same tuple,
+    so interfaces may cache what they derive from it by identity): treat it as read-only.
+    """
+    global _summaries
     definition = load_definition(
         ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
     )
-    return [
+    cached = _summaries
+    if cached is not None and cached[0] is definition:
+        return cached[1]
+    summaries = tuple(
         SecretSummary(s.name, s.kind, s.rotation_period, s.target_types, s.one_time, s.description)
         for s in definition.secrets
-    ]
+    )
+    _summaries = (definition, summaries)
+    return summaries
 
 
 def secret_status(ws: Workspace, name: str) -> SecretStatus:

@@ -14,14 +14,13 @@ from pathlib import Path
 
 import django
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-django.setup()
-
-from secretsapi.locking import advisory_lock, lockfile_key  # noqa: E402
-from secretsapi.service.lockfile import LockTimeout  # noqa: E402
-
 
 def main(mode: str, path: Path, arg: str | None) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+    django.setup()
+    from secretsapi.locking import advisory_lock, lockfile_key
+    from secretsapi.service.lockfile import LockTimeout
+
     key = lockfile_key(path)
     if mode == "count":
         for _ in range(int(arg or 0)):

@@ -1,5 +1,5 @@
 """Fixtures for the hostile-input tests that need a real server (see tests/processes/live.py)."""
 
-from tests.processes.live import servers
+from tests.processes.live import pg_database, servers
 
-__all__ = ["servers"]
+__all__ = ["pg_database", "servers"]

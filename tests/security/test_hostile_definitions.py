@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from rest_framework.test import APIClient
 
 from tests.api.test_error_body import assert_error_body
 from tests.conftest import Project
+from tests.processes.live import LiveServer, server_env
 
 BOUND_S = 5.0
 
@@ -40,7 +42,12 @@ HOSTILE = {
 }
 
 
-@pytest.mark.parametrize("kind", sorted(HOSTILE))
+# Deep nesting is tried only against a real server (below): if it crashes the parser, it must
+# take down a gunicorn worker the test can observe, not the test runner.
+IN_PROCESS = sorted(set(HOSTILE) - {"deep_nesting"})
+
+
+@pytest.mark.parametrize("kind", IN_PROCESS)
 @pytest.mark.parametrize(("method", "path"), [("get", "/secrets"), ("post", "/sync"), ("post", "/drift/check")])
 def test_a_hostile_definition_is_a_quick_500_with_the_error_body_and_writes_nothing(
     authed_api: APIClient, project: Project, kind: str, method: str, path: str
@@ -86,3 +93,27 @@ def test_a_var_file_bomb_is_refused_like_a_definition_bomb(authed_api: APIClient
     assert_error_body(response, response.status_code)
     assert time.monotonic() - started < BOUND_S
     assert not project.lockfile.exists()
+
+
+@pytest.mark.slow
+def test_no_hostile_definition_crashes_or_stalls_a_real_server(
+    tmp_path: Path, servers: Callable[..., LiveServer]
+) -> None:
+    definition = tmp_path / "Secretfile.yml"
+    definition.write_text("version: '1.0'\nsecrets: []\n")
+    server = servers(server_env(data_dir=tmp_path / "data", config=definition), tmp_path / "serve.log")
+    for kind in sorted(HOSTILE):
+        build, words = HOSTILE[kind]
+        content = build()
+        definition.write_bytes(content if isinstance(content, bytes) else content.encode())
+        started = time.monotonic()
+        try:
+            status, body = server.call("GET", "/secrets", timeout=BOUND_S * 4)
+        except OSError as exc:
+            log = server.log()[-2000:]
+            raise AssertionError(f"{kind}: the server dropped the request ({exc}); log:\n{log}") from None
+        assert status == 500 and set(body) == {"error", "detail", "timestamp"}, (kind, body)
+        assert words.lower() in body["detail"].lower(), (kind, body)
+        assert time.monotonic() - started < BOUND_S, kind
+    log = server.log()
+    assert log.count("Booting worker") == 1 and "SIGSEGV" not in log and "was sent" not in log, log[-2000:]
