@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,8 +24,32 @@ def record(
     """
     return AuditEntry.objects.create(
         action=action,
-        resource=resource,
-        user=user,
+        resource=_fit(resource, RESOURCE_MAX),
+        user=None if user is None else _fit(user, RESOURCE_MAX),
         success=success,
-        details=dict(details or {}),
+        details=_storable(dict(details or {})),
     )
+
+
+RESOURCE_MAX = AuditEntry._meta.get_field("resource").max_length or 255
+# Characters PostgreSQL's jsonb and text cannot hold: NUL and lone surrogates.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _fit(text: str, limit: int) -> str:
+    """Clip overlong names (request input can be long) with a hash, so distinct ones stay distinct."""
+    text = _UNSTORABLE.sub("\ufffd", text)
+    if len(text) <= limit:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{text[: limit - 13]}~{digest}"
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, str):
+        return _UNSTORABLE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {_storable(str(k)): _storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_storable(v) for v in value]
+    return value

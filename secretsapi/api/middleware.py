@@ -1,4 +1,4 @@
-"""Refuses oversized request bodies with 413 before anything reads them."""
+"""Refuses oversized (413) and length-less chunked (411) request bodies before anything reads them."""
 
 from __future__ import annotations
 
@@ -15,6 +15,10 @@ class BodySizeLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.META.get("CONTENT_LENGTH") and request.META.get("HTTP_TRANSFER_ENCODING"):
+            # Django reads bodies by Content-Length only: a chunked body would arrive empty and
+            # `{"dry_run": true}` would silently run a real sync. Refuse it instead.
+            return json_error(411, "Send the request body with a Content-Length header; chunked bodies are not accepted.")
         length = request.META.get("CONTENT_LENGTH") or "0"
         try:
             size = int(length)

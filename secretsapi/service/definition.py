@@ -145,11 +145,13 @@ def _load(
     path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str]
 ) -> Definition:
     try:
-        data = path.read_bytes()
+        # Read at most one byte past the limit: a huge file is refused without loading it.
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
     except OSError:
         raise DefinitionInvalid([f"{path.name}: cannot be read"]) from None
     if len(data) > MAX_BYTES:
-        raise DefinitionInvalid([f"{path.name}: file is too large ({len(data)} bytes, limit {MAX_BYTES})"])
+        raise DefinitionInvalid([f"{path.name}: file is too large (over the limit of {MAX_BYTES} bytes)"])
     try:
         # Universal newlines, as SecretZero's read_text() sees the file, so text hashes agree.
         text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")

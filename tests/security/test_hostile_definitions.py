@@ -68,7 +68,6 @@ def test_a_hostile_definition_is_a_quick_500_with_the_error_body_and_writes_noth
     assert sorted(p.name for p in project.root.iterdir()) == ["Secretfile.yml"]
 
 
-@pytest.mark.xfail(strict=True, reason="reported: definition._load reads the whole file before checking its size")
 def test_a_huge_definition_file_is_refused_without_reading_it_into_memory(
     authed_api: APIClient, project: Project
 ) -> None:

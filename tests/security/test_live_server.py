@@ -79,8 +79,6 @@ def test_a_body_above_the_limit_is_413_with_the_error_body_and_changes_nothing(
     assert status == 200
 
 
-@pytest.mark.xfail(strict=True, reason="reported: a chunked body (no Content-Length) reaches the view as an "
-                   "empty body, so POST /sync with a chunked {\"dry_run\": true} runs a real sync")
 def test_a_chunked_body_without_content_length_is_refused_not_ignored(
     tmp_path: Path, small_limit_server: LiveServer
 ) -> None:

@@ -1,8 +1,8 @@
 """Client input that ends up in audit rows, against a real server on PostgreSQL, which enforces
 what SQLite does not: varchar lengths, and JSON text without NUL or lone surrogates.
 
-Both are bugs reported to the audit owner (the fuzzer found them on PostgreSQL): strict xfails,
-so they show in every CI run and turn red once fixed.
+The fuzzer found both on PostgreSQL; the recorder now clips long names and replaces
+characters PostgreSQL cannot store.
 """
 
 from __future__ import annotations
@@ -24,14 +24,11 @@ def pg_server(tmp_path: Path, pg_database: str, servers: Callable[..., LiveServe
                    tmp_path / "serve.log")
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="reported: audit resource is varchar(255); 'secret:' + a 255-character name overflows")
 def test_the_longest_secret_name_a_request_may_carry_is_404_not_500(pg_server: LiveServer) -> None:
     status, body = pg_server.call("POST", "/sync", {"secret_name": "n" * 255})  # the longest name accepted
     assert status == 404, body
 
 
-@pytest.mark.xfail(strict=True, reason="reported: jsonb refuses NUL and lone surrogates in audit details")
 def test_a_variable_name_postgresql_cannot_store_in_json_is_not_a_500(pg_server: LiveServer) -> None:
     status, body = pg_server.call("POST", "/config/render", {"variables": {"a\u0000b": "x"}})
     assert status < 500, body

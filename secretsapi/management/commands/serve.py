@@ -53,7 +53,7 @@ class Command(BaseCommand):
                 call_command("migrate", interactive=False, verbosity=0)
         except LockTimeout as exc:
             raise CommandError(exc.message) from None
-        # gunicorn forks workers from this process image: no inherited database sockets.
+        # execve keeps descriptors that are not close-on-exec: gunicorn must not inherit these.
         connections.close_all()
         if not settings.SERVICE_API_KEY:
             self.stderr.write(INSECURE_WARNING)
