@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
+import time
 from pathlib import Path
 
 NEW_FILE_MODE = 0o600
+# A temp file this old is a crashed writer's leftover, not a write in progress.
+STALE_TEMP_SECONDS = 60.0
 
 
 def atomic_write(path: Path, data: bytes, *, new_mode: int = NEW_FILE_MODE) -> None:
@@ -23,6 +27,7 @@ def atomic_write(path: Path, data: bytes, *, new_mode: int = NEW_FILE_MODE) -> N
         mode = os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
         mode = new_mode
+    sweep_stale_temps(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)
@@ -36,6 +41,20 @@ def atomic_write(path: Path, data: bytes, *, new_mode: int = NEW_FILE_MODE) -> N
             os.unlink(tmp)
         raise
     _fsync_dir(folder)
+
+
+def sweep_stale_temps(path: Path) -> list[Path]:
+    """Delete temp files a crashed writer left beside ``path``: they may hold secret values."""
+    removed = []
+    now = time.time()
+    for candidate in Path(path).parent.glob(f".{glob.escape(Path(path).name)}.*.tmp"):
+        try:
+            if now - candidate.stat().st_mtime > STALE_TEMP_SECONDS:
+                candidate.unlink()
+                removed.append(candidate)
+        except FileNotFoundError:
+            continue
+    return removed
 
 
 def atomic_write_text(path: Path, text: str, *, new_mode: int = NEW_FILE_MODE) -> None:
