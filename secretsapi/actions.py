@@ -17,10 +17,25 @@ from django.conf import settings
 from audit.models import AuditEntry
 from audit.recorder import record
 from secretsapi import locking
-from secretsapi.service import agent, discovery, drift, inventory, policy, render, reveal, rotation, validation
+from secretsapi.service import (
+    agent,
+    discovery,
+    drift,
+    inventory,
+    policy,
+    render,
+    reveal,
+    rotation,
+    validation,
+)
 from secretsapi.service import sync as sync_service
-from secretsapi.service.definition import ValidationReport, load_definition, validate_document
-from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, ServiceError, ValueReadDisabled
+from secretsapi.service.definition import ValidationReport, validate_document
+from secretsapi.service.errors import (
+    DefinitionInvalid,
+    DefinitionNotFound,
+    ServiceError,
+    ValueReadDisabled,
+)
 from secretsapi.service.model import Definition
 from secretsapi.service.results import (
     DriftResult,
@@ -204,7 +219,7 @@ def agent_sync(
 def _definition_or_none(ws: Workspace) -> Definition | None:
     """Discovery answers even without a usable definition: it then lists only built-ins."""
     try:
-        return load_definition(ws.definition_path, var_files=ws.var_files)
+        return ws.definition()
     except (DefinitionNotFound, DefinitionInvalid):
         return None
 

@@ -10,7 +10,15 @@ from typing import Any
 from .generators import GENERATORS, validate_generator
 from .hashing import sha256_value
 from .interpolation import Interpolator, deep_merge
-from .model import GeneratorSpec, Placement, PolicySpec, ProviderSpec, SecretDef, TargetSpec, Unit
+from .model import (
+    GeneratorSpec,
+    Placement,
+    PolicySpec,
+    ProviderSpec,
+    SecretDef,
+    TargetSpec,
+    Unit,
+)
 from .periods import parse_period
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")

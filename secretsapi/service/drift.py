@@ -7,7 +7,6 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from .definition import load_definition
 from .errors import LockEntryCorrupted, TargetError
 from .lockfile import LockDocument, LockEntry, read_lockfile
 from .model import Placement, SecretDef, Unit
@@ -38,9 +37,7 @@ class _Check:
 
 
 def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResult:
-    definition = load_definition(
-        ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
-    )
+    definition = ws.definition()
     doc = read_lockfile(ws.lockfile_path)
     ctx = TargetContext(
         base_dir=definition.base_dir, providers=definition.providers,

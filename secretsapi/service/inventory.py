@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .definition import load_definition
 from .errors import DefinitionInvalid, DefinitionNotFound
 from .lockfile import LockEntry, read_lockfile
 from .model import Definition
@@ -25,9 +24,7 @@ def list_secrets(ws: Workspace) -> Sequence[SecretSummary]:
     so interfaces may cache what they derive from it by identity): treat it as read-only.
     """
     global _summaries
-    definition = load_definition(
-        ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
-    )
+    definition = ws.definition()
     cached = _summaries
     if cached is not None and cached[0] is definition:
         return cached[1]
@@ -48,9 +45,7 @@ def secret_status(ws: Workspace, name: str) -> SecretStatus:
     doc = read_lockfile(ws.lockfile_path)
     lock_keys = [name]
     try:
-        definition = load_definition(
-            ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
-        )
+        definition = ws.definition()
         if any(s.name == name for s in definition.secrets):
             lock_keys = [unit.lock_key for unit in definition.secret(name).units]
     except (DefinitionNotFound, DefinitionInvalid):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .definition import load_definition
 from .errors import LockEntryCorrupted
 from .lockfile import LockDocument, read_lockfile
 from .model import Definition, PolicySpec, SecretDef
@@ -26,9 +25,7 @@ STANDARDS = {"soc2": Standard("SOC2", 90), "iso27001": Standard("ISO27001", 365)
 
 def check_policies(ws: Workspace, *, fail_on_warning: bool = False) -> PolicyResult:
     """``compliant``: no errors, and with ``fail_on_warning`` no warnings; info never counts."""
-    definition = load_definition(
-        ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
-    )
+    definition = ws.definition()
     doc = read_lockfile(ws.lockfile_path)
     items = list(_all_items(definition, doc, ws))
     errors = [i for i in items if i.severity == "error"]

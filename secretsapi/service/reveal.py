@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .definition import load_definition
 from .errors import TargetError
 from .hashing import sha256_text
 from .inventory import secret_status
@@ -39,9 +38,7 @@ class RevealedSecret:
 
 
 def reveal(ws: Workspace, name: str) -> RevealedSecret:
-    definition = load_definition(
-        ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
-    )
+    definition = ws.definition()
     secret = definition.secret(name)
     doc = read_lockfile(ws.lockfile_path)
     ctx = TargetContext(definition.base_dir, definition.providers, lambda key: None,

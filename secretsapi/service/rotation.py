@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 
-from .definition import load_definition
 from .errors import LockEntryCorrupted
 from .lockfile import LockDocument, parse_time, read_lockfile, write_lockfile
 from .model import SecretDef, Unit
@@ -18,9 +17,7 @@ DEFAULT_WINDOW_DAYS = 7
 
 
 def check_rotation(ws: Workspace, *, secret_name: str | None = None) -> RotationCheckResult:
-    definition = load_definition(
-        ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
-    )
+    definition = ws.definition()
     doc = read_lockfile(ws.lockfile_path)
     return _check(doc, definition.select(secret_name), ws)
 
@@ -71,9 +68,7 @@ def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bo
 
     A one-time secret is rotated only when it is named and forced (rule 3).
     """
-    definition = load_definition(
-        ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
-    )
+    definition = ws.definition()
     selected = definition.select(secret_name)
     with ws.write_lock():
         doc = read_lockfile(ws.lockfile_path)

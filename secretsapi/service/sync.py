@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .definition import load_definition
 from .errors import LockEntryCorrupted
 from .lockfile import LockDocument, format_time, read_lockfile, write_lockfile
 from .model import Definition, SecretDef, Unit
@@ -16,9 +15,7 @@ def sync(
 ) -> SyncResult:
     """Rules 2-5 of the spec: skip existing secrets unless forced; force ignores one_time and
     keeps rotation metadata; a failed target does not stop the others."""
-    definition = load_definition(
-        ws.definition_path, var_files=ws.var_files, variables=ws.variables, environ=ws.environ
-    )
+    definition = ws.definition()
     selected = definition.select(secret_name)
     if dry_run:
         doc = read_lockfile(ws.lockfile_path)

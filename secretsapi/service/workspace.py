@@ -9,7 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .definition import load_definition
 from .lockfile import lockfile_lock
+from .model import Definition
 
 LOCKFILE_NAME = ".gitsecrets.lock"
 
@@ -41,6 +43,12 @@ class Workspace:
     @property
     def lockfile_path(self) -> Path:
         return self.lockfile_override or self.definition_path.parent / LOCKFILE_NAME
+
+    def definition(self) -> Definition:
+        """The definition as every operation sees it: var_files, variables and environment applied."""
+        return load_definition(
+            self.definition_path, var_files=self.var_files, variables=self.variables, environ=self.environ
+        )
 
     def now(self) -> datetime:
         return self.clock()

@@ -6,7 +6,13 @@ import re
 from typing import Any
 
 import yaml
-from yaml.events import AliasEvent, MappingEndEvent, MappingStartEvent, SequenceEndEvent, SequenceStartEvent
+from yaml.events import (
+    AliasEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from .errors import DefinitionInvalid
@@ -56,7 +62,7 @@ _CLOSE = (MappingEndEvent, SequenceEndEvent)
 
 if _CLoader is not None:
 
-    class _BoundedCLoader(_CLoader):  # type: ignore[misc,valid-type]
+    class _BoundedCLoader(_CLoader):  # type: ignore[misc]
         yaml_implicit_resolvers = _BoundedLoader.yaml_implicit_resolvers
 
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from secretsapi.api.serializers.operations import OperationErrorSerializer, SyncResultSerializer, VarFilesField
+from secretsapi.api.serializers.operations import (
+    OperationErrorSerializer,
+    SyncResultSerializer,
+    VarFilesField,
+)
 from secretsapi.api.serializers.secrets import SecretStatusSerializer
 
 

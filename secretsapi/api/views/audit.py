@@ -9,7 +9,11 @@ from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.docs import errors
-from secretsapi.api.serializers.audit import AuditEntrySerializer, AuditPageSerializer, AuditQuerySerializer
+from secretsapi.api.serializers.audit import (
+    AuditEntrySerializer,
+    AuditPageSerializer,
+    AuditQuerySerializer,
+)
 
 
 class AuditLogListView(APIView):

@@ -14,7 +14,11 @@ from rest_framework.views import APIView
 from secretsapi import actions
 from secretsapi.api.docs import errors
 from secretsapi.api.serializers import extras as x
-from secretsapi.api.serializers.secrets import SecretEntrySerializer, SecretListSerializer, SecretStatusSerializer
+from secretsapi.api.serializers.secrets import (
+    SecretEntrySerializer,
+    SecretListSerializer,
+    SecretStatusSerializer,
+)
 from secretsapi.service.results import SecretSummary
 
 # The secret list is the same tuple while the definition is unchanged (the engine caches it),
