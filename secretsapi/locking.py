@@ -1,9 +1,9 @@
 """Locks that span instances: PostgreSQL advisory locks, or a file lock when the database is SQLite.
 
-Two uses. Every read-modify-write of a lockfile and its targets holds ``lockfile_lock`` (a file
-lock, enough for one machine) and, when the audit database is PostgreSQL, an advisory lock keyed
-on the lockfile's path, because file locks are not reliable on network filesystems shared by
-several hosts. And ``serve`` applies migrations under ``migration_lock``, so that of several
+Two uses. Every write holds file locks on its targets' stripes and on the lockfile (enough for
+one machine: see ``service.target_locks``) and, when the audit database is PostgreSQL, an
+advisory lock per file lock, keyed on its path, because file locks are not reliable on network
+filesystems shared by several hosts. And ``serve`` applies migrations under ``migration_lock``, so that of several
 instances starting at once exactly one migrates and the others wait, then find nothing to do.
 
 Advisory locks are session-level and taken on the calling thread's own Django connection, in

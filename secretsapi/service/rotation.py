@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from . import transaction
 from .errors import LockEntryCorrupted
-from .lockfile import LockDocument, parse_time, read_lockfile, write_lockfile
+from .lockfile import LockDocument, parse_time, read_lockfile
 from .model import SecretDef, Unit
 from .results import OperationError, RotationCheckResult, RotationResult, RotationStatus
-from .storage import store
-from .sync import record_definition
+from .transaction import Plan
 from .workspace import Workspace
 
 DEFAULT_WINDOW_DAYS = 7
@@ -70,10 +71,10 @@ def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bo
     """
     definition = ws.definition()
     selected = definition.select(secret_name)
-    with ws.write_lock():
-        doc = read_lockfile(ws.lockfile_path)
+
+    def due(doc: LockDocument) -> Plan:
         check = {r.name: r for r in _check(doc, selected, ws).results}
-        work: list[tuple[SecretDef, tuple[Unit, ...]]] = []
+        work: list[tuple[SecretDef, Sequence[Unit]]] = []
         errors: list[OperationError] = []
         for secret in selected:
             status = check[secret.name]
@@ -85,14 +86,13 @@ def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bo
                 continue
             if force or status.should_rotate:
                 work.append((secret, secret.units))
-        if not work:
-            blocked = [e.secret for e in errors]
-            return RotationResult([], blocked, errors, _message([], blocked))
-        outcome = store(definition, doc, work, now=ws.now(), rotation=True, allow_scripts=ws.allow_scripts)
-        record_definition(doc, definition, ws)
-        write_lockfile(ws.lockfile_path, doc)
-    failed = [e.secret for e in errors] + outcome.failed
-    return RotationResult(outcome.stored, failed, errors + outcome.errors, _message(outcome.stored, failed))
+        return Plan(work, [], errors)
+
+    planned, outcome = transaction.write(ws, definition, due, rotation=True)
+    failed = [e.secret for e in planned.errors] + (outcome.failed if outcome else [])
+    rotated = outcome.stored if outcome else []
+    errors = planned.errors + (outcome.errors if outcome else [])
+    return RotationResult(rotated, failed, errors, _message(rotated, failed))
 
 
 def _message(rotated: list[str], failed: list[str]) -> str:

@@ -1,7 +1,8 @@
 """Generate values and store them: one write per target group, then the lockfile entries.
 
-Shared by sync and rotation so both write targets and record state the same way. The caller
-holds the lockfile lock and writes the lockfile once afterwards.
+Shared by sync and rotation (through ``transaction``) so both write targets and record state
+the same way: ``store`` writes the targets while the caller holds their locks, ``record`` puts
+the entries into the lockfile document the caller then commits.
 """
 
 from __future__ import annotations
@@ -17,7 +18,18 @@ from .hashing import sha256_text
 from .lockfile import LockDocument, LockEntry, format_time
 from .model import Definition, Placement, SecretDef, Unit
 from .results import OperationError
+from .target_locks import ALL_STRIPES, stripe_of
 from .targets import TargetContext, get_kind
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the lockfile must learn about one unit: its new value's hash and where it is."""
+
+    secret: SecretDef
+    lock_key: str
+    value_hash: str
+    targets: dict[str, str]  # target id -> recorded hash, in definition order
 
 
 @dataclass
@@ -25,6 +37,7 @@ class StoreOutcome:
     stored: list[str] = field(default_factory=list)  # secrets whose new value is recorded
     failed: list[str] = field(default_factory=list)  # secrets whose new value is stored nowhere
     errors: list[OperationError] = field(default_factory=list)
+    written: list[Written] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -39,15 +52,13 @@ def store(
     doc: LockDocument,
     work: Sequence[tuple[SecretDef, Sequence[Unit]]],
     *,
-    now: datetime,
-    rotation: bool,
     allow_scripts: bool,
 ) -> StoreOutcome:
-    """Generate a new value for every unit in ``work``, write its targets, update ``doc``.
+    """Generate a new value for every unit in ``work`` and write its targets.
 
-    ``rotation`` decides the metadata: a rotation sets ``last_rotated`` and counts one more
-    rotation (rule 1); a sync keeps both (rule 2). A target that fails leaves the others
-    written (rule 5); the entry then lists only the targets that hold the new value.
+    ``doc`` is only read (other units' current values, for templates and ``merge: false``
+    files). A target that fails leaves the others written (rule 5); the unit is then recorded
+    with only the targets that hold the new value.
     """
     outcome = StoreOutcome()
     failed: set[str] = set()
@@ -65,17 +76,49 @@ def store(
     ctx = _context(definition, doc, values)
     written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, outcome.errors)
 
-    stamp = format_time(now)
     for job in jobs:
         hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), ctx)
         if job.unit.placements and not hashes:
             failed.add(job.secret.name)
             continue
-        doc.set_entry(job.unit.lock_key, _entry(doc, job, hashes, stamp, rotation))
+        outcome.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))
 
     for secret, _ in work:
         (outcome.failed if secret.name in failed else outcome.stored).append(secret.name)
     return outcome
+
+
+def record(doc: LockDocument, outcome: StoreOutcome, *, now: datetime, rotation: bool) -> None:
+    """Put ``outcome``'s entries into ``doc``, each over the entry ``doc`` holds now.
+
+    ``rotation`` decides the metadata: a rotation sets ``last_rotated`` and counts one more
+    rotation (rule 1); a sync keeps both (rule 2).
+    """
+    stamp = format_time(now)
+    for item in outcome.written:
+        doc.set_entry(item.lock_key, _entry(doc, item, stamp, rotation))
+
+
+def stripes_for(definition: Definition, work: Iterable[tuple[SecretDef, Sequence[Unit]]]) -> frozenset[int]:
+    """The target-lock stripes a write of ``work`` needs (see ``target_locks``).
+
+    A template renders any unit's value, so writing one takes every stripe. A unit with no
+    target is locked by its lock key, so two writes of it still take turns.
+    """
+    ctx = TargetContext(definition.base_dir, definition.providers, lambda _: None, ())
+    stripes: set[int] = set()
+    for _, units in work:
+        for unit in units:
+            if not unit.placements:
+                stripes.add(stripe_of(("unit", unit.lock_key)))
+            for placement in unit.placements:
+                group = _group_of(placement, ctx)
+                if group is None:
+                    continue  # the write reports the unknown kind
+                if group[0] == "local/template":
+                    return ALL_STRIPES
+                stripes.add(stripe_of(group))
+    return frozenset(stripes)
 
 
 def _in_definition_order(unit: Unit, hashes: dict[str, str], ctx: TargetContext) -> dict[str, str]:
@@ -91,23 +134,23 @@ def _in_definition_order(unit: Unit, hashes: dict[str, str], ctx: TargetContext)
     return ordered
 
 
-def _entry(doc: LockDocument, job: _Job, hashes: dict[str, str], stamp: str, rotation: bool) -> LockEntry:
+def _entry(doc: LockDocument, item: Written, stamp: str, rotation: bool) -> LockEntry:
     try:
-        old = doc.entry(job.unit.lock_key)
+        old = doc.entry(item.lock_key)
     except LockEntryCorrupted:
         old = None  # only a forced operation gets here; the corrupted entry is replaced
-    value_hash = sha256_text(job.value)
+    value_hash, hashes = item.value_hash, item.targets
     if old is None:
         return LockEntry(
             hash=value_hash, created_at=stamp, updated_at=stamp,
             last_rotated=stamp if rotation else None, rotation_count=1 if rotation else 0,
-            definition_hash=job.secret.definition_hash, targets=hashes, extra={},
+            definition_hash=item.secret.definition_hash, targets=hashes, extra={},
         )
     return LockEntry(
         hash=value_hash, created_at=old.created_at, updated_at=stamp,
         last_rotated=stamp if rotation else old.last_rotated,
         rotation_count=old.rotation_count + 1 if rotation else old.rotation_count,
-        definition_hash=job.secret.definition_hash, targets=hashes, extra=old.extra,
+        definition_hash=item.secret.definition_hash, targets=hashes, extra=old.extra,
     )
 
 

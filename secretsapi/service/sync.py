@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from . import transaction
 from .errors import LockEntryCorrupted
-from .lockfile import LockDocument, format_time, read_lockfile, write_lockfile
-from .model import Definition, SecretDef, Unit
+from .lockfile import LockDocument, read_lockfile
+from .model import SecretDef, Unit
 from .results import OperationError, SyncResult
-from .storage import store
+from .transaction import Plan
 from .workspace import Workspace
 
 
@@ -18,36 +21,32 @@ def sync(
     definition = ws.definition()
     selected = definition.select(secret_name)
     if dry_run:
-        doc = read_lockfile(ws.lockfile_path)
-        work, skipped, errors = plan(doc, selected, force=force)
-        generated = [secret.name for secret, _ in work]
-        return SyncResult(generated, skipped, [], errors, True, _message(generated, skipped, [], dry_run=True))
+        dry = plan(read_lockfile(ws.lockfile_path), selected, force=force)
+        generated = [secret.name for secret, _ in dry.work]
+        return SyncResult(generated, dry.skipped, [], dry.errors, True,
+                          _message(generated, dry.skipped, [], dry_run=True))
 
-    with ws.write_lock():
-        doc = read_lockfile(ws.lockfile_path)
-        work, skipped, errors = plan(doc, selected, force=force)
-        blocked = [error.secret for error in errors]
-        if not work:
-            return SyncResult([], skipped, blocked, errors, False, _message([], skipped, blocked))
-        outcome = store(definition, doc, work, now=ws.now(), rotation=False, allow_scripts=ws.allow_scripts)
-        record_definition(doc, definition, ws)
-        write_lockfile(ws.lockfile_path, doc)
+    written, outcome = transaction.write(
+        ws, definition, lambda doc: plan(doc, selected, force=force), rotation=False
+    )
+    blocked = [error.secret for error in written.errors]
+    if outcome is None:
+        return SyncResult([], written.skipped, blocked, written.errors, False,
+                          _message([], written.skipped, blocked))
     failed = blocked + outcome.failed
     return SyncResult(
-        outcome.stored, skipped, failed, errors + outcome.errors, False,
-        _message(outcome.stored, skipped, failed),
+        outcome.stored, written.skipped, failed, written.errors + outcome.errors, False,
+        _message(outcome.stored, written.skipped, failed),
     )
 
 
-def plan(
-    doc: LockDocument, secrets: tuple[SecretDef, ...], *, force: bool
-) -> tuple[list[tuple[SecretDef, list[Unit]]], list[str], list[OperationError]]:
+def plan(doc: LockDocument, secrets: tuple[SecretDef, ...], *, force: bool) -> Plan:
     """Which units to generate: missing ones, or every one when forced.
 
     A corrupted lockfile entry blocks its secret unless forced (then it is replaced), so a
     sync never silently overwrites state it cannot read.
     """
-    work: list[tuple[SecretDef, list[Unit]]] = []
+    work: list[tuple[SecretDef, Sequence[Unit]]] = []
     skipped: list[str] = []
     errors: list[OperationError] = []
     for secret in secrets:
@@ -63,31 +62,7 @@ def plan(
             work.append((secret, todo))
         else:
             skipped.append(secret.name)
-    return work, skipped, errors
-
-
-def record_definition(doc: LockDocument, definition: Definition, ws: Workspace) -> None:
-    """Record the definition file the lockfile now matches.
-
-    Only once every secret's entry carries this definition's hash: until then the old file
-    hash is what tells drift that definitions changed since entries were written (entries from
-    other tools carry definition hashes we cannot recompute).
-    """
-    for secret in definition.secrets:
-        for unit in secret.units:
-            try:
-                entry = doc.entry(unit.lock_key)
-            except LockEntryCorrupted:
-                return
-            if entry is None or entry.definition_hash != secret.definition_hash:
-                return
-    doc.set_secretfile(
-        filename=definition.path.name,
-        text_hash=definition.text_hash,
-        variables_hash=definition.variables_hash,
-        var_files=list(definition.var_files),
-        synced_at=format_time(ws.now()),
-    )
+    return Plan(work, skipped, errors)
 
 
 def _message(generated: list[str], skipped: list[str], failed: list[str], *, dry_run: bool = False) -> str:

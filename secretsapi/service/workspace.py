@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -12,6 +12,7 @@ from typing import Any
 from .definition import load_definition
 from .lockfile import lockfile_lock
 from .model import Definition
+from .target_locks import stripe_locks
 
 LOCKFILE_NAME = ".gitsecrets.lock"
 
@@ -53,8 +54,12 @@ class Workspace:
     def now(self) -> datetime:
         return self.clock()
 
+    def target_locks(self, stripes: Iterable[int]) -> AbstractContextManager[None]:
+        """Held by a write from before it writes its targets until its lockfile commit is done."""
+        return stripe_locks(self.lockfile_path, stripes, timeout=self.lock_timeout, extra=self.extra_lock)
+
     def write_lock(self) -> AbstractContextManager[None]:
-        """Held around every read-modify-write of the lockfile and the targets.
+        """Held around every read-modify-write of the lockfile, inside the target locks.
 
         The file lock serializes the writers of one machine (threads, workers, the CLI); the
         extra lock, entered inside it, the instances on other machines.

@@ -176,9 +176,9 @@ def test_one_sync_writes_the_lockfile_once(authed_api: APIClient, project: Proje
     calls = []
     original = lockfile.write_lockfile
     monkeypatch.setattr(lockfile, "write_lockfile", lambda *a, **k: (calls.append(1), original(*a, **k)))
-    import secretsapi.service.sync as sync_module
+    import secretsapi.service.transaction as transaction_module
 
-    monkeypatch.setattr(sync_module, "write_lockfile", lockfile.write_lockfile)
+    monkeypatch.setattr(transaction_module, "write_lockfile", lockfile.write_lockfile)
     authed_api.post("/sync", {}, format="json")
     assert len(calls) == 1
     assert len(project.lock()["secrets"]) == 30
