@@ -31,6 +31,28 @@ def record(
     )
 
 
+def begin(*, action: str, resource: str, user: str | None, details: Mapping[str, Any] | None = None) -> int:
+    """Write the row of an operation that is about to change something, before it does.
+
+    The row says ``success: false`` and ``details.state: "started"`` until ``finish`` completes
+    it, so a process that dies mid-operation leaves a row saying the operation began and never
+    reported back, instead of leaving changed files with no row at all. Returns the row's id.
+    """
+    entry = record(action=action, resource=resource, user=user, success=False,
+                   details={**(details or {}), "state": STARTED})
+    return int(entry.pk)
+
+
+def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = None) -> None:
+    """Complete a row from ``begin`` with the outcome; errors propagate like ``record``'s."""
+    updated = AuditEntry.objects.filter(pk=row_id).update(
+        success=success, details=_storable(dict(details or {}))
+    )
+    if updated != 1:
+        raise RuntimeError(f"audit row {row_id} disappeared before it was completed")
+
+
+STARTED = "started"
 RESOURCE_MAX = AuditEntry._meta.get_field("resource").max_length or 255
 # Characters PostgreSQL's jsonb and text cannot hold: NUL and lone surrogates.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")

@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 
 from audit.models import AuditEntry
-from audit.recorder import record
+from audit.recorder import begin, finish, record
 from secretsapi import locking
 from secretsapi.service import (
     agent,
@@ -52,25 +52,33 @@ from secretsapi.service.workspace import Workspace
 
 @contextmanager
 def audited(
-    action: str, resource: str, actor: str | None, details: dict[str, Any] | None = None
+    action: str, resource: str, actor: str | None, details: dict[str, Any] | None = None, *, changes: bool = False
 ) -> Iterator[dict[str, Any]]:
     """Write one audit row for the enclosed operation, successful or not.
 
     The caller adds result facts (names, counts, hashes; never values) to the yielded dict.
-    A failure to write the row propagates: an operation must not complete unrecorded.
+    A failure to write the row propagates: an operation must not complete unrecorded. An
+    operation that ``changes`` targets or the lockfile gets its row before it starts (an
+    audit database that refuses it stops the operation) and completed after it ends.
     """
     details = dict(details or {})
+    row_id = begin(action=action, resource=resource, user=actor, details=details) if changes else None
+
+    def write(success: bool, facts: dict[str, Any]) -> None:
+        if row_id is None:
+            record(action=action, resource=resource, user=actor, success=success, details=facts)
+        else:
+            finish(row_id, success=success, details=facts)
+
     try:
         yield details
     except ServiceError as exc:
-        record(action=action, resource=resource, user=actor, success=False,
-               details={**details, "error": exc.code})
+        write(False, {**details, "error": exc.code})
         raise
     except Exception:
-        record(action=action, resource=resource, user=actor, success=False,
-               details={**details, "error": "internal_error"})
+        write(False, {**details, "error": "internal_error"})
         raise
-    record(action=action, resource=resource, user=actor, success=True, details=details)
+    write(True, details)
 
 
 def read_audit_logs(
@@ -132,7 +140,7 @@ def sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None
 ) -> SyncResult:
     request = {"dry_run": dry_run, "force": force, "secret_name": secret_name, "var_files": list(ws.var_files)}
-    with audited("sync", _resource(secret_name), actor, request) as facts:
+    with audited("sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = sync_service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
                      failed=result.secrets_failed, errors=[asdict(e) for e in result.errors])
@@ -150,7 +158,7 @@ def execute_rotation(
     ws: Workspace, *, actor: str | None, secret_name: str | None = None, force: bool = False
 ) -> RotationResult:
     request = {"secret_name": secret_name, "force": force}
-    with audited("execute_rotation", _resource(secret_name), actor, request) as facts:
+    with audited("execute_rotation", _resource(secret_name), actor, request, changes=True) as facts:
         result = rotation.execute_rotation(ws, secret_name=secret_name, force=force)
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
     return result
@@ -209,7 +217,7 @@ def agent_sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None
 ) -> agent.AgentSyncResult:
     request = {"dry_run": dry_run, "force": force, "secret_name": secret_name, "var_files": list(ws.var_files)}
-    with audited("agent_sync", _resource(secret_name), actor, request) as facts:
+    with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = agent.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
         facts.update(status=result.status, generated=result.sync.secrets_generated,
                      skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed)

@@ -1,6 +1,7 @@
 """kill -9 of the whole server (gunicorn master and worker) in the middle of syncs and rotations
 of 2,000 secrets: files stay parseable, drift sees every value the lockfile does not know, and
-repeating the interrupted operation makes everything consistent again."""
+repeating the interrupted operation makes everything consistent again; an operation that changed
+anything before it died has its audit row."""
 
 from __future__ import annotations
 
@@ -55,6 +56,22 @@ def _start_from_nothing(project: Path) -> None:
     shutil.rmtree(project / "out", ignore_errors=True)
 
 
+def files_now(project: Path) -> dict[str, bytes]:
+    """The lockfile and the target files (not crashed writers' temp files)."""
+    found = {p: p.read_bytes() for p in (project / "out").rglob("*") if p.is_file() and not p.name.endswith(".tmp")} \
+        if (project / "out").exists() else {}
+    lock = project / ".gitsecrets.lock"
+    if lock.exists():
+        found[lock] = lock.read_bytes()
+    return {str(p): data for p, data in found.items()}
+
+
+def audit_rows(server: LiveServer, action: str) -> list[dict[str, Any]]:
+    status, page = server.call("GET", f"/audit/logs?action={action}&limit=1000")
+    assert status == 200
+    return list(page["entries"])
+
+
 def assert_files_valid(project: Path) -> None:
     read_lock(project / ".gitsecrets.lock")  # absent, or valid JSON with a secrets object
     read_targets(project)  # every target file parses in its format
@@ -84,14 +101,22 @@ def test_kill_9_during_syncs_and_rotations_never_corrupts_files_or_hides_a_value
 
     plan = [("/sync", {} if i % 2 == 0 else {"force": True}) for i in range(SYNC_CRASHES)]
     plan += [("/rotation/execute", {"force": True})] * ROTATION_CRASHES
+    changed_rounds = 0
     for round_no, (path, body) in enumerate(plan):
         if not body:
             _start_from_nothing(project)
+        action = "sync" if path == "/sync" else "execute_rotation"
+        rows_before, files_before = len(audit_rows(server, action)), files_now(project)
         crash_during(server, path, body, rng.uniform(0.0, took[path, bool(body)]))
 
         assert_files_valid(project)
         unknown = unknown_values(project, project / ".gitsecrets.lock")
         server = servers(env, log)
+        if files_now(project) != files_before:  # the operation changed something: it has its row
+            changed_rounds += 1
+            rows = audit_rows(server, action)
+            assert len(rows) == rows_before + 1, round_no
+            assert rows[0]["success"] or rows[0]["details"].get("state") == "started", rows[0]
         status, drift = server.call("POST", "/drift/check", {})
         assert status == 200
         hidden = unknown - set(drift["secrets_with_drift"])
@@ -104,3 +129,4 @@ def test_kill_9_during_syncs_and_rotations_never_corrupts_files_or_hides_a_value
         assert status == 200 and drift["has_drift"] is False, (round_no, drift["details"][:3])
         assert unknown_values(project, project / ".gitsecrets.lock") == set()
         assert len(read_lock(project / ".gitsecrets.lock")) == SECRETS
+    assert changed_rounds >= len(plan) // 2  # most kills fell after the first write (fixed seed)

@@ -70,3 +70,61 @@ def test_a_failed_operation_is_audited_as_a_failure(authed_api: APIClient, synce
     assert_error_body(response, 404)
     row = AuditEntry.objects.order_by("-id").first()
     assert row is not None and (row.action, row.success, row.details["error"]) == ("sync", False, "secret_not_defined")
+
+
+# Forced: on the synced project these write every target.
+CHANGING = [op for op in OPERATIONS if op[2] == {"force": True}]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "action"), CHANGING)
+def test_a_changing_operation_has_its_row_before_it_writes_a_target(
+    authed_api: APIClient, synced: Project, monkeypatch: pytest.MonkeyPatch,
+    method: str, path: str, body: Any, action: str,
+) -> None:
+    from secretsapi.service import storage
+
+    seen: list[tuple[str, bool, Any]] = []
+    original = storage._write_targets
+
+    def look_first(*args: Any) -> Any:
+        row = AuditEntry.objects.order_by("-id").first()
+        assert row is not None
+        seen.append((row.action, row.success, row.details.get("state")))
+        return original(*args)
+
+    monkeypatch.setattr(storage, "_write_targets", look_first)
+    before = AuditEntry.objects.count()
+    assert call(authed_api, method, path, body).status_code == 200
+    assert seen == [(action, False, "started")]
+    rows = list(AuditEntry.objects.order_by("-id")[: AuditEntry.objects.count() - before])
+    assert len(rows) == 1 and rows[0].success is True and "state" not in rows[0].details
+
+
+@pytest.mark.parametrize(("method", "path", "body", "action"), CHANGING)
+def test_a_refused_intent_row_stops_the_operation_before_it_writes_anything(
+    authed_api: APIClient, synced: Project, monkeypatch: pytest.MonkeyPatch,
+    method: str, path: str, body: Any, action: str,
+) -> None:
+    files = {p: p.read_bytes() for p in synced.root.rglob("*") if p.is_file() and not p.name.endswith(".lck")}
+
+    def refuse(**kwargs: Any) -> None:
+        raise DatabaseError("disk I/O error (audit table)")
+
+    monkeypatch.setattr(AuditEntry.objects, "create", refuse)
+    assert_error_body(call(authed_api, method, path, body), 500)
+    after = {p: p.read_bytes() for p in synced.root.rglob("*") if p.is_file() and not p.name.endswith(".lck")}
+    assert after == files
+
+
+def test_a_failure_to_complete_the_row_answers_500_and_leaves_it_marked_started(
+    authed_api: APIClient, synced: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db.models import QuerySet
+
+    def refuse(self: Any, **kwargs: Any) -> None:
+        raise DatabaseError("disk I/O error (audit table)")
+
+    monkeypatch.setattr(QuerySet, "update", refuse)
+    assert_error_body(authed_api.post("/sync", {"force": True}, format="json"), 500)
+    row = AuditEntry.objects.order_by("-id").first()
+    assert row is not None and (row.action, row.success, row.details["state"]) == ("sync", False, "started")
