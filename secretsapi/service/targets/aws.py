@@ -10,6 +10,7 @@ AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_PROFILE, shared files, instance metadat
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
 from typing import Any
 
 from ..errors import TargetError
@@ -108,3 +109,18 @@ def client_error(exc: BaseException, where: str, operation: str) -> TargetError:
     if name == "ParamValidationError":  # its message can quote the value
         return TargetError(f"{where}: {operation} rejected by the SDK's parameter validation")
     return unreachable(where, exc) or TargetError(f"{where}: {operation} failed ({name})")
+
+
+class NamedByConfig:
+    """Where an AWS target is: ``config.name`` of its provider's account and region."""
+
+    type: str
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return f"{target.provider}/{target.kind}/{target.config.get('name')}"
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return str(target.config.get("name"))
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        return (self.type, target.provider, str(target.config.get("name")))

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..hashing import sha256_text
 from ..model import Placement, TargetSpec
-from .aws import aws_client, client_error, error_code
+from .aws import NamedByConfig, aws_client, client_error, error_code
 from .base import ReadBack, TargetContext
 from .remote import check_text, collect, require_valid, same_config
 
 
-class SecretsManagerKind:
+class SecretsManagerKind(NamedByConfig):
     type = "aws/secrets_manager"
 
     def describe(self) -> dict[str, Any]:
@@ -37,15 +37,6 @@ class SecretsManagerKind:
         return (check_text(config, "name", where, required=True)
                 + check_text(config, "description", where)
                 + check_text(config, "kms_key_id", where))
-
-    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return f"{target.provider}/{target.kind}/{target.config.get('name')}"
-
-    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return str(target.config.get("name"))
-
-    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
-        return (self.type, target.provider, str(target.config.get("name")))
 
     def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
         if not items:

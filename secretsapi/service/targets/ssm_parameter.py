@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import TargetError
 from ..hashing import sha256_text
 from ..model import Placement, TargetSpec
-from .aws import aws_client, client_error, error_code
+from .aws import NamedByConfig, aws_client, client_error, error_code
 from .base import ReadBack, TargetContext
 from .remote import check_text, collect, require_valid, same_config
 
@@ -16,7 +16,7 @@ TYPES = ("SecureString", "String", "StringList")
 TIERS = ("Standard", "Advanced", "Intelligent-Tiering")
 
 
-class SsmParameterKind:
+class SsmParameterKind(NamedByConfig):
     type = "aws/ssm_parameter"
 
     def describe(self) -> dict[str, Any]:
@@ -51,15 +51,6 @@ class SsmParameterKind:
         if not isinstance(config.get("overwrite", True), bool):
             problems.append(f"{where}: config.overwrite must be true or false")
         return problems
-
-    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return f"{target.provider}/{target.kind}/{target.config.get('name')}"
-
-    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return str(target.config.get("name"))
-
-    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
-        return (self.type, target.provider, str(target.config.get("name")))
 
     def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
         if not items:
