@@ -41,6 +41,8 @@ SERVICE_ALLOW_SCRIPTS = env_bool("SERVICE_ALLOW_SCRIPTS")
 SERVICE_ALLOW_VALUE_READ = (os.environ.get("SERVICE_ALLOW_VALUE_READ") or "").strip().lower() == "true"
 SERVICE_LOG_LEVEL = (os.environ.get("SERVICE_LOG_LEVEL") or "info").upper()
 SERVICE_MAX_BODY_BYTES = int(os.environ.get("SERVICE_MAX_BODY_BYTES") or 1_048_576)
+# Definition files past this are refused without being read (16 MiB: ~45,000 secrets in block style).
+SERVICE_MAX_DEFINITION_BYTES = int(os.environ.get("SERVICE_MAX_DEFINITION_BYTES") or 16 * 1_048_576)
 SERVICE_VERSION = __version__
 
 # --- Django ------------------------------------------------------------------

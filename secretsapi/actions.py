@@ -114,6 +114,7 @@ def workspace(
         lockfile_override=Path(lockfile).absolute() if lockfile else settings.SERVICE_LOCKFILE,
         allow_scripts=settings.SERVICE_ALLOW_SCRIPTS,
         var_files=tuple(var_files),
+        max_definition_bytes=settings.SERVICE_MAX_DEFINITION_BYTES,
         extra_lock=locking.extra_lockfile_lock(),
     )
 
@@ -188,7 +189,7 @@ def validate_config(document: Any, *, actor: str | None, base_dir: Path | None =
 
 def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationReport:
     with audited("validate_config", "config", actor, {"file": ws.definition_path.name}) as facts:
-        report = validation.validate_file(ws.definition_path)
+        report = validation.validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 

@@ -17,7 +17,7 @@ from .errors import DefinitionInvalid, DefinitionNotFound
 from .hashing import sha256_text
 from .interpolation import load_var_files, resolve_var_file
 from .model import Definition
-from .yamlsafe import MAX_BYTES, load_yaml
+from .yamlsafe import MAX_BYTES, load_yaml, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +66,7 @@ def load_definition(
     var_files: Sequence[str] = (),
     variables: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    max_bytes: int = MAX_BYTES,
 ) -> Definition:
     """Load, interpolate and check a definition file; cached while nothing it depends on changes.
 
@@ -94,6 +95,7 @@ def load_definition(
         _freeze(variables),
         # ${NAME} falls back to the environment, so a changed environment changes the result.
         _environ_key(env),
+        max_bytes,
     )
     with _cache_lock:
         cached = _cache.get(key)
@@ -108,14 +110,14 @@ def load_definition(
             cached = _cache.get(key)
         if cached is not None:
             return cached
-        return _load_and_cache(key, path, tuple(var_files), variables, env)
+        return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes)
 
 
 def _load_and_cache(
     key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None,
-    env: Mapping[str, str],
+    env: Mapping[str, str], max_bytes: int,
 ) -> Definition:
-    definition = _load(path, var_files, variables, env)
+    definition = _load(path, var_files, variables, env, max_bytes)
     with _cache_lock:
         # Entries for an earlier version of this file can never match again: drop them, or
         # every edit of a large definition would keep one more parsed copy per worker.
@@ -142,22 +144,14 @@ def _freeze(variables: Mapping[str, Any] | None) -> str:
 
 
 def _load(
-    path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str]
+    path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str],
+    max_bytes: int,
 ) -> Definition:
     try:
-        # Read at most one byte past the limit: a huge file is refused without loading it.
-        with path.open("rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-    except OSError:
-        raise DefinitionInvalid([f"{path.name}: cannot be read"]) from None
-    if len(data) > MAX_BYTES:
-        raise DefinitionInvalid([f"{path.name}: file is too large (over the limit of {MAX_BYTES} bytes)"])
-    try:
-        # Universal newlines, as SecretZero's read_text() sees the file, so text hashes agree.
-        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-    except UnicodeDecodeError:
-        raise DefinitionInvalid([f"{path.name}: not valid UTF-8 text"]) from None
-    doc = load_yaml(text, source=path.name)
+        text = read_text(path, source=path.name, max_bytes=max_bytes)
+    except FileNotFoundError:
+        raise DefinitionNotFound(f"definition file not found: {path}") from None
+    doc = load_yaml(text, source=path.name, max_bytes=max_bytes)
     overlays = [*load_var_files(path.parent, var_files), *([variables] if variables else [])]
     checker = DefinitionChecker(env, strict=False)
     parsed = checker.check(doc, overlays)

@@ -100,15 +100,18 @@ class DefinitionChecker:
 
     def _check_plain(self, value: Any, where: str) -> None:
         """JSON-like values only: string keys, no sets or binary, so hashing is well defined."""
+        # Strings, the usual leaf, are passed over before a place is named for them.
         if isinstance(value, Mapping):
             for key, item in value.items():
                 if not isinstance(key, str):
                     self.errors.append(f"{where}: keys must be strings")
                     return
-                self._check_plain(item, f"{where}.{key}")
+                if type(item) is not str:
+                    self._check_plain(item, f"{where}.{key}")
         elif isinstance(value, list):
             for index, item in enumerate(value):
-                self._check_plain(item, f"{where}[{index}]")
+                if type(item) is not str:
+                    self._check_plain(item, f"{where}[{index}]")
         elif value is not None and not isinstance(value, str | int | float):
             self.errors.append(f"{where}: unsupported value of type {type(value).__name__}")
 

@@ -14,13 +14,20 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
 from .errors import DefinitionInvalid, VarFileInvalid, VarFileNotFound
-from .yamlsafe import load_yaml
+from .yamlsafe import load_yaml, read_text
 
 # One token at a time, so text substituted from a value is never interpreted again.
 _TOKEN = re.compile(
     r"\{\{(?P<expr>.*?)\}\}|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}",
     re.DOTALL,
 )
+
+
+def _may_hold_token(text: str) -> bool:
+    """False when ``_TOKEN`` cannot match: two substring searches instead of a regex scan."""
+    return "{{" in text or "${" in text
+
+
 _UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined")
 
 Path_ = tuple[Any, ...]
@@ -302,11 +309,32 @@ class Interpolator:
         return "the interpolated value" if where in self.interpolated else repr(value)
 
     def render(self, value: Any, where: str) -> Any:
-        """Interpolate every string inside ``value`` (keys excepted); failures become errors."""
+        """Interpolate every string inside ``value`` (keys excepted); failures become errors.
+
+        What holds no expression is returned as it is, not copied (values are never mutated),
+        so a large definition does not exist twice while it is checked; places are named only
+        for the strings that may hold an expression.
+        """
         if isinstance(value, Mapping):
-            return {k: self.render(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+            out: dict[Any, Any] | None = None
+            for key, item in value.items():
+                if type(item) is str and not _may_hold_token(item):
+                    continue
+                rendered = self.render(item, f"{where}.{key}" if where else str(key))
+                if rendered is not item:
+                    out = dict(value) if out is None else out
+                    out[key] = rendered
+            return value if out is None else out
         if isinstance(value, list):
-            return [self.render(v, f"{where}[{i}]") for i, v in enumerate(value)]
+            changed: list[Any] | None = None
+            for index, item in enumerate(value):
+                if type(item) is str and not _may_hold_token(item):
+                    continue
+                rendered = self.render(item, f"{where}[{index}]")
+                if rendered is not item:
+                    changed = list(value) if changed is None else changed
+                    changed[index] = rendered
+            return value if changed is None else changed
         if not isinstance(value, str):
             return value
         try:
@@ -382,12 +410,15 @@ def load_var_files(base_dir: Path, var_files: Sequence[str]) -> list[dict[str, A
     loaded: list[dict[str, Any]] = []
     for given in var_files:
         real = resolve_var_file(base_dir, given)
+        source = f"variable file '{given}'"
         try:
-            text = real.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            raise VarFileInvalid(f"variable file '{given}' cannot be read as UTF-8 text") from None
+            text = read_text(real, source=source)
+        except OSError:
+            raise VarFileInvalid(f"{source} cannot be read as UTF-8 text") from None
+        except DefinitionInvalid as exc:
+            raise VarFileInvalid(exc.message) from None
         try:
-            data = load_yaml(text, source=f"variable file '{given}'")
+            data = load_yaml(text, source=source)
         except DefinitionInvalid as exc:
             raise VarFileInvalid(exc.message) from None
         if data is None:

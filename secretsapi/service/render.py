@@ -11,7 +11,7 @@ from typing import Any
 from .errors import DefinitionInvalid, DefinitionNotFound
 from .interpolation import Interpolator, deep_merge, load_var_files
 from .workspace import Workspace
-from .yamlsafe import load_yaml
+from .yamlsafe import load_yaml, read_text
 
 REDACTED = "***"
 # Environment values are swapped for this marker while rendering, so whatever they flow
@@ -55,10 +55,10 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     """The definition with ``var_files`` and ``variables`` merged and every expression
     applied (the sync's merge), static secret values and environment values redacted."""
     try:
-        text = ws.definition_path.read_text(encoding="utf-8")
+        text = read_text(ws.definition_path, source=ws.definition_path.name, max_bytes=ws.max_definition_bytes)
     except FileNotFoundError:
         raise DefinitionNotFound(f"definition file not found: {ws.definition_path.name}") from None
-    doc = load_yaml(text, source=ws.definition_path.name)
+    doc = load_yaml(text, source=ws.definition_path.name, max_bytes=ws.max_definition_bytes)
     if not isinstance(doc, Mapping):
         raise DefinitionInvalid(["definition must be a mapping"])
     raw_variables = doc.get("variables")
@@ -71,10 +71,12 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     config = {"variables": interpolator.variables, **config}
     if interpolator.errors:
         raise DefinitionInvalid(interpolator.errors)
+    # Before the redaction: rendering shares unchanged parts with ``doc``, which it edits.
+    variables_used = sorted(name for name in _references(doc) if name in merged)
     _redact_statics(config)
     return RenderResult(
         config=_redact_marked(config),
-        variables_used=sorted(name for name in _references(doc) if name in merged),
+        variables_used=variables_used,
         environment_used=sorted(environ.used),
         var_files=list(ws.var_files),
     )

@@ -12,6 +12,7 @@ from typing import Any
 from .definition import load_definition
 from .lockfile import lockfile_lock
 from .model import Definition
+from .yamlsafe import MAX_BYTES
 from .target_locks import stripe_locks
 
 LOCKFILE_NAME = ".gitsecrets.lock"
@@ -38,6 +39,8 @@ class Workspace:
     variables: Mapping[str, Any] | None = None
     environ: Mapping[str, str] | None = None
     clock: Callable[[], datetime] = field(default=utc_now)
+    # Larger definition files are refused without being read (SERVICE_MAX_DEFINITION_BYTES).
+    max_definition_bytes: int = MAX_BYTES
     # None: the file lock alone, enough when every writer shares this machine's filesystem.
     extra_lock: ExtraLock | None = None
 
@@ -48,7 +51,8 @@ class Workspace:
     def definition(self) -> Definition:
         """The definition as every operation sees it: var_files, variables and environment applied."""
         return load_definition(
-            self.definition_path, var_files=self.var_files, variables=self.variables, environ=self.environ
+            self.definition_path, var_files=self.var_files, variables=self.variables, environ=self.environ,
+            max_bytes=self.max_definition_bytes,
         )
 
     def now(self) -> datetime:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -16,17 +17,20 @@ from yaml.events import (
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from .errors import DefinitionInvalid
+from .yamlstream import LimitExceeded as _LimitExceeded
+from .yamlstream import Loader as _StreamLoader
+from .yamlstream import Unsupported
 
-MAX_BYTES = 1_048_576
-# A real definition uses a handful of aliases; "billion laughs" needs many uses or a huge expansion.
+# The default size limit of a definition file (SERVICE_MAX_DEFINITION_BYTES); var files and
+# submitted documents keep it. 16 MiB holds ~90,000 secrets in flow style, ~45,000 in block.
+MAX_BYTES = 16 * 1_048_576
+# A real definition uses a handful of aliases; "billion laughs" needs many uses or a huge
+# expansion. The expansion bound counts the nodes aliases add beyond those written, so it
+# does not grow with an honest document's size.
 MAX_ALIASES = 10_000
-MAX_EXPANDED_NODES = 1_000_000
+MAX_ALIAS_EXPANSION = 1_000_000
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-
-
-class _LimitExceeded(Exception):
-    """Raised inside the loader; turned into DefinitionInvalid with the source named."""
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -52,10 +56,11 @@ class _BoundedLoader(yaml.SafeLoader):
 
 # libyaml composes the node graph ~15x faster than PyYAML's pure-Python parser (a 5,000-secret
 # definition: ~0.5 s instead of ~5 s). It cannot count alias events as they arrive, so the
-# graph is checked afterwards (aliases are shared nodes: _alias_uses, _expanded_size); the
-# pure-Python loader stays for documents libyaml rejects, so every error reads the same.
+# graph is checked afterwards (aliases are shared nodes: _alias_uses, _check_expansion); the
+# pure-Python loader stays for smaller documents libyaml rejects, so their errors read the same.
 _CLoader: Any = getattr(yaml, "CSafeLoader", None)
 MAX_FAST_DEPTH = 1_000
+PURE_PYTHON_MAX_CHARS = 1_048_576
 _OPEN = (MappingStartEvent, SequenceStartEvent)
 _CLOSE = (MappingEndEvent, SequenceEndEvent)
 
@@ -64,6 +69,15 @@ if _CLoader is not None:
 
     class _BoundedCLoader(_CLoader):  # type: ignore[misc]
         yaml_implicit_resolvers = _BoundedLoader.yaml_implicit_resolvers
+
+
+# The common case, in one pass over libyaml's events (yamlstream); the composed paths below
+# stay for what it leaves to them, so values and errors are the same either way.
+_STREAM = (
+    _StreamLoader(_BoundedCLoader, max_aliases=MAX_ALIASES, max_expansion=MAX_ALIAS_EXPANSION,
+                  max_depth=MAX_FAST_DEPTH)
+    if _CLoader is not None else None
+)
 
 
 def _alias_uses(root: Node) -> int:
@@ -85,34 +99,37 @@ def _alias_uses(root: Node) -> int:
 def _shallow(text: str) -> bool:
     """Whether nesting stays within MAX_FAST_DEPTH. PyYAML's C composer recurses once per
     level on the C stack (50,000 levels crash a worker thread); libyaml's event parser does
-    not, so its events are counted first (~5% of the fast path's time)."""
+    not, so its events are counted first. Syntax errors propagate."""
     depth = 0
-    try:
-        for event in yaml.parse(text, Loader=_BoundedCLoader):
-            if isinstance(event, _OPEN):
-                depth += 1
-                if depth > MAX_FAST_DEPTH:
-                    return False
-            elif isinstance(event, _CLOSE):
-                depth -= 1
-    except yaml.YAMLError:
-        return False
+    for event in yaml.parse(text, Loader=_BoundedCLoader):
+        if isinstance(event, _OPEN):
+            depth += 1
+            if depth > MAX_FAST_DEPTH:
+                return False
+        elif isinstance(event, _CLOSE):
+            depth -= 1
     return True
 
 
 def _compose_fast(text: str) -> tuple[Any, Node] | None:
-    """(loader, root node) composed by libyaml, or None to let the pure-Python loader decide."""
+    """(loader, root node) composed by libyaml, or None to let the pure-Python loader word the error."""
     if _CLoader is None:
         return None
-    # The pure-Python reader's character check, so both paths accept the same characters.
-    yaml.reader.Reader(text)
-    if not _shallow(text):
-        return None
-    loader = _BoundedCLoader(text)
     try:
-        node = loader.get_single_node()
+        if not _shallow(text):
+            # The pure-Python composer recurses too, and gives up long before this depth.
+            raise _LimitExceeded("document is nested too deeply")
+        loader = _BoundedCLoader(text)
+        try:
+            node = loader.get_single_node()
+        except BaseException:
+            loader.dispose()
+            raise
     except yaml.YAMLError:
-        loader.dispose()
+        # The pure-Python loader words errors as they always read, but parses ~6 s a MiB: a
+        # large document gets libyaml's error (the same position, its own wording) at once.
+        if len(text) > PURE_PYTHON_MAX_CHARS:
+            raise
         return None
     if node is not None and _alias_uses(node) > MAX_ALIASES:
         loader.dispose()
@@ -120,11 +137,12 @@ def _compose_fast(text: str) -> tuple[Any, Node] | None:
     return loader, node
 
 
-def _expanded_size(root: Node) -> int:
-    """Count the nodes the document would have with every alias expanded, without expanding.
+def _check_expansion(root: Node) -> None:
+    """Refuse a document whose aliases add more than MAX_ALIAS_EXPANSION nodes, without expanding.
 
-    Aliases share node objects, so sizes are memoised per node; a node reached again while
-    it is still being counted is a recursive structure, which no definition needs.
+    Aliases share node objects, so sizes are memoised per node (the memo ends up holding each
+    written node once); a node reached again while it is still being counted is a recursive
+    structure, which no definition needs.
     """
     sizes: dict[int, int] = {}
     in_progress: set[int] = set()
@@ -133,12 +151,7 @@ def _expanded_size(root: Node) -> int:
         node, children_done = stack.pop()
         key = id(node)
         if children_done:
-            total = 1 + sum(sizes[id(child)] for child in _children(node))
-            if total > MAX_EXPANDED_NODES:
-                raise _LimitExceeded(
-                    f"document expands to more than {MAX_EXPANDED_NODES} nodes (alias bomb?)"
-                )
-            sizes[key] = total
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
             in_progress.discard(key)
             continue
         if key in sizes:
@@ -152,7 +165,8 @@ def _expanded_size(root: Node) -> int:
                 raise _LimitExceeded("recursive alias: a node contains itself")
             if id(child) not in sizes:
                 stack.append((child, False))
-    return sizes[id(root)]
+    if sizes[id(root)] - len(sizes) > MAX_ALIAS_EXPANSION:
+        raise _LimitExceeded(f"aliases expand to more than {MAX_ALIAS_EXPANSION} nodes (alias bomb?)")
 
 
 def _children(node: Node) -> list[Node]:
@@ -177,6 +191,27 @@ def _problem(exc: yaml.YAMLError) -> str:
     return " ".join(_QUOTED.sub("…", wording).split())
 
 
+def read_text(path: Path, *, source: str, max_bytes: int = MAX_BYTES) -> str:
+    """A YAML file's text with universal newlines (as SecretZero's read_text() sees it, so text
+    hashes agree), refused past ``max_bytes`` after reading one byte more, never the whole file.
+
+    FileNotFoundError propagates (callers word it); every other failure is DefinitionInvalid.
+    """
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        raise DefinitionInvalid([f"{source}: cannot be read"]) from None
+    if len(data) > max_bytes:
+        raise DefinitionInvalid([f"{source}: file is too large (over the limit of {max_bytes} bytes)"])
+    try:
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError:
+        raise DefinitionInvalid([f"{source}: not valid UTF-8 text"]) from None
+
+
 def load_yaml(text: str, *, source: str, max_bytes: int = MAX_BYTES) -> Any:
     """Parse one YAML document safely; every failure is a DefinitionInvalid naming ``source``."""
     size = len(text.encode("utf-8", errors="surrogatepass"))
@@ -184,6 +219,13 @@ def load_yaml(text: str, *, source: str, max_bytes: int = MAX_BYTES) -> Any:
         raise DefinitionInvalid([f"{source}: document is too large ({size} bytes, limit {max_bytes})"])
     loader: Any = None
     try:
+        # The pure-Python reader's character check, so every path accepts the same characters.
+        yaml.reader.Reader(text)
+        if _STREAM is not None:
+            try:
+                return _STREAM.load(text)
+            except Unsupported:
+                pass  # the general path below gives the value or the error
         fast = _compose_fast(text)
         if fast is not None:
             loader, node = fast
@@ -192,7 +234,7 @@ def load_yaml(text: str, *, source: str, max_bytes: int = MAX_BYTES) -> Any:
             node = loader.get_single_node()
         if node is None:
             return None
-        _expanded_size(node)
+        _check_expansion(node)
         return loader.construct_document(node)
     except _LimitExceeded as exc:
         raise DefinitionInvalid([f"{source}: {exc}"]) from None

@@ -94,3 +94,13 @@ def test_render_is_audited_without_values(authed_api: APIClient, rendered_projec
     assert row.resource == "config" and row.success
     assert row.details["variables"] == ["region"]
     assert "hand-written-secret" not in str(row.details)
+
+
+def test_a_variable_used_only_in_a_static_value_is_listed_though_the_value_is_redacted(
+    authed_api: APIClient, project: Project
+) -> None:
+    static = {"name": "license", "kind": "static", "config": {"value": "key-{{ var.tenant }}"}, "targets": []}
+    project.write(definition(static, variables={"tenant": "acme"}))
+    body = render(authed_api).json()
+    assert body["config"]["secrets"][0]["config"]["value"] == "***"
+    assert body["variables_used"] == ["tenant"]

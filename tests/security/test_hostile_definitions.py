@@ -7,6 +7,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
@@ -16,6 +17,9 @@ from tests.conftest import Project
 from tests.processes.live import LiveServer, server_env
 
 BOUND_S = 5.0
+# The tests configure a smaller definition limit than the default (16 MiB), so "too large"
+# also proves SERVICE_MAX_DEFINITION_BYTES is honoured.
+LIMIT = 1_048_576
 
 
 def billion_laughs(levels: int = 10) -> str:
@@ -37,7 +41,7 @@ HOSTILE = {
     "alias_flood": (many_aliases, "alias"),
     "recursive_alias": (lambda: "version: '1.0'\nsecrets: &s [*s]\n", "recursive"),
     "deep_nesting": (lambda: "version: '1.0'\nsecrets: " + "[" * 50_000 + "]" * 50_000 + "\n", "nested"),
-    "too_large": (lambda: "version: '1.0'\nsecrets: []\n# " + "x" * (1_048_576 + 10) + "\n", "too large"),
+    "too_large": (lambda: "version: '1.0'\nsecrets: []\n# " + "x" * (LIMIT + 10) + "\n", "too large"),
     "not_utf8": (lambda: b"version: '1.0'\nsecrets: [\xff\xfe]\n", "UTF-8"),
 }
 
@@ -50,8 +54,9 @@ IN_PROCESS = sorted(set(HOSTILE) - {"deep_nesting"})
 @pytest.mark.parametrize("kind", IN_PROCESS)
 @pytest.mark.parametrize(("method", "path"), [("get", "/secrets"), ("post", "/sync"), ("post", "/drift/check")])
 def test_a_hostile_definition_is_a_quick_500_with_the_error_body_and_writes_nothing(
-    authed_api: APIClient, project: Project, kind: str, method: str, path: str
+    authed_api: APIClient, project: Project, settings: Any, kind: str, method: str, path: str
 ) -> None:
+    settings.SERVICE_MAX_DEFINITION_BYTES = LIMIT
     build, words = HOSTILE[kind]
     content = build()
     if isinstance(content, bytes):
@@ -100,7 +105,9 @@ def test_no_hostile_definition_crashes_or_stalls_a_real_server(
 ) -> None:
     definition = tmp_path / "Secretfile.yml"
     definition.write_text("version: '1.0'\nsecrets: []\n")
-    server = servers(server_env(data_dir=tmp_path / "data", config=definition), tmp_path / "serve.log")
+    env = server_env(data_dir=tmp_path / "data", config=definition,
+                     extra={"SERVICE_MAX_DEFINITION_BYTES": str(LIMIT)})
+    server = servers(env, tmp_path / "serve.log")
     for kind in sorted(HOSTILE):
         build, words = HOSTILE[kind]
         content = build()
