@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import threading
+from stat import S_ISREG
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -79,7 +80,7 @@ def load_definition(
         raise DefinitionNotFound(f"definition file not found: {path}") from None
     except OSError:
         raise DefinitionInvalid([f"{path.name}: cannot be read"]) from None
-    if not path.is_file():
+    if not S_ISREG(stat.st_mode):
         raise DefinitionNotFound(f"definition file not found: {path} is not a file")
     env = os.environ if environ is None else environ
     var_stats = []
@@ -88,8 +89,10 @@ def load_definition(
         st = real.stat()
         var_stats.append((str(real), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns))
     key = (
-        str(path.resolve()),
-        (stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns),
+        # The path as given (absolute): the stat below follows links, so a repointed link
+        # changes the key; resolving every component again cost each read request ~50 us.
+        str(path),
+        (stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns, stat.st_dev),
         tuple(var_files),
         tuple(var_stats),
         _freeze(variables),
@@ -108,6 +111,11 @@ def load_definition(
     with _parse_lock:
         with _cache_lock:
             cached = _cache.get(key)
+            if cached is None:
+                # Entries for an earlier version of this file can never match again: dropped
+                # before the parse, so a worker does not hold both versions at its peak.
+                for stale in [k for k in _cache if k[0] == key[0] and k[1] != key[1]]:
+                    del _cache[stale]
         if cached is not None:
             return cached
         return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes)
@@ -119,10 +127,6 @@ def _load_and_cache(
 ) -> Definition:
     definition = _load(path, var_files, variables, env, max_bytes)
     with _cache_lock:
-        # Entries for an earlier version of this file can never match again: drop them, or
-        # every edit of a large definition would keep one more parsed copy per worker.
-        for stale in [k for k in _cache if k[0] == key[0] and k[1] != key[1]]:
-            del _cache[stale]
         _cache[key] = definition
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)

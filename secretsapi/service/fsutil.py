@@ -7,6 +7,7 @@ import glob
 import os
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 NEW_FILE_MODE = 0o600
@@ -20,6 +21,12 @@ def atomic_write(path: Path, data: bytes, *, new_mode: int = NEW_FILE_MODE) -> N
     A new file gets ``new_mode``; an existing file keeps its mode, so an operator who
     loosened or tightened it on purpose is not overruled.
     """
+    atomic_write_chunks(path, (data,), new_mode=new_mode)
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes | str], *, new_mode: int = NEW_FILE_MODE) -> None:
+    """``atomic_write`` of the concatenated chunks (text is written as UTF-8), never all
+    held in memory at once."""
     path = Path(path)
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -31,8 +38,9 @@ def atomic_write(path: Path, data: bytes, *, new_mode: int = NEW_FILE_MODE) -> N
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        with os.fdopen(fd, "wb", buffering=1 << 20) as handle:
+            for chunk in chunks:
+                handle.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .errors import DefinitionInvalid, DefinitionNotFound
+from .errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined
 from .lockfile import LockEntry, read_lockfile
 from .model import Definition
 from .results import SecretStatus, SecretSummary
@@ -45,10 +45,8 @@ def secret_status(ws: Workspace, name: str) -> SecretStatus:
     doc = read_lockfile(ws.lockfile_path)
     lock_keys = [name]
     try:
-        definition = ws.definition()
-        if any(s.name == name for s in definition.secrets):
-            lock_keys = [unit.lock_key for unit in definition.secret(name).units]
-    except (DefinitionNotFound, DefinitionInvalid):
+        lock_keys = [unit.lock_key for unit in ws.definition().secret(name).units]
+    except (DefinitionNotFound, DefinitionInvalid, SecretNotDefined):
         pass
     entries: list[LockEntry] = []
     for key in lock_keys:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import os
 import re
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -151,7 +154,10 @@ class LockDocument:
     """The whole lockfile as its raw dict; unknown keys anywhere are kept as read.
 
     Documents from read_lockfile share the parsed dict with the cache and copy it on the
-    first mutation (copy-on-write), so read-only callers pay nothing for the copy.
+    first mutation (copy-on-write), so read-only callers pay nothing for the copy. The copy
+    is shallow where this class only ever replaces: entries are replaced whole by set_entry,
+    never edited, so they stay shared; the objects edited in place (``metadata``,
+    ``secretfile``) are copied.
     """
 
     def __init__(self, raw: dict[str, Any], *, shared: bool = False) -> None:
@@ -164,9 +170,14 @@ class LockDocument:
 
     @property
     def raw(self) -> dict[str, Any]:
-        """The mutable raw dict (owned by this document)."""
+        """The raw dict, owned by this document. Entries under ``secrets`` may be shared with
+        the cache: replace them (set_entry), never edit them in place."""
         self._own()
         return self._raw
+
+    def get(self, key: str) -> Any:
+        """A top-level value as read, without taking ownership: do not modify it."""
+        return self._raw.get(key)
 
     @property
     def version(self) -> str:
@@ -243,12 +254,45 @@ class LockDocument:
         block["variables_hash"] = variables_hash
 
     def dumps(self) -> str:
-        return json.dumps(self._raw, indent=2, ensure_ascii=False) + "\n"
+        return "".join(self.chunks())
+
+    def chunks(self) -> Iterator[str]:
+        """The file's text (``json.dumps(raw, indent=2, ensure_ascii=False)`` and a newline),
+        one entry at a time: Python 3.11 indents JSON in pure Python, one string per token,
+        so joining the whole document at once held ~60 MB for 20,000 entries."""
+        raw = self._raw
+        if not raw:
+            yield "{}\n"
+            return
+        last = len(raw) - 1
+        for index, (key, value) in enumerate(raw.items()):
+            yield ("{\n  " if index == 0 else "  ") + _INDENTED.encode(key) + ": "
+            if key == "secrets" and isinstance(value, dict) and value:
+                yield "{\n"
+                entries = len(value) - 1
+                for number, (name, entry) in enumerate(value.items()):
+                    body = _INDENTED.encode(entry).replace("\n", "\n    ")
+                    yield f"    {_INDENTED.encode(name)}: {body}{',' if number < entries else ''}\n"
+                yield "  }"
+            else:
+                yield _INDENTED.encode(value).replace("\n", "\n  ")
+            yield ",\n" if index < last else "\n}\n"
 
     def _own(self) -> None:
         if self._shared:
-            self._raw = _copy_json(self._raw)
+            raw = dict(self._raw)
+            if isinstance(raw.get("secrets"), dict):
+                raw["secrets"] = dict(raw["secrets"])
+            for key in ("metadata", "secretfile"):
+                if isinstance(raw.get(key), dict):
+                    raw[key] = _copy_json(raw[key])
+            self._raw = raw
             self._shared = False
+
+
+# The lockfile's layout. Encoded strings never hold a raw newline (JSON escapes it), so a
+# value encoded on its own is re-indented for its depth by replacing "\n".
+_INDENTED = json.JSONEncoder(indent=2, ensure_ascii=False)
 
 
 def _parse(path: Path, data: bytes) -> dict[str, Any]:
@@ -276,36 +320,74 @@ def _parse(path: Path, data: bytes) -> dict[str, Any]:
     return raw
 
 
-# Parse cache: path -> (exact bytes, parsed dict). Keyed on content rather than stat, because
-# st_mtime comes from a coarse clock and inodes are reused, so a (size, mtime, inode) key can
-# match a newer file and lose an update. Reading a small file costs far less than parsing it.
+# Parse cache: path -> what was parsed, keyed on the content's SHA-256 rather than on stat,
+# because st_mtime comes from a coarse clock and inodes are reused, so a (size, mtime, inode)
+# key could match a newer file and lose an update. A file whose timestamps were already
+# _SETTLED_NS in the past when it was read cannot change without new ones, so an unchanged
+# stat of it is trusted by readers (no read at all); readers under a lock ask for ``exact``,
+# because a network filesystem may answer stat from a stale cache.
 _CACHE_SIZE = 16
-_cache: dict[str, tuple[bytes, dict[str, Any]]] = {}
+_SETTLED_NS = 2_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    stat_key: tuple[int, ...]
+    digest: bytes
+    raw: dict[str, Any]
+    settled: bool
+
+
+_cache: dict[str, _Parsed] = {}
 _cache_lock = threading.Lock()
 
 
-def read_lockfile(path: Path) -> LockDocument:
+def _stat_key(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def read_lockfile(path: Path, *, exact: bool = False) -> LockDocument:
     """The lockfile at ``path``; a missing file is an empty document.
 
-    Raises LockfileUnreadable for unreadable files, invalid JSON or a wrong top-level shape.
-    Entry problems surface later, from LockDocument.entry().
+    ``exact`` reads the file's bytes even when its stat is unchanged: writers pass it for the
+    read their update is based on. Raises LockfileUnreadable for unreadable files, invalid
+    JSON or a wrong top-level shape. Entry problems surface later, from LockDocument.entry().
     """
     path = Path(path)
+    key = str(path.absolute())
+    with _cache_lock:
+        hit = _cache.get(key)
+    if hit is not None and hit.settled and not exact:
+        try:
+            if _stat_key(os.stat(path)) == hit.stat_key:
+                return LockDocument(hit.raw, shared=True)
+        except OSError:
+            pass  # the read below reports it
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            before = os.fstat(handle.fileno())
+            data = handle.read()
+            after = os.fstat(handle.fileno())
     except FileNotFoundError:
         return LockDocument.empty()
     except OSError as exc:
         raise LockfileUnreadable(f"lockfile {path}: cannot be read ({exc.strerror})") from None
-    key = str(path.absolute())
-    with _cache_lock:
-        hit = _cache.get(key)
-    if hit is not None and hit[0] == data:
-        return LockDocument(hit[1], shared=True)
-    raw = _parse(path, data)
+    digest = hashlib.sha256(data).digest()
+    stat_key = _stat_key(after)
+    settled = stat_key == _stat_key(before) and (
+        time.time_ns() - max(after.st_mtime_ns, after.st_ctime_ns) > _SETTLED_NS
+    )
+    if hit is not None and hit.digest == digest:
+        raw = hit.raw
+    else:
+        with _cache_lock:
+            # The old version is of no further use to the cache: let it go before the parse.
+            _cache.pop(key, None)
+        hit = None
+        raw = _parse(path, data)
     with _cache_lock:
         _cache.pop(key, None)
-        _cache[key] = (data, raw)
+        _cache[key] = _Parsed(stat_key, digest, raw, settled)
         while len(_cache) > _CACHE_SIZE:
             del _cache[next(iter(_cache))]
     return LockDocument(raw, shared=True)
@@ -313,7 +395,7 @@ def read_lockfile(path: Path) -> LockDocument:
 
 def write_lockfile(path: Path, doc: LockDocument) -> None:
     """Replace the lockfile atomically (a reader sees the old or the new file); 0600 when new."""
-    fsutil.atomic_write_text(Path(path), doc.dumps())
+    fsutil.atomic_write_chunks(Path(path), doc.chunks())
 
 
 _held = threading.local()

@@ -1,4 +1,5 @@
-"""The parsed definition: frozen dataclasses that every operation reads.
+"""The parsed definition: frozen dataclasses that every operation reads (slotted: a worker
+keeps tens of thousands of them for a large definition).
 
 A secret is made of one or more *units*: a plain secret is one unit named like the
 secret; a template secret (``kind: templates.<t>``) has one unit per field, named
@@ -15,7 +16,7 @@ from typing import Any
 from .errors import SecretNotDefined
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TargetSpec:
     provider: str  # the alias as written: a key of ``providers:`` or a provider kind
     kind: str
@@ -29,13 +30,13 @@ class TargetSpec:
         return f"{self.provider_kind or self.provider}/{self.kind}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GeneratorSpec:
     kind: str
     config: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Placement:
     """One unit written to one target under one key."""
 
@@ -43,7 +44,7 @@ class Placement:
     key: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unit:
     """One generated value: the lockfile key, how to make it and where it goes."""
 
@@ -52,7 +53,7 @@ class Unit:
     placements: tuple[Placement, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SecretDef:
     name: str
     kind: str
@@ -77,7 +78,7 @@ class SecretDef:
         return list(seen)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProviderSpec:
     alias: str
     kind: str
@@ -85,7 +86,7 @@ class ProviderSpec:
     config: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PolicySpec:
     name: str
     kind: str  # rotation | access | compliance
@@ -94,7 +95,7 @@ class PolicySpec:
     options: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Definition:
     path: Path
     version: str | None

@@ -41,7 +41,7 @@ def write(ws: Workspace, definition: Definition, planner: Planner, *, rotation: 
     while plan.work:
         held |= stripes_for(definition, plan.work)
         with ws.target_locks(held):
-            doc = read_lockfile(ws.lockfile_path)
+            doc = read_lockfile(ws.lockfile_path, exact=True)
             plan = planner(doc)
             if plan.work and stripes_for(definition, plan.work) <= held:
                 outcome = store(definition, doc, plan.work, allow_scripts=ws.allow_scripts)
@@ -52,7 +52,7 @@ def write(ws: Workspace, definition: Definition, planner: Planner, *, rotation: 
 
 def _commit(ws: Workspace, definition: Definition, outcome: StoreOutcome, *, rotation: bool) -> None:
     with ws.write_lock():
-        doc = read_lockfile(ws.lockfile_path)
+        doc = read_lockfile(ws.lockfile_path, exact=True)
         record(doc, outcome, now=ws.now(), rotation=rotation)
         record_definition(doc, definition, ws)
         write_lockfile(ws.lockfile_path, doc)

@@ -131,11 +131,16 @@ class Loader:
         expansion = 0  # nodes that aliases add beyond those written
         root: Any = None
         documents = 0
+        # One object per distinct string: keys and values such as "path" or "dotenv" repeat
+        # once per secret, and the parsed definition keeps them.
+        strings: dict[str, str] = {}
         # libyaml's get_event() answers None once the stream has ended.
         while (event := loader.get_event()) is not None:
             cls = type(event)
             if cls is ScalarEvent:
                 value, tag = self._scalar(event)
+                if tag == _STR:
+                    value = strings.setdefault(value, value)
                 merge_key = tag == _MERGE
                 if merge_key and not (stack and stack[-1].is_map and not stack[-1].has_key):
                     raise Unsupported("a merge tag outside a key")

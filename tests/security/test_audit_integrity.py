@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import DatabaseError
+from django.db import connection
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
@@ -35,6 +35,17 @@ def synced(authed_api: APIClient, project: Project) -> Project:
     return project
 
 
+def refuse_audit_writes() -> None:
+    """The database itself refuses every new or completed audit row from now on (the test's
+    transaction drops the triggers again), whatever code path writes them."""
+    with connection.cursor() as cursor:
+        for event in ("INSERT", "UPDATE"):
+            cursor.execute(
+                f"CREATE TRIGGER refuse_audit_{event.lower()} BEFORE {event} ON audit_auditentry "
+                "BEGIN SELECT RAISE(ABORT, 'disk I/O error (audit table)'); END"
+            )
+
+
 def call(api: APIClient, method: str, path: str, body: Any) -> Any:
     return api.post(path, body, format="json") if method == "post" else api.get(path)
 
@@ -52,13 +63,10 @@ def test_a_completed_operation_has_exactly_one_audit_row(
 
 @pytest.mark.parametrize(("method", "path", "body", "action"), OPERATIONS)
 def test_an_audit_write_failure_makes_the_operation_fail_loudly(
-    authed_api: APIClient, synced: Project, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    authed_api: APIClient, synced: Project, caplog: pytest.LogCaptureFixture,
     method: str, path: str, body: Any, action: str,
 ) -> None:
-    def refuse(**kwargs: Any) -> None:
-        raise DatabaseError("disk I/O error (audit table)")
-
-    monkeypatch.setattr(AuditEntry.objects, "create", refuse)
+    refuse_audit_writes()
     response = call(authed_api, method, path, body)
     error = assert_error_body(response, 500)
     assert "disk I/O" not in error["detail"]  # never str(exc) to the client
@@ -102,29 +110,27 @@ def test_a_changing_operation_has_its_row_before_it_writes_a_target(
 
 @pytest.mark.parametrize(("method", "path", "body", "action"), CHANGING)
 def test_a_refused_intent_row_stops_the_operation_before_it_writes_anything(
-    authed_api: APIClient, synced: Project, monkeypatch: pytest.MonkeyPatch,
+    authed_api: APIClient, synced: Project,
     method: str, path: str, body: Any, action: str,
 ) -> None:
     files = {p: p.read_bytes() for p in synced.root.rglob("*") if p.is_file() and not p.name.endswith(".lck")}
-
-    def refuse(**kwargs: Any) -> None:
-        raise DatabaseError("disk I/O error (audit table)")
-
-    monkeypatch.setattr(AuditEntry.objects, "create", refuse)
+    refuse_audit_writes()
     assert_error_body(call(authed_api, method, path, body), 500)
     after = {p: p.read_bytes() for p in synced.root.rglob("*") if p.is_file() and not p.name.endswith(".lck")}
     assert after == files
 
 
 def test_a_failure_to_complete_the_row_answers_500_and_leaves_it_marked_started(
-    authed_api: APIClient, synced: Project, monkeypatch: pytest.MonkeyPatch
+    transactional_db: None, authed_api: APIClient, synced: Project
 ) -> None:
-    from django.db.models import QuerySet
-
-    def refuse(self: Any, **kwargs: Any) -> None:
-        raise DatabaseError("disk I/O error (audit table)")
-
-    monkeypatch.setattr(QuerySet, "update", refuse)
-    assert_error_body(authed_api.post("/sync", {"force": True}, format="json"), 500)
+    # Autocommit, as in production: the refused update must not undo the committed row.
+    with connection.cursor() as cursor:  # new rows are accepted, completing them is not
+        cursor.execute("CREATE TRIGGER refuse_audit_update BEFORE UPDATE ON audit_auditentry "
+                       "BEGIN SELECT RAISE(ABORT, 'disk I/O error (audit table)'); END")
+    try:
+        assert_error_body(authed_api.post("/sync", {"force": True}, format="json"), 500)
+    finally:
+        with connection.cursor() as cursor:  # a flush empties tables but keeps triggers
+            cursor.execute("DROP TRIGGER refuse_audit_update")
     row = AuditEntry.objects.order_by("-id").first()
     assert row is not None and (row.action, row.success, row.details["state"]) == ("sync", False, "started")

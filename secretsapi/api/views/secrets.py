@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 from django.http import HttpResponse
@@ -25,7 +26,10 @@ from secretsapi.service.results import SecretSummary
 # so its rendered body is kept with it: serializing and encoding 1,000 entries costs ~20 ms,
 # this identity check nothing. The tuple is held, so its id is not reused while cached. The
 # bytes come from the configured JSON renderer, so the body is the one a Response would carry.
+# Rendered once per list: threads that miss together wait for the first (20,000 entries are
+# ~40 MB of serializer output while they render; four at once set a worker's peak memory).
 _rendered: tuple[Sequence[SecretSummary], bytes] | None = None
+_render_lock = threading.Lock()
 
 
 def _list_body(secrets: Sequence[SecretSummary]) -> bytes:
@@ -33,9 +37,14 @@ def _list_body(secrets: Sequence[SecretSummary]) -> bytes:
     cached = _rendered
     if cached is not None and cached[0] is secrets:
         return cached[1]
-    data = {"secrets": SecretEntrySerializer(secrets, many=True).data, "count": len(secrets)}
-    body: bytes = JSONRenderer().render(data)
-    _rendered = (secrets, body)
+    with _render_lock:
+        cached = _rendered
+        if cached is not None and cached[0] is secrets:
+            return cached[1]
+        _rendered = None  # the previous list's body is of no further use
+        data = {"secrets": SecretEntrySerializer(secrets, many=True).data, "count": len(secrets)}
+        body: bytes = JSONRenderer().render(data)
+        _rendered = (secrets, body)
     return body
 
 

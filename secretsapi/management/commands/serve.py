@@ -63,6 +63,9 @@ class Command(BaseCommand):
             "SERVICE_PORT": str(port),
             "SERVICE_WORKERS": str(options["workers"]),
             "SERVICE_LOG_LEVEL": options["log_level"],
+            # glibc gives each thread its own malloc arena and rarely returns their free space:
+            # with 4 threads a worker's RSS kept every request's peak. Two arenas hold it down.
+            "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2"),
         }
         self.stdout.write(f"Serving on http://{options['host']}:{port} ({options['workers']} workers)")
         sys.stdout.flush()

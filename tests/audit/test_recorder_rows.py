@@ -1,0 +1,74 @@
+"""record() writes with its own prepared statement: each row must read back through the ORM
+exactly as saved, on SQLite in-process and on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from audit.models import AuditEntry
+from audit.recorder import begin, finish, record
+
+ROOT = Path(__file__).resolve().parents[2]
+DETAILS = {"names": ["a", "é 日本"], "count": 3, "nested": {"ok": True, "none": None, "f": 1.5}}
+
+# The same check, run by a Django process against the database DATABASE_URL names.
+CHECK = """
+from audit.models import AuditEntry
+from audit.recorder import begin, finish, record
+details = {details!r}
+row = record(action="sync", resource="secret:x", user=None, success=False, details=details)
+got = AuditEntry.objects.get(pk=row.pk)
+assert (got.action, got.resource, got.user, got.success, got.details) == ("sync", "secret:x", None, False, details)
+assert got.timestamp == row.timestamp and got.timestamp.utcoffset() is not None
+second = record(action="a", resource="r", user="u", success=True)
+assert second.pk > row.pk and AuditEntry.objects.get(pk=second.pk).details == {{}}
+started = begin(action="sync", resource="secrets", user="api-key")
+finish(started, success=True, details={{"n": 1}})
+done = AuditEntry.objects.get(pk=started)
+assert (done.success, done.details) == (True, {{"n": 1}})
+print("rows ok")
+""".format(details=DETAILS)
+
+
+@pytest.mark.django_db
+def test_a_recorded_row_reads_back_field_for_field() -> None:
+    row = record(action="sync", resource="secret:x", user=None, success=False, details=DETAILS)
+    got = AuditEntry.objects.get(pk=row.pk)
+    assert (got.action, got.resource, got.user, got.success, got.details) == (
+        "sync", "secret:x", None, False, DETAILS)
+    assert got.timestamp == row.timestamp and got.timestamp.utcoffset() == timedelta(0)
+
+
+@pytest.mark.django_db
+def test_the_returned_entry_is_a_saved_row_with_its_id() -> None:
+    first = record(action="a", resource="r", user="u", success=True)
+    second = record(action="a", resource="r", user="u", success=True)
+    assert second.pk > first.pk and not second._state.adding
+    assert list(AuditEntry.objects.order_by("id").values_list("id", flat=True)) == [first.pk, second.pk]
+
+
+@pytest.mark.django_db
+def test_an_intent_row_is_completed_in_place() -> None:
+    started = begin(action="sync", resource="secrets", user="api-key", details={"dry_run": False})
+    assert AuditEntry.objects.get(pk=started).details == {"dry_run": False, "state": "started"}
+    finish(started, success=True, details={"dry_run": False, "generated": 2})
+    done = AuditEntry.objects.get(pk=started)
+    assert (done.success, done.details) == (True, {"dry_run": False, "generated": 2})
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_rows_read_back_field_for_field_on_postgresql(pg_database: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env.update(DATABASE_URL=pg_database, SERVICE_DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="project.settings")
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=120)
+    result = subprocess.run([*manage, "shell", "-c", CHECK], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0 and "rows ok" in result.stdout, result.stderr[-2000:]

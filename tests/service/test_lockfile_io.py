@@ -1,0 +1,155 @@
+"""Lockfile I/O: the written text is exactly json.dumps(indent=2); the parse cache; copy-on-write."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from secretsapi.service import lockfile
+from secretsapi.service.lockfile import LockDocument, LockEntry, read_lockfile, write_lockfile
+
+COMPAT = Path(__file__).resolve().parents[3] / "shared" / "compat" / "secretzero-0.14.23"
+H = "c" * 64
+
+
+def _json_text(raw: dict[str, Any]) -> str:
+    return json.dumps(raw, indent=2, ensure_ascii=False) + "\n"
+
+
+DOCUMENTS: dict[str, dict[str, Any]] = {
+    "empty object": {},
+    "no secrets yet": {"version": "1.0", "secrets": {}, "metadata": {}},
+    "nested extras and unicode": {
+        "version": "1.0",
+        "secrets": {
+            "a": {"hash": H, "targets": {"local/file/x": {"hash": H, "n": [1, {"é": None}]}}, "extra": []},
+            "日本": {"hash": H, "targets": {}, "note": "line\nbreak \"quoted\" \u2028"},
+        },
+        "secretfile": {"filename": "Secretfile.yml", "var_files": []},
+        "metadata": {"nested": {"deep": [[], {}, [1.5, True, False]]}},
+        "target_provenance": {"k": "v"},
+    },
+    "secrets not an object (kept as read)": {"version": "1.0", "secrets": {"only": {}}},
+}
+
+
+@pytest.mark.parametrize("raw", list(DOCUMENTS.values()), ids=list(DOCUMENTS))
+def test_written_text_is_exactly_the_indented_json(raw: dict[str, Any]) -> None:
+    assert LockDocument(raw).dumps() == _json_text(raw)
+
+
+def test_the_compat_lockfile_is_written_back_byte_for_byte_but_the_final_newline(tmp_path: Path) -> None:
+    path = tmp_path / ".gitsecrets.lock"
+    shutil.copyfile(COMPAT / ".gitsecrets.lock", path)
+    original = path.read_bytes()
+    write_lockfile(path, read_lockfile(path))
+    assert path.read_bytes() == original.rstrip(b"\n") + b"\n"
+
+
+def test_a_large_document_is_written_in_chunks_of_one_entry() -> None:
+    raw = {"version": "1.0", "secrets": {f"s{i}": {"hash": H, "targets": {}} for i in range(1000)}}
+    chunks = list(LockDocument(raw).chunks())
+    assert "".join(chunks) == _json_text(raw)
+    assert max(len(chunk) for chunk in chunks) < 200
+
+
+# --- the parse cache ---------------------------------------------------------------------------
+
+def _write(path: Path, raw: dict[str, Any]) -> Path:
+    path.write_text(_json_text(raw), encoding="utf-8")
+    return path
+
+
+def _opens(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Paths opened by read_lockfile from now on."""
+    opened: list[Path] = []
+    real_open = Path.open
+
+    def counting_open(self: Path, *args: Any, **kwargs: Any) -> Any:
+        opened.append(self)
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    return opened
+
+
+def test_a_settled_unchanged_file_is_not_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lockfile, "_SETTLED_NS", 0)  # every file counts as settled at once
+    path = _write(tmp_path / "x.lock", {"version": "1.0", "secrets": {}, "metadata": {"n": 1}})
+    read_lockfile(path)
+    opened = _opens(monkeypatch)
+    assert read_lockfile(path).metadata["n"] == 1
+    assert opened == []
+
+
+def test_a_recently_written_file_is_read_again_and_compared_by_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path / "x.lock", {"version": "1.0", "secrets": {}, "metadata": {"n": 1}})
+    read_lockfile(path)
+    opened = _opens(monkeypatch)
+    read_lockfile(path)
+    assert opened == [path]
+
+
+def test_exact_reads_the_bytes_even_when_stat_says_nothing_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A network filesystem may answer stat from a stale cache: writers must not trust it.
+    monkeypatch.setattr(lockfile, "_SETTLED_NS", 0)
+    path = _write(tmp_path / "x.lock", {"version": "1.0", "secrets": {}, "metadata": {"n": 1}})
+    read_lockfile(path)
+    stale = os.stat(path)
+    _write(path, {"version": "1.0", "secrets": {}, "metadata": {"n": 2}})
+    monkeypatch.setattr(lockfile.os, "stat", lambda _path: stale)
+    assert read_lockfile(path).metadata["n"] == 1  # what a stale stat makes a reader see
+    assert read_lockfile(path, exact=True).metadata["n"] == 2
+
+
+def test_the_same_content_rewritten_reuses_the_parsed_document(tmp_path: Path) -> None:
+    raw = {"version": "1.0", "secrets": {}, "metadata": {"n": 1}}
+    path = _write(tmp_path / "x.lock", raw)
+    first = read_lockfile(path)
+    _write(path, raw)  # a new inode and timestamps, the same bytes
+    assert read_lockfile(path).get("metadata") is first.get("metadata")
+
+
+def test_the_cache_keeps_a_digest_not_the_file(tmp_path: Path) -> None:
+    path = _write(tmp_path / "x.lock", {"version": "1.0", "secrets": {}, "metadata": {}})
+    read_lockfile(path)
+    cached = lockfile._cache[str(path.absolute())]
+    assert len(cached.digest) == 32 and not any(isinstance(v, bytes) and len(v) > 32 for v in vars_of(cached))
+
+
+def vars_of(obj: Any) -> list[Any]:
+    return [getattr(obj, name) for name in obj.__slots__]
+
+
+# --- copy-on-write -------------------------------------------------------------------------------
+
+def test_changes_to_one_read_never_reach_another(tmp_path: Path) -> None:
+    path = tmp_path / ".gitsecrets.lock"
+    shutil.copyfile(COMPAT / ".gitsecrets.lock", path)
+    first = read_lockfile(path)
+    names = first.keys()
+    first.set_entry(names[0], LockEntry(names[0], H, "2026-01-01T00:00:00+00:00", "2026-01-01T00:00:00+00:00"))
+    first.remove_entry(names[1])
+    first.set_secretfile("Other.yml", H, H, [], "2026-01-01T00:00:00+00:00")
+    first.metadata["touched"] = True
+    second = read_lockfile(path)
+    assert second.keys() == names
+    entry = second.entry(names[0])
+    assert entry is not None and entry.hash != H
+    assert second.get("secretfile")["filename"] == "Secretfile.yml"
+    assert "touched" not in second.metadata
+
+
+def test_reading_a_block_takes_no_copy(tmp_path: Path) -> None:
+    path = tmp_path / ".gitsecrets.lock"
+    shutil.copyfile(COMPAT / ".gitsecrets.lock", path)
+    assert read_lockfile(path).get("secretfile") is read_lockfile(path).get("secretfile")
