@@ -80,7 +80,8 @@ _statements: dict[str, tuple[str, bool]] = {}
 def _statement(vendor: str) -> tuple[str, bool]:
     if vendor not in _statements:
         quote = connection.ops.quote_name
-        returning = bool(connection.features.can_return_columns_from_insert)
+        # SQLite's driver reports the new id for free (lastrowid); PostgreSQL's needs RETURNING.
+        returning = vendor != "sqlite" and bool(connection.features.can_return_columns_from_insert)
         sql = (f"INSERT INTO {quote(AuditEntry._meta.db_table)} ({', '.join(quote(f.column) for f in _FIELDS)}) "
                f"VALUES ({', '.join(['%s'] * len(_FIELDS))})")
         if returning:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import threading
 from collections.abc import Iterator
@@ -53,6 +54,11 @@ def audit_write_gate() -> contextlib.AbstractContextManager[None]:
     if connection.vendor != "sqlite":
         return contextlib.nullcontext()
     name = str(connection.settings_dict.get("NAME") or "")
-    if not name or name == ":memory:" or name.startswith("file:") or not Path(name).parent.is_dir():
+    if not _is_file(name):
         return contextlib.nullcontext()  # in-memory test databases: one process, nothing to gate
     return _gate.held(name)
+
+
+@functools.lru_cache(maxsize=8)
+def _is_file(name: str) -> bool:
+    return bool(name) and name != ":memory:" and not name.startswith("file:") and Path(name).parent.is_dir()

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_support as b  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-DEFINITION_LIMIT = 1_048_576  # secretsapi.service.yamlsafe.MAX_BYTES
+DEFINITION_LIMIT = 16 * 1_048_576  # SERVICE_MAX_DEFINITION_BYTES' default
 AUDIT_QUERIES = {
     "no filter": "/audit/logs?limit=50",
     "action": "/audit/logs?limit=50&action=check_drift",
@@ -67,17 +67,27 @@ class Bench:
         server.start()
         return server, folder, data
 
-    def load(self, server: b.Server, paths: dict[str, str]) -> None:
+    def load(self, server: b.Server, paths: dict[str, str], *, rounds: int | None = None,
+             seconds: float | None = None) -> None:
         """Load runs in rounds (each endpoint once per round), so a machine that gets busier
-        during the run slows every endpoint alike and the ratios between them hold."""
+        during the run slows every endpoint alike and the ratios between them hold; each run
+        also records the workers' CPU milliseconds per request, which a busy host barely moves."""
         runs: dict[str, list[dict[str, float]]] = {label: [] for label in paths}
-        for _ in range(self.args.runs):
+        for _ in range(rounds or self.args.runs):
             for label, path in paths.items():
-                runs[label].append(b.load(server.port, path, seconds=self.args.seconds,
-                                          connections=self.args.connections))
+                cpu = server.cpu_seconds()
+                run = b.load(server.port, path, seconds=seconds or self.args.seconds,
+                             connections=self.args.connections)
+                run["cpu_ms"] = (server.cpu_seconds() - cpu) * 1000 / max(1, run["requests"])
+                runs[label].append(run)
         for label in paths:
             self.results["endpoints"][label] = median_of(runs[label]) | {"raw": runs[label]}
             self.log(f"{label}: {self.results['endpoints'][label]['rps']:.0f} req/s")
+        first = next(iter(paths))
+        for label in list(paths)[1:]:
+            # The round's own /health run is the reference: the host's speed drifts by the second.
+            ratios = [run["rps"] / ref["rps"] for run, ref in zip(runs[label], runs[first], strict=True)]
+            self.results["endpoints"][label]["rps_ratio"] = median(ratios)
 
     def operation(self, label: str, timings: list[float]) -> None:
         self.results["operations"][label] = {"seconds": median(timings), "raw": timings}
@@ -116,7 +126,8 @@ class Bench:
                 "GET /secrets (1000)": "/secrets",
                 "GET /secrets/{name}/status": "/secrets/s00500/status",
             }
-            self.load(server, reads)
+            # Short interleaved rounds, many of them: the ratio targets are medians of per-round ratios.
+            self.load(server, reads, rounds=3 * self.args.runs, seconds=max(1.0, self.args.seconds / 2))
             self.load(server, {f"GET /audit/logs 1k rows, {label}": path for label, path in AUDIT_QUERIES.items()})
             self.results["audit_rows_after"] = {"1k": b.audit_rows(data_small / "service.sqlite3")}
             for op in ("/rotation/check", "/policy/check", "/drift/check"):
@@ -218,10 +229,9 @@ def targets(r: dict[str, Any]) -> list[dict[str, Any]]:
     def add(name: str, figure: str, met: bool | None) -> None:
         out.append({"target": name, "figure": figure, "met": met})
 
-    health = ep["GET /health"]["rps"]
     for label in ("GET /secrets (1000)", "GET /secrets/{name}/status"):
-        ratio = ep[label]["rps"] / health
-        add(f"1. {label} >= 0.5x /health req/s", f"{ratio:.2f}x", ratio >= 0.5)
+        ratio = ep[label]["rps_ratio"]
+        add(f"1. {label} >= 0.5x /health req/s (median per round)", f"{ratio:.2f}x", ratio >= 0.5)
     for op in ("rotation", "policy", "drift"):
         label = f"POST /{op}/check (1000)"
         add(f"2. {label} < 100 ms", f"{ops[label]['seconds'] * 1000:.0f} ms", ops[label]["seconds"] < 0.1)
@@ -258,11 +268,11 @@ def table(r: dict[str, Any]) -> str:
         f"{m['cpus']} CPUs, {m['load_generator']} ({m['connections']} connections, {m['seconds_per_load']}s), "
         f"median of {m['runs']} runs, {m['elapsed_s']}s total",
         "",
-        f"{'endpoint':<52} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}",
+        f"{'endpoint':<52} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms':>7}",
     ]
     for label, fig in r["endpoints"].items():
         lines.append(f"{label:<52} {fig['rps'] if 'rps' in fig else float('nan'):>8.0f} "
-                     f"{fig['p50_ms']:>8.2f} {fig['p99_ms']:>8.2f}")
+                     f"{fig['p50_ms']:>8.2f} {fig['p99_ms']:>8.2f} {fig.get('cpu_ms', float('nan')):>7.2f}")
     lines += ["", f"{'operation':<52} {'seconds':>8}"]
     for label, fig in r["operations"].items():
         lines.append(f"{label:<52} {fig['seconds']:>8.3f}")

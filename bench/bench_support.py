@@ -177,6 +177,18 @@ class Server:
                 peaks.append(int(match.group(1)) / 1024)
         return peaks
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU the workers have used so far (``/proc/<pid>/stat``)."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0.0
+        for pid in self.worker_pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        return total
+
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
@@ -240,7 +252,8 @@ def _wrk(port: int, path: str, *, seconds: float, connections: int) -> dict[str,
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
-    return {"rps": rps, "p50_ms": p50, "p99_ms": p99}
+    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    return {"rps": rps, "p50_ms": p50, "p99_ms": p99, "requests": requests}
 
 
 def _python_load(port: int, path: str, *, seconds: float, connections: int) -> dict[str, float]:
@@ -271,7 +284,7 @@ def _python_load(port: int, path: str, *, seconds: float, connections: int) -> d
     for t in threads:
         t.join(seconds + 30)
     elapsed = time.perf_counter() - started
-    return {"rps": len(latencies) / elapsed, **percentiles(latencies)}
+    return {"rps": len(latencies) / elapsed, **percentiles(latencies), "requests": len(latencies)}
 
 
 def percentiles(latencies_ms: list[float]) -> dict[str, float]:
