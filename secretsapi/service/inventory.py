@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 from .errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined
@@ -12,9 +13,10 @@ from .workspace import Workspace
 
 # The summaries of the last definition listed. load_definition returns the same object until
 # the file (or anything it depends on) changes, so an identity check is enough; the entry
-# holds the definition itself, so its id cannot be reused while cached. One assignment: safe
-# across threads without a lock (a race only builds the same tuple twice).
+# holds the definition itself, so its id cannot be reused while cached. Built by one thread
+# at a time: four threads building 20,000 summaries at once set a worker's peak memory.
 _summaries: tuple[Definition, tuple[SecretSummary, ...]] | None = None
+_summaries_lock = threading.Lock()
 
 
 def list_secrets(ws: Workspace) -> Sequence[SecretSummary]:
@@ -28,11 +30,16 @@ def list_secrets(ws: Workspace) -> Sequence[SecretSummary]:
     cached = _summaries
     if cached is not None and cached[0] is definition:
         return cached[1]
-    summaries = tuple(
-        SecretSummary(s.name, s.kind, s.rotation_period, s.target_types, s.one_time, s.description)
-        for s in definition.secrets
-    )
-    _summaries = (definition, summaries)
+    with _summaries_lock:
+        cached = _summaries
+        if cached is not None and cached[0] is definition:
+            return cached[1]
+        _summaries = None  # the previous definition's list is of no further use
+        summaries = tuple(
+            SecretSummary(s.name, s.kind, s.rotation_period, s.target_types, s.one_time, s.description)
+            for s in definition.secrets
+        )
+        _summaries = (definition, summaries)
     return summaries
 
 

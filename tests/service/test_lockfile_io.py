@@ -153,3 +153,41 @@ def test_reading_a_block_takes_no_copy(tmp_path: Path) -> None:
     path = tmp_path / ".gitsecrets.lock"
     shutil.copyfile(COMPAT / ".gitsecrets.lock", path)
     assert read_lockfile(path).get("secretfile") is read_lockfile(path).get("secretfile")
+
+
+# --- the writer's copy -------------------------------------------------------------------------
+
+def _written(tmp_path: Path) -> tuple[Path, LockDocument]:
+    path = tmp_path / ".gitsecrets.lock"
+    shutil.copyfile(COMPAT / ".gitsecrets.lock", path)
+    doc = read_lockfile(path)
+    doc.metadata["written_by"] = "test"
+    write_lockfile(path, doc)
+    return path, doc
+
+
+def test_a_read_after_a_write_takes_the_written_document_without_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = _written(tmp_path)
+    expected = json.loads(path.read_text())
+
+    def no_parse(*args: Any) -> Any:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(lockfile, "_parse", no_parse)
+    assert read_lockfile(path)._raw == expected
+
+
+def test_changing_a_written_document_afterwards_never_reaches_the_cache(tmp_path: Path) -> None:
+    path, doc = _written(tmp_path)
+    doc.metadata["changed_after"] = True
+    doc.remove_entry(doc.keys()[0])
+    again = read_lockfile(path)
+    assert "changed_after" not in again.metadata and again.keys() == list(json.loads(path.read_text())["secrets"])
+
+
+def test_a_file_replaced_after_the_write_is_parsed_again(tmp_path: Path) -> None:
+    path, _ = _written(tmp_path)
+    _write(path, {"version": "1.0", "secrets": {}, "metadata": {"other": "writer"}})
+    assert read_lockfile(path).metadata == {"other": "writer"}
