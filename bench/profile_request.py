@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import bench_support as b  # noqa: E402
+import bench_support as b
 
 
 def main() -> None:

@@ -17,12 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import bench_support as b  # noqa: E402
+import bench_support as b
 
-from secretsapi.service import sync as sync_service  # noqa: E402
-from secretsapi.service import yamlsafe  # noqa: E402
-from secretsapi.service.definition import clear_definition_cache  # noqa: E402
-from secretsapi.service.workspace import Workspace  # noqa: E402
+from secretsapi.service import sync as sync_service
+from secretsapi.service import yamlsafe
+from secretsapi.service.definition import clear_definition_cache
+from secretsapi.service.workspace import Workspace
 
 
 def rss_mb() -> float:

@@ -6,11 +6,11 @@ import json
 import logging
 import os
 import threading
-from stat import S_ISREG
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from .definition_checker import DefinitionChecker

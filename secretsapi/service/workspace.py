@@ -12,8 +12,8 @@ from typing import Any
 from .definition import load_definition
 from .lockfile import lockfile_lock
 from .model import Definition
-from .yamlsafe import MAX_BYTES
 from .target_locks import stripe_locks
+from .yamlsafe import MAX_BYTES
 
 LOCKFILE_NAME = ".gitsecrets.lock"
 

@@ -52,7 +52,7 @@ _MERGED = object()
 class _Container:
     """An open mapping or sequence: its entries so far, and its size with aliases expanded."""
 
-    __slots__ = ("anchor", "key", "items", "merges", "size", "is_map", "has_key")
+    __slots__ = ("anchor", "has_key", "is_map", "items", "key", "merges", "size")
 
     def __init__(self, is_map: bool, anchor: str | None) -> None:
         self.is_map = is_map

@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from secretsapi.service import lockfile
-from secretsapi.service.lockfile import LockDocument, LockEntry, read_lockfile, write_lockfile
+from secretsapi.service.lockfile import (
+    LockDocument,
+    LockEntry,
+    read_lockfile,
+    write_lockfile,
+)
 
 COMPAT = Path(__file__).resolve().parents[3] / "shared" / "compat" / "secretzero-0.14.23"
 H = "c" * 64
