@@ -142,7 +142,7 @@ def _item(secret: str, reason: str, target: str | None, where: str | None, **ext
 
 
 def _secretfile_hash(doc: LockDocument) -> str | None:
-    block = doc.get("secretfile")
-    return block.get("hash") if isinstance(block, dict) else None
+    block = doc.secretfile
+    return block.get("hash") if block is not None else None
 
 

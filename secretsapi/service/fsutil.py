@@ -24,9 +24,8 @@ def atomic_write(path: Path, data: bytes, *, new_mode: int = NEW_FILE_MODE) -> N
     atomic_write_chunks(path, (data,), new_mode=new_mode)
 
 
-def atomic_write_chunks(path: Path, chunks: Iterable[bytes | str], *, new_mode: int = NEW_FILE_MODE) -> None:
-    """``atomic_write`` of the concatenated chunks (text is written as UTF-8), never all
-    held in memory at once."""
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes], *, new_mode: int = NEW_FILE_MODE) -> None:
+    """``atomic_write`` of the concatenated chunks, never all held in memory at once."""
     path = Path(path)
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -40,7 +39,7 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes | str], *, new_mode: 
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb", buffering=1 << 20) as handle:
             for chunk in chunks:
-                handle.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 from .errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined
 from .lockfile import LockEntry, read_lockfile
+from .memo import LastResult
 from .model import Definition
 from .results import SecretStatus, SecretSummary
 from .workspace import Workspace
 
-# The summaries of the last definition listed. load_definition returns the same object until
-# the file (or anything it depends on) changes, so an identity check is enough; the entry
-# holds the definition itself, so its id cannot be reused while cached. Built by one thread
-# at a time: four threads building 20,000 summaries at once set a worker's peak memory.
-_summaries: tuple[Definition, tuple[SecretSummary, ...]] | None = None
-_summaries_lock = threading.Lock()
+# The summaries of the last definition listed: load_definition returns the same object until
+# the file (or anything it depends on) changes.
+_summaries: LastResult[Definition, tuple[SecretSummary, ...]] = LastResult()
 
 
 def list_secrets(ws: Workspace) -> Sequence[SecretSummary]:
@@ -25,22 +22,14 @@ def list_secrets(ws: Workspace) -> Sequence[SecretSummary]:
     The result is shared between callers while the definition is unchanged (the same tuple,
     so interfaces may cache what they derive from it by identity): treat it as read-only.
     """
-    global _summaries
-    definition = ws.definition()
-    cached = _summaries
-    if cached is not None and cached[0] is definition:
-        return cached[1]
-    with _summaries_lock:
-        cached = _summaries
-        if cached is not None and cached[0] is definition:
-            return cached[1]
-        _summaries = None  # the previous definition's list is of no further use
-        summaries = tuple(
-            SecretSummary(s.name, s.kind, s.rotation_period, s.target_types, s.one_time, s.description)
-            for s in definition.secrets
-        )
-        _summaries = (definition, summaries)
-    return summaries
+    return _summaries.get(ws.definition(), _summarize)
+
+
+def _summarize(definition: Definition) -> tuple[SecretSummary, ...]:
+    return tuple(
+        SecretSummary(s.name, s.kind, s.rotation_period, s.target_types, s.one_time, s.description)
+        for s in definition.secrets
+    )
 
 
 def secret_status(ws: Workspace, name: str) -> SecretStatus:

@@ -175,10 +175,6 @@ class LockDocument:
         self._own()
         return self._raw
 
-    def get(self, key: str) -> Any:
-        """A top-level value as read, without taking ownership: do not modify it."""
-        return self._raw.get(key)
-
     @property
     def version(self) -> str:
         return str(self._raw["version"])
@@ -383,14 +379,17 @@ def read_lockfile(path: Path, *, exact: bool = False) -> LockDocument:
         with _cache_lock:
             # The old version is of no further use to the cache: let it go before the parse.
             _cache.pop(key, None)
-        hit = None
         raw = _parse(path, data)
+    _remember(key, _Parsed(stat_key, digest, raw, settled))
+    return LockDocument(raw, shared=True)
+
+
+def _remember(key: str, parsed: _Parsed) -> None:
     with _cache_lock:
         _cache.pop(key, None)
-        _cache[key] = _Parsed(stat_key, digest, raw, settled)
+        _cache[key] = parsed
         while len(_cache) > _CACHE_SIZE:
             del _cache[next(iter(_cache))]
-    return LockDocument(raw, shared=True)
 
 
 def write_lockfile(path: Path, doc: LockDocument) -> None:
@@ -416,11 +415,7 @@ def write_lockfile(path: Path, doc: LockDocument) -> None:
     except OSError:
         return
     # Never "settled": it was just written, so readers compare content until a read settles it.
-    with _cache_lock:
-        _cache.pop(str(path.absolute()), None)
-        _cache[str(path.absolute())] = _Parsed(stat_key, digest.digest(), doc._raw, False)
-        while len(_cache) > _CACHE_SIZE:
-            del _cache[next(iter(_cache))]
+    _remember(str(path.absolute()), _Parsed(stat_key, digest.digest(), doc._raw, False))
 
 
 _held = threading.local()

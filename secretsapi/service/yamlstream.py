@@ -45,7 +45,7 @@ _STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + name for name in ("str", "null", "boo
 _MERGE, _VALUE = _TAG + "merge", _TAG + "value"
 _MAP_TAGS = {None, "!", _TAG + "map"}
 _SEQ_TAGS = {None, "!", _TAG + "seq"}
-# A merge key's entries in a mapping under construction: (sources, own pairs).
+# The pending key of a mapping under construction when it is a merge key (``<<``).
 _MERGED = object()
 
 
@@ -58,7 +58,7 @@ class _Container:
         self.is_map = is_map
         self.anchor = anchor
         self.items: Any = {} if is_map else []
-        self.merges: list[Any] = []
+        self.merges: list[Any] | None = None  # sources of merge keys, rare
         self.size = 1
         self.key: Any = None
         self.has_key = False
@@ -76,7 +76,7 @@ class _Container:
             self.key, self.has_key = value, True
         else:
             if self.key is _MERGED:
-                self.merges.append(value)
+                self.merges = [*(self.merges or ()), value]
             else:
                 self.items[self.key] = value
             self.has_key = False
@@ -153,8 +153,6 @@ class Loader:
                 is_map = cls is MappingStartEvent
                 if event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
                     raise Unsupported("an explicit collection tag")
-                if event.anchor is not None and event.anchor in anchors:
-                    raise Unsupported("a duplicate anchor")
                 if len(stack) >= self.max_depth:
                     raise Unsupported("deep nesting")
                 stack.append(_Container(is_map, event.anchor))

@@ -73,18 +73,36 @@ def test_a_hostile_definition_is_a_quick_500_with_the_error_body_and_writes_noth
     assert sorted(p.name for p in project.root.iterdir()) == ["Secretfile.yml"]
 
 
+@pytest.mark.parametrize(("method", "path"), [("get", "/secrets"), ("post", "/config/render"),
+                                             ("post", "/sync")])
 def test_a_huge_definition_file_is_refused_without_reading_it_into_memory(
-    authed_api: APIClient, project: Project
+    authed_api: APIClient, project: Project, method: str, path: str
 ) -> None:
     with open(project.definition, "wb") as handle:
         handle.truncate(256 * 1024 * 1024)  # sparse: costs no disk
     tracemalloc.start()
     try:
-        response = authed_api.get("/secrets")
+        response = authed_api.get(path) if method == "get" else authed_api.post(path, {}, format="json")
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert_error_body(response, 500)
+    assert "too large" in assert_error_body(response, 500)["detail"]
+    assert peak < 32 * 1024 * 1024
+
+
+def test_a_huge_var_file_is_refused_without_reading_it_into_memory(
+    authed_api: APIClient, project: Project
+) -> None:
+    project.write("version: '1.0'\nsecrets:\n- {name: a, kind: random_hex, targets: []}\n")
+    with open(project.root / "vars.yml", "wb") as handle:
+        handle.truncate(256 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        response = authed_api.post("/config/render", {"var_files": ["vars.yml"]}, format="json")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "too large" in assert_error_body(response, 400)["detail"]
     assert peak < 32 * 1024 * 1024
 
 

@@ -121,7 +121,7 @@ def test_the_same_content_rewritten_reuses_the_parsed_document(tmp_path: Path) -
     path = _write(tmp_path / "x.lock", raw)
     first = read_lockfile(path)
     _write(path, raw)  # a new inode and timestamps, the same bytes
-    assert read_lockfile(path).get("metadata") is first.get("metadata")
+    assert read_lockfile(path)._raw is first._raw
 
 
 def test_the_cache_keeps_a_digest_not_the_file(tmp_path: Path) -> None:
@@ -150,14 +150,8 @@ def test_changes_to_one_read_never_reach_another(tmp_path: Path) -> None:
     assert second.keys() == names
     entry = second.entry(names[0])
     assert entry is not None and entry.hash != H
-    assert second.get("secretfile")["filename"] == "Secretfile.yml"
+    assert (second.secretfile or {})["filename"] == "Secretfile.yml"
     assert "touched" not in second.metadata
-
-
-def test_reading_a_block_takes_no_copy(tmp_path: Path) -> None:
-    path = tmp_path / ".gitsecrets.lock"
-    shutil.copyfile(COMPAT / ".gitsecrets.lock", path)
-    assert read_lockfile(path).get("secretfile") is read_lockfile(path).get("secretfile")
 
 
 # --- the writer's copy -------------------------------------------------------------------------
@@ -196,3 +190,34 @@ def test_a_file_replaced_after_the_write_is_parsed_again(tmp_path: Path) -> None
     path, _ = _written(tmp_path)
     _write(path, {"version": "1.0", "secrets": {}, "metadata": {"other": "writer"}})
     assert read_lockfile(path).metadata == {"other": "writer"}
+
+
+def test_a_sync_plans_on_the_lockfile_bytes_even_when_stat_is_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another writer generated "a" while this process's stat of the lockfile stayed stale (a
+    # network filesystem's attribute cache): the sync must skip "a", not generate it again.
+    from secretsapi.service.sync import sync
+    from secretsapi.service.workspace import Workspace
+    from tests.conftest import definition, file_secret
+
+    monkeypatch.setattr(lockfile, "_SETTLED_NS", 0)
+    (tmp_path / "Secretfile.yml").write_text(json.dumps(definition(file_secret("a", "out/app.env"))))
+    ws = Workspace(tmp_path / "Secretfile.yml")
+    lock = ws.lockfile_path
+    assert sync(ws).secrets_generated == ["a"]
+    committed, target = lock.read_bytes(), (tmp_path / "out/app.env").read_bytes()
+    _write(lock, {"version": "1.0", "secrets": {}, "metadata": {}})  # what this process last saw
+    lockfile._cache.clear()
+    read_lockfile(lock)
+    stale = os.stat(lock)
+    lock.write_bytes(committed)  # the other writer's commit
+    real_stat = os.stat
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        return stale if Path(path) == lock else real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(lockfile.os, "stat", stat)
+    result = sync(ws)
+    assert (result.secrets_generated, result.secrets_skipped) == ([], ["a"])
+    assert (tmp_path / "out/app.env").read_bytes() == target

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 from django.http import HttpResponse
@@ -20,31 +19,19 @@ from secretsapi.api.serializers.secrets import (
     SecretListSerializer,
     SecretStatusSerializer,
 )
+from secretsapi.service.memo import LastResult
 from secretsapi.service.results import SecretSummary
 
 # The secret list is the same tuple while the definition is unchanged (the engine caches it),
 # so its rendered body is kept with it: serializing and encoding 1,000 entries costs ~20 ms,
-# this identity check nothing. The tuple is held, so its id is not reused while cached. The
-# bytes come from the configured JSON renderer, so the body is the one a Response would carry.
-# Rendered once per list: threads that miss together wait for the first (20,000 entries are
-# ~40 MB of serializer output while they render; four at once set a worker's peak memory).
-_rendered: tuple[Sequence[SecretSummary], bytes] | None = None
-_render_lock = threading.Lock()
+# this identity check nothing. The bytes come from the configured JSON renderer, so the body
+# is the one a Response would carry.
+_rendered: LastResult[Sequence[SecretSummary], bytes] = LastResult()
 
 
-def _list_body(secrets: Sequence[SecretSummary]) -> bytes:
-    global _rendered
-    cached = _rendered
-    if cached is not None and cached[0] is secrets:
-        return cached[1]
-    with _render_lock:
-        cached = _rendered
-        if cached is not None and cached[0] is secrets:
-            return cached[1]
-        _rendered = None  # the previous list's body is of no further use
-        data = {"secrets": SecretEntrySerializer(secrets, many=True).data, "count": len(secrets)}
-        body: bytes = JSONRenderer().render(data)
-        _rendered = (secrets, body)
+def _render(secrets: Sequence[SecretSummary]) -> bytes:
+    data = {"secrets": SecretEntrySerializer(secrets, many=True).data, "count": len(secrets)}
+    body: bytes = JSONRenderer().render(data)
     return body
 
 
@@ -53,7 +40,7 @@ class SecretListView(APIView):
                    operation_id="secrets_list")
     def get(self, request: Request) -> HttpResponse:
         secrets = actions.list_secrets(actions.workspace(), actor=request.user.audit_name)
-        return HttpResponse(_list_body(secrets), content_type="application/json")
+        return HttpResponse(_rendered.get(secrets, _render), content_type="application/json")
 
 
 class SecretStatusView(APIView):
