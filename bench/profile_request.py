@@ -62,7 +62,7 @@ def main() -> None:
         profiler.start()
         run(args.count)
         profiler.stop()
-        print(profiler.output_text(unicode=False, color=False, show_all=False))
+        print(profiler.output_text(unicode=False, color=False, show_all=bool(os.environ.get("PROFILE_ALL"))))
 
 
 if __name__ == "__main__":

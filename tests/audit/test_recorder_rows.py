@@ -1,5 +1,6 @@
 """record() writes with its own prepared statement: each row must read back through the ORM
-exactly as saved, on SQLite in-process and on a real PostgreSQL."""
+exactly as saved, on SQLite in-process and on a real PostgreSQL (where a page of the log,
+read with its ids as a LIMIT/OFFSET subquery, is checked too)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,11 @@ started = begin(action="sync", resource="secrets", user="api-key")
 finish(started, success=True, details={"n": 1})
 done = AuditEntry.objects.get(pk=started)
 assert (done.success, done.details) == (True, {"n": 1})
+from secretsapi import actions
+for i in range(12):
+    record(action="page", resource="p", user=None, success=True, details={"i": i})
+page = actions.read_audit_logs(actor=None, limit=3, offset=4, action="page", resource="p")
+assert [e.details["i"] for e in page] == [7, 6, 5], [e.details for e in page]
 print("rows ok")
 """
 

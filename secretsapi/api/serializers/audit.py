@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import tzinfo
+from functools import cached_property
+from typing import Any
+
+from django.utils import timezone
 from rest_framework import serializers
 
 from audit.models import AuditEntry
@@ -18,6 +23,25 @@ class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-ar
     class Meta:
         model = AuditEntry
         fields = ["timestamp", "action", "resource", "user", "details", "success"]
+
+    @cached_property
+    def _zone(self) -> tzinfo:
+        # Looked up once per page (one child serves every row): it is a context-local read.
+        return timezone.get_current_timezone()
+
+    def to_representation(self, instance: AuditEntry) -> dict[str, Any]:
+        # The Meta fields are the schema; the row's values already have their JSON types, and
+        # DRF's field walk was ~30% of a page's CPU (8 connections on offset=100000 queue on it).
+        # The timestamp is DRF's ISO 8601 in the current zone, "Z" for UTC (a test compares).
+        stamp = instance.timestamp.astimezone(self._zone).isoformat()
+        return {
+            "timestamp": stamp[:-6] + "Z" if stamp.endswith("+00:00") else stamp,
+            "action": instance.action,
+            "resource": instance.resource,
+            "user": instance.user,
+            "details": instance.details,
+            "success": instance.success,
+        }
 
 
 class AuditPageSerializer(serializers.Serializer):  # type: ignore[type-arg]
