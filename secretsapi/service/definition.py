@@ -156,9 +156,12 @@ def _load(
     except FileNotFoundError:
         raise DefinitionNotFound(f"definition file not found: {path}") from None
     doc = load_yaml(text, source=path.name, max_bytes=max_bytes)
+    text_hash = sha256_text(text)
+    del text  # not needed past here: a large definition's peak should not hold it
     overlays = [*load_var_files(path.parent, var_files), *([variables] if variables else [])]
     checker = DefinitionChecker(env, strict=False)
-    parsed = checker.check(doc, overlays)
+    parsed = checker.check(doc, overlays, consume=True)
+    del doc
     if checker.errors:
         raise DefinitionInvalid(checker.errors)
     return Definition(
@@ -169,7 +172,7 @@ def _load(
         providers=parsed.providers,
         secrets=tuple(parsed.secrets),
         policies=parsed.policies,
-        text_hash=sha256_text(text),
+        text_hash=text_hash,
         # This exact form (default separators, sorted keys) matches SecretZero's lockfile.
         variables_hash=sha256_text(json.dumps(parsed.merged_variables, sort_keys=True, default=str)),
         var_files=var_files,

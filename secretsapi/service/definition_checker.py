@@ -63,8 +63,14 @@ class DefinitionChecker:
         self._interpolator = Interpolator({}, environ)
         self._provider_kinds: dict[str, str] = {}  # alias -> kind, for targets naming an alias
         self._configs: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._consume = False
 
-    def check(self, doc: Any, overlays: Sequence[Mapping[str, Any]] = ()) -> ParsedDefinition:
+    def check(
+        self, doc: Any, overlays: Sequence[Mapping[str, Any]] = (), *, consume: bool = False
+    ) -> ParsedDefinition:
+        """``consume``: the caller hands ``doc`` over (it is emptied), so each raw secret is let
+        go once checked and the document and its result are never both whole in memory (for
+        20,000 secrets, ~18 and ~14 MB)."""
         out = ParsedDefinition()
         if not isinstance(doc, Mapping):
             got = "an empty document" if doc is None else f"a {type(doc).__name__}"
@@ -89,6 +95,9 @@ class DefinitionChecker:
         # Everything but `variables` (resolved above) and unknown keys is interpolated.
         sections = {k: interpolator.render(doc.get(k), k) for k in TOP_LEVEL_KEYS[2:]}
         self.errors.extend(interpolator.errors)
+        if consume and isinstance(doc, dict):
+            self._consume = True
+            doc.clear()  # the sections hold what is still needed
         out.metadata = self._metadata(sections["metadata"])
         out.providers = self._providers(sections["providers"])
         self._provider_kinds = {alias: spec.kind for alias, spec in out.providers.items()}
@@ -284,6 +293,8 @@ class DefinitionChecker:
         names: dict[str, str] = {}
         lock_keys: dict[str, str] = {}
         for index, raw in enumerate(value):
+            if self._consume:
+                value[index] = None
             where = f"secrets[{index}]"
             if not isinstance(raw, Mapping):
                 self.errors.append(f"{where}: must be a mapping")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -199,7 +200,12 @@ def read_text(path: Path, *, source: str, max_bytes: int = MAX_BYTES) -> str:
     """
     try:
         with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
+            # read(n) allocates n bytes up front: ask for what the file holds (plus one byte,
+            # to see a file that grew), not for the limit.
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(min(size, max_bytes) + 1)
+            if size < len(data) <= max_bytes:  # it grew meanwhile: the rest, still bounded
+                data += handle.read(max_bytes + 1 - len(data))
     except FileNotFoundError:
         raise
     except OSError:

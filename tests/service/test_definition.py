@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -12,7 +13,12 @@ from typing import Any
 import pytest
 import yaml
 
-from secretsapi.service.definition import clear_definition_cache, load_definition, validate_document
+from secretsapi.service.definition import (
+    clear_definition_cache,
+    load_definition,
+    validate_document,
+)
+from secretsapi.service.definition_checker import DefinitionChecker
 from secretsapi.service.errors import (
     DefinitionInvalid,
     DefinitionNotFound,
@@ -20,6 +26,7 @@ from secretsapi.service.errors import (
     VarFileInvalid,
     VarFileNotFound,
 )
+from secretsapi.service.yamlsafe import read_text
 
 COMPAT = Path("/work/shared/compat/secretzero-0.14.23")
 
@@ -187,6 +194,75 @@ def test_non_utf8_file_is_invalid(tmp_path: Path) -> None:
 def test_crlf_files_hash_like_their_lf_text(tmp_path: Path) -> None:
     crlf = load(tmp_path, "version: '1'\r\nsecrets: []\r\n")
     assert crlf.text_hash == load(subfolder(tmp_path), "version: '1'\nsecrets: []\n").text_hash
+
+
+def test_a_consumed_document_checks_like_a_kept_one_and_is_emptied(tmp_path: Path) -> None:
+    doc = {"version": "1", "variables": {"env": "prod"},
+           "secrets": [secret(name=f"s{i}", targets=[{"provider": "local", "kind": "file",
+                                                      "config": {"path": "${env}.env"}}]) for i in range(3)]}
+    kept = DefinitionChecker({}, strict=False).check(copy.deepcopy(doc))
+    given = copy.deepcopy(doc)
+    consumed = DefinitionChecker({}, strict=False).check(given, consume=True)
+    assert consumed.secrets == kept.secrets and consumed.variables == kept.variables
+    assert given == {}
+
+
+class _Reads:
+    """A file whose reads are recorded; ``grow`` is appended to the file before the first one."""
+
+    def __init__(self, handle: Any, asked: list[int], grow: bytes) -> None:
+        self.handle, self.asked, self.grow = handle, asked, grow
+
+    def __enter__(self) -> _Reads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+
+    def fileno(self) -> int:
+        return int(self.handle.fileno())
+
+    def read(self, size: int = -1) -> bytes:
+        if self.grow:
+            with open(self.handle.name, "ab") as more:
+                more.write(self.grow)
+            self.grow = b""
+        self.asked.append(size)
+        data: bytes = self.handle.read(size)
+        return data
+
+
+def _record_reads(monkeypatch: pytest.MonkeyPatch, grow: bytes = b"") -> list[int]:
+    asked: list[int] = []
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda self, mode="r", *a, **k: _Reads(real_open(self, mode), asked, grow))
+    return asked
+
+
+def test_a_definition_read_asks_for_the_file_size_not_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, {"version": "1", "secrets": [secret()]})
+    asked = _record_reads(monkeypatch)
+    assert read_text(path, source="x", max_bytes=1 << 30).startswith("version:")
+    assert asked == [path.stat().st_size + 1]
+
+
+def test_a_file_that_grows_while_read_is_read_whole_within_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, "version: '1'\n")
+    _record_reads(monkeypatch, grow=b"# " + b"x" * 100 + b"\n")
+    assert read_text(path, source="x", max_bytes=1000) == "version: '1'\n# " + "x" * 100 + "\n"
+
+
+def test_a_file_that_grows_past_the_limit_while_read_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, "version: '1'\n")
+    _record_reads(monkeypatch, grow=b"# " + b"x" * 2000 + b"\n")
+    with pytest.raises(DefinitionInvalid, match="too large"):
+        read_text(path, source="x", max_bytes=1000)
 
 
 def test_load_definition_does_not_require_version_or_secrets(tmp_path: Path) -> None:

@@ -131,6 +131,14 @@ def test_the_cache_keeps_a_digest_not_the_file(tmp_path: Path) -> None:
     assert len(cached.digest) == 32 and not any(isinstance(v, bytes) and len(v) > 32 for v in vars_of(cached))
 
 
+def test_a_removed_lockfile_leaves_the_cache(tmp_path: Path) -> None:
+    path = _write(tmp_path / "x.lock", {"version": "1.0", "secrets": {}, "metadata": {}})
+    read_lockfile(path)
+    path.unlink()
+    assert read_lockfile(path)._raw == LockDocument.empty()._raw
+    assert str(path.absolute()) not in lockfile._cache
+
+
 def vars_of(obj: Any) -> list[Any]:
     return [getattr(obj, name) for name in obj.__slots__]
 
