@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python bench/profile_request.py /secrets/s00500/status [--count 2000]``.
 Uses a temporary data folder and a generated 1,000-secret definition; prints per-request
-milliseconds and the pyinstrument tree. Never collected by pytest.
+milliseconds and the pyinstrument tree (``PROFILE_ALL=1``: every frame, Django's too). Never
+collected by pytest.
 """
 
 from __future__ import annotations
