@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-COMPAT = Path(__file__).resolve().parents[2].parent / "shared" / "compat" / "secretzero-0.14.23"
+from tests.compat import COMPAT
+
 NAMES = ["db_password", "api_key", "session_secret", "bootstrap_token"]
 
 

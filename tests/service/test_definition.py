@@ -27,8 +27,7 @@ from secretsapi.service.errors import (
     VarFileNotFound,
 )
 from secretsapi.service.yamlsafe import read_text
-
-COMPAT = Path("/work/shared/compat/secretzero-0.14.23")
+from tests.compat import COMPAT
 
 
 @pytest.fixture(autouse=True)

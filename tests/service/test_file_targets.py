@@ -16,8 +16,8 @@ from secretsapi.service.hashing import sha256_text
 from secretsapi.service.model import Placement, TargetSpec
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind, kinds
 from secretsapi.service.targets.formats import FORMATS, infer_format
+from tests.compat import COMPAT
 
-COMPAT = Path("/work/shared/compat/secretzero-0.14.23")
 KIND = get_kind("local/file")
 
 NASTY = [

@@ -26,8 +26,8 @@ from secretsapi.service.lockfile import (
     read_lockfile,
     write_lockfile,
 )
+from tests.compat import COMPAT
 
-COMPAT = Path("/work/shared/compat/secretzero-0.14.23")
 H1 = "a" * 64
 H2 = "b" * 64
 

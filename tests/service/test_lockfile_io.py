@@ -17,8 +17,8 @@ from secretsapi.service.lockfile import (
     read_lockfile,
     write_lockfile,
 )
+from tests.compat import COMPAT
 
-COMPAT = Path(__file__).resolve().parents[3] / "shared" / "compat" / "secretzero-0.14.23"
 H = "c" * 64
 
 

@@ -11,8 +11,8 @@ import yaml
 from secretsapi.service import yamlsafe
 from secretsapi.service.errors import DefinitionInvalid
 from secretsapi.service.yamlstream import LimitExceeded, Loader, Unsupported
+from tests.compat import COMPAT
 
-COMPAT = Path(__file__).resolve().parents[3] / "shared" / "compat" / "secretzero-0.14.23"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 SAME_AS_PYYAML = {
