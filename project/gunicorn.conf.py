@@ -11,7 +11,7 @@ bind = f"{os.environ.get('SERVICE_HOST', '127.0.0.1')}:{os.environ.get('SERVICE_
 workers = int(os.environ.get("SERVICE_WORKERS", "2"))
 # Threads let a worker answer /health while another request runs a long sync.
 threads = int(os.environ.get("SERVICE_THREADS", "4"))
-worker_class = "gthread"
+worker_class = "project.gunicorn_worker.BalancedThreadWorker"
 loglevel = os.environ.get("SERVICE_LOG_LEVEL", "info").lower()
 accesslog = "-"
 errorlog = "-"
