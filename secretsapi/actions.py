@@ -6,6 +6,8 @@ API and the CLI behave and audit identically. ``actor`` names who acted in the a
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -47,7 +49,7 @@ from secretsapi.service.results import (
     SyncResult,
 )
 from secretsapi.service.targets import catalogue
-from secretsapi.service.workspace import Workspace
+from secretsapi.service.workspace import ExtraLock, Workspace
 
 
 @contextmanager
@@ -105,13 +107,31 @@ def workspace(
     Writers also take a PostgreSQL advisory lock when the audit database is PostgreSQL, so
     instances on several hosts sharing one lockfile never interleave their writes.
     """
+    return _workspace(
+        definition or settings.SERVICE_CONFIG,
+        lockfile or settings.SERVICE_LOCKFILE,
+        tuple(var_files),
+        settings.SERVICE_ALLOW_SCRIPTS,
+        settings.SERVICE_MAX_DEFINITION_BYTES,
+        locking.extra_lockfile_lock(),
+        os.getcwd(),
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _workspace(
+    definition: str | Path, lockfile: str | Path | None, var_files: tuple[str, ...], allow_scripts: bool,
+    max_definition_bytes: int, extra_lock: ExtraLock | None, cwd: str,
+) -> Workspace:
+    # Every request asks for the same one: built once per settings (and working folder, which
+    # relative paths depend on) rather than a few path objects per read (~5% of a status read).
     return Workspace(
-        definition_path=Path(definition or settings.SERVICE_CONFIG).absolute(),
-        lockfile_override=Path(lockfile).absolute() if lockfile else settings.SERVICE_LOCKFILE,
-        allow_scripts=settings.SERVICE_ALLOW_SCRIPTS,
-        var_files=tuple(var_files),
-        max_definition_bytes=settings.SERVICE_MAX_DEFINITION_BYTES,
-        extra_lock=locking.extra_lockfile_lock(),
+        definition_path=Path(cwd, definition),
+        lockfile_override=Path(cwd, lockfile) if lockfile else None,
+        allow_scripts=allow_scripts,
+        var_files=var_files,
+        max_definition_bytes=max_definition_bytes,
+        extra_lock=extra_lock,
     )
 
 

@@ -21,9 +21,9 @@ def rows(db: None) -> list[AuditEntry]:
     for i, (action, resource) in enumerate(
         [("sync", "secrets"), ("check_rotation", "secrets"), ("sync", "secret:db"), ("validate_config", "config")]
     ):
-        entry = record(action=action, resource=resource, user="api-key", success=True, details={"i": i})
-        AuditEntry.objects.filter(pk=entry.pk).update(timestamp=base + timedelta(minutes=i))
-        made.append(entry)
+        pk = record(action=action, resource=resource, user="api-key", success=True, details={"i": i})
+        AuditEntry.objects.filter(pk=pk).update(timestamp=base + timedelta(minutes=i))
+        made.append(AuditEntry.objects.get(pk=pk))
     return made
 
 

@@ -20,7 +20,8 @@ def admin_client(db: None) -> Client:
 
 @pytest.fixture
 def entry(db: None) -> AuditEntry:
-    return record(action="sync", resource="secrets", user="api-key", success=True, details={"n": 1})
+    return AuditEntry.objects.get(pk=record(action="sync", resource="secrets", user="api-key", success=True,
+                                            details={"n": 1}))
 
 
 def test_superuser_lists_audit_rows(admin_client: Client, entry: AuditEntry) -> None:

@@ -49,9 +49,12 @@ class SecretStatusView(APIView):
         tags=["secrets"],
         description="An unknown or not yet generated secret is 200 with `exists: false`, never 404.",
     )
-    def get(self, request: Request, secret_name: str) -> Response:
+    def get(self, request: Request, secret_name: str) -> HttpResponse:
         status = actions.secret_status(actions.workspace(), secret_name, actor=request.user.audit_name)
-        return Response(SecretStatusSerializer(status).data)
+        # Rendered here like the list: a DRF Response's template machinery was a tenth of
+        # this endpoint's time, for the same bytes.
+        body: bytes = JSONRenderer().render(SecretStatusSerializer(status).data)
+        return HttpResponse(body, content_type="application/json")
 
 
 class SecretValueView(APIView):

@@ -1,0 +1,57 @@
+"""actions.workspace(): built once per settings, yet always the files the settings name now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from secretsapi import actions
+
+
+@pytest.fixture
+def configured(settings: Any) -> Any:
+    settings.SERVICE_LOCKFILE = None
+    return settings
+
+
+def test_a_changed_definition_setting_is_followed(configured: Any, tmp_path: Path) -> None:
+    configured.SERVICE_CONFIG = tmp_path / "a.yml"
+    assert actions.workspace().definition_path == tmp_path / "a.yml"
+    configured.SERVICE_CONFIG = tmp_path / "b.yml"
+    assert actions.workspace().definition_path == tmp_path / "b.yml"
+
+
+def test_a_relative_definition_is_resolved_in_the_current_folder(
+    configured: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configured.SERVICE_CONFIG = Path("Secretfile.yml")
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    monkeypatch.chdir(tmp_path / "one")
+    assert actions.workspace().definition_path == tmp_path / "one" / "Secretfile.yml"
+    monkeypatch.chdir(tmp_path / "two")
+    assert actions.workspace().definition_path == tmp_path / "two" / "Secretfile.yml"
+
+
+def test_a_lockfile_argument_overrides_the_setting_and_is_made_absolute(
+    configured: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configured.SERVICE_CONFIG = tmp_path / "Secretfile.yml"
+    configured.SERVICE_LOCKFILE = tmp_path / "configured.lock"
+    monkeypatch.chdir(tmp_path)
+    assert actions.workspace(lockfile=Path("cli.lock")).lockfile_path == tmp_path / "cli.lock"
+    assert actions.workspace().lockfile_path == tmp_path / "configured.lock"
+
+
+def test_changed_engine_settings_reach_the_workspace(configured: Any, tmp_path: Path) -> None:
+    configured.SERVICE_CONFIG = tmp_path / "Secretfile.yml"
+    configured.SERVICE_ALLOW_SCRIPTS = False
+    configured.SERVICE_MAX_DEFINITION_BYTES = 1000
+    before = actions.workspace()
+    configured.SERVICE_ALLOW_SCRIPTS = True
+    configured.SERVICE_MAX_DEFINITION_BYTES = 2000
+    after = actions.workspace(var_files=["vars.yml"])
+    assert (before.allow_scripts, before.max_definition_bytes, before.var_files) == (False, 1000, ())
+    assert (after.allow_scripts, after.max_definition_bytes, after.var_files) == (True, 2000, ("vars.yml",))
