@@ -45,7 +45,7 @@ def record(
             cursor.execute(sql, params)
         if returning:
             return int(cursor.fetchone()[0])
-        return int(connection.ops.last_insert_id(cursor, _TABLE, _PK_COLUMN))
+        return int(ops.last_insert_id(cursor, _TABLE, _PK_COLUMN))
 
 
 def begin(*, action: str, resource: str, user: str | None, details: Mapping[str, Any] | None = None) -> int:

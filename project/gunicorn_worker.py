@@ -32,7 +32,7 @@ class BalancedThreadWorker(ThreadWorker):
             self.set_accept_enabled(False)
 
     def finish_request(self, conn: Any, fs: Any) -> None:
+        # The main loop's next turn asks to accept again (room under worker_connections), which
+        # set_accept_enabled now grants.
         self.in_flight -= 1
         super().finish_request(conn, fs)
-        # gunicorn's own rule (room under worker_connections, not stopping) still applies.
-        self.set_accept_enabled(self.alive and self.nr_conns < self.worker_connections)

@@ -107,20 +107,25 @@ def workspace(
     Writers also take a PostgreSQL advisory lock when the audit database is PostgreSQL, so
     instances on several hosts sharing one lockfile never interleave their writes.
     """
+    definition = definition or settings.SERVICE_CONFIG
+    lockfile = lockfile or settings.SERVICE_LOCKFILE
+    # The working folder only matters to relative paths; asking for it otherwise would fail
+    # every request of a server whose folder was removed (a replaced deployment).
+    relative = not os.path.isabs(definition) or (lockfile is not None and not os.path.isabs(lockfile))
     return _workspace(
-        definition or settings.SERVICE_CONFIG,
-        lockfile or settings.SERVICE_LOCKFILE,
+        definition,
+        lockfile,
         tuple(var_files),
         settings.SERVICE_ALLOW_SCRIPTS,
         settings.SERVICE_MAX_DEFINITION_BYTES,
         locking.extra_lockfile_lock(),
-        os.getcwd(),
+        os.getcwd() if relative else "",
     )
 
 
 @functools.lru_cache(maxsize=32)
 def _workspace(
-    definition: str | Path, lockfile: str | Path | None, var_files: tuple[str, ...], allow_scripts: bool,
+    definition: Path, lockfile: Path | None, var_files: tuple[str, ...], allow_scripts: bool,
     max_definition_bytes: int, extra_lock: ExtraLock | None, cwd: str,
 ) -> Workspace:
     # Every request asks for the same one: built once per settings (and working folder, which

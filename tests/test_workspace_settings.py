@@ -55,3 +55,14 @@ def test_changed_engine_settings_reach_the_workspace(configured: Any, tmp_path: 
     after = actions.workspace(var_files=["vars.yml"])
     assert (before.allow_scripts, before.max_definition_bytes, before.var_files) == (False, 1000, ())
     assert (after.allow_scripts, after.max_definition_bytes, after.var_files) == (True, 2000, ("vars.yml",))
+
+
+def test_absolute_settings_work_in_a_removed_working_folder(
+    configured: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configured.SERVICE_CONFIG = tmp_path / "Secretfile.yml"
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert actions.workspace().definition_path == tmp_path / "Secretfile.yml"
