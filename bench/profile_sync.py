@@ -19,9 +19,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_support as b
 
-from secretsapi.service import sync as sync_service
-from secretsapi.service import yamlsafe
-from secretsapi.service.definition import clear_definition_cache
+from secretsapi.service import sync
+from secretsapi.service.definition import yaml_loader
+from secretsapi.service.definition.loader import clear_definition_cache
 from secretsapi.service.workspace import Workspace
 
 
@@ -44,14 +44,14 @@ def main() -> None:
         profiler = Profiler()
         profiler.start()
     started = time.perf_counter()
-    yamlsafe.load_yaml(text, source="x", max_bytes=1 << 30)
+    yaml_loader.load_yaml(text, source="x", max_bytes=1 << 30)
     parsed = time.perf_counter()
     print(f"load_yaml: {parsed - started:.3f} s, RSS {rss_mb():.0f} MB")
     ws = Workspace(path)
     ws.definition()
     loaded = time.perf_counter()
     print(f"load_definition (parse+check): {loaded - parsed:.3f} s, RSS {rss_mb():.0f} MB")
-    result = sync_service.sync(ws)
+    result = sync(ws)
     done = time.perf_counter()
     print(f"sync: {done - loaded:.3f} s ({len(result.secrets_generated)} generated), RSS {rss_mb():.0f} MB")
     clear_definition_cache()

@@ -99,7 +99,7 @@ TEMPLATES = [
 ]
 
 # PostgreSQL (postgres://user:password@host:5432/name, psycopg 3) lets several instances share
-# one audit log and serializes their lockfile writes with advisory locks (secretsapi.locking).
+# one audit log and serializes their lockfile writes with advisory locks (secretsapi.database_locks).
 # Persistent connections are checked before reuse, so a restarted database costs one error-free
 # reconnect rather than a failed request.
 DATABASES = {

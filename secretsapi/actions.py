@@ -18,37 +18,27 @@ from django.conf import settings
 
 from audit.models import AuditEntry
 from audit.recorder import begin, finish, record
-from secretsapi import locking
-from secretsapi.service import (
-    agent,
-    discovery,
-    drift,
-    inventory,
-    policy,
-    render,
-    reveal,
-    rotation,
-    validation,
-)
-from secretsapi.service import sync as sync_service
-from secretsapi.service.definition import ValidationReport, validate_document
+from secretsapi import database_locks, service
+from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
     DefinitionInvalid,
     DefinitionNotFound,
     ServiceError,
     ValueReadDisabled,
 )
-from secretsapi.service.model import Definition
 from secretsapi.service.results import (
+    AgentSyncResult,
     DriftResult,
     PolicyResult,
+    RenderResult,
+    RevealedSecret,
     RotationCheckResult,
     RotationResult,
     SecretStatus,
     SecretSummary,
     SyncResult,
+    ValidationReport,
 )
-from secretsapi.service.targets import catalogue
 from secretsapi.service.workspace import ExtraLock, Workspace
 
 
@@ -118,7 +108,7 @@ def workspace(
         tuple(var_files),
         settings.SERVICE_ALLOW_SCRIPTS,
         settings.SERVICE_MAX_DEFINITION_BYTES,
-        locking.extra_lockfile_lock(),
+        database_locks.extra_lockfile_lock(),
         os.getcwd() if relative else "",
     )
 
@@ -146,16 +136,16 @@ def _resource(secret_name: str | None) -> str:
 
 def list_secrets(ws: Workspace, *, actor: str | None) -> Sequence[SecretSummary]:
     with audited("list_secrets", "secrets", actor) as facts:
-        secrets = inventory.list_secrets(ws)
+        secrets = service.list_secrets(ws)
         facts["count"] = len(secrets)
     return secrets
 
 
 def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatus:
     with audited("get_secret_status", f"secret:{name}", actor) as facts:
-        status = inventory.secret_status(ws, name)
-        facts["exists"] = status.exists
-    return status
+        found = service.secret_status(ws, name)
+        facts["exists"] = found.exists
+    return found
 
 
 def sync(
@@ -163,7 +153,7 @@ def sync(
 ) -> SyncResult:
     request = {"dry_run": dry_run, "force": force, "secret_name": secret_name, "var_files": list(ws.var_files)}
     with audited("sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
-        result = sync_service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
+        result = service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
                      failed=result.secrets_failed, errors=[asdict(e) for e in result.errors])
     return result
@@ -171,7 +161,7 @@ def sync(
 
 def check_rotation(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> RotationCheckResult:
     with audited("check_rotation", _resource(secret_name), actor, {"secret_name": secret_name}) as facts:
-        result = rotation.check_rotation(ws, secret_name=secret_name)
+        result = service.check_rotation(ws, secret_name=secret_name)
         facts.update(checked=result.secrets_checked, due=len(result.secrets_due), overdue=len(result.secrets_overdue))
     return result
 
@@ -181,21 +171,21 @@ def execute_rotation(
 ) -> RotationResult:
     request = {"secret_name": secret_name, "force": force}
     with audited("execute_rotation", _resource(secret_name), actor, request, changes=True) as facts:
-        result = rotation.execute_rotation(ws, secret_name=secret_name, force=force)
+        result = service.execute_rotation(ws, secret_name=secret_name, force=force)
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
     return result
 
 
 def check_policy(ws: Workspace, *, actor: str | None, fail_on_warning: bool = False) -> PolicyResult:
     with audited("check_policy", "secrets", actor, {"fail_on_warning": fail_on_warning}) as facts:
-        result = policy.check_policies(ws, fail_on_warning=fail_on_warning)
+        result = service.check_policies(ws, fail_on_warning=fail_on_warning)
         facts.update(compliant=result.compliant, errors=len(result.errors), warnings=len(result.warnings))
     return result
 
 
 def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> DriftResult:
     with audited("check_drift", _resource(secret_name), actor, {"secret_name": secret_name}) as facts:
-        result = drift.detect_drift(ws, secret_name=secret_name)
+        result = service.detect_drift(ws, secret_name=secret_name)
         facts.update(has_drift=result.has_drift, secrets_with_drift=result.secrets_with_drift,
                      findings=len(result.details))
     return result
@@ -203,44 +193,44 @@ def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = N
 
 def validate_config(document: Any, *, actor: str | None, base_dir: Path | None = None) -> ValidationReport:
     with audited("validate_config", "config", actor) as facts:
-        report = validate_document(document, base_dir=base_dir)
+        report = service.validate_document(document, base_dir=base_dir)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
 
 def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationReport:
     with audited("validate_config", "config", actor, {"file": ws.definition_path.name}) as facts:
-        report = validation.validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes)
+        report = service.validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
 
-def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any] | None = None) -> render.RenderResult:
+def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any] | None = None) -> RenderResult:
     request = {"var_files": list(ws.var_files), "variables": sorted(variables or {})}
     with audited("render_config", "config", actor, request) as facts:
-        result = render.render_definition(ws, variables=variables)
+        result = service.render_definition(ws, variables=variables)
         facts.update(variables_used=result.variables_used, environment_used=result.environment_used)
     return result
 
 
-def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> reveal.RevealedSecret:
+def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> RevealedSecret:
     """The value endpoint: off unless SERVICE_ALLOW_VALUE_READ=true and an API key is set."""
     with audited("read_secret_value", f"secret:{name}", actor) as facts:
         if not settings.SERVICE_ALLOW_VALUE_READ:
             raise ValueReadDisabled("Reading secret values is disabled; set SERVICE_ALLOW_VALUE_READ=true to enable it.")
         if not settings.SERVICE_API_KEY:
             raise ValueReadDisabled("Reading secret values needs an API key: it is never served in insecure mode.")
-        revealed = reveal.reveal(ws, name)
+        revealed = service.read_value(ws, name)
         facts.update(verified=revealed.verified, sources=revealed.sources)
     return revealed
 
 
 def agent_sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None
-) -> agent.AgentSyncResult:
+) -> AgentSyncResult:
     request = {"dry_run": dry_run, "force": force, "secret_name": secret_name, "var_files": list(ws.var_files)}
     with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
-        result = agent.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
+        result = service.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
         facts.update(status=result.status, generated=result.sync.secrets_generated,
                      skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed)
     return result
@@ -256,21 +246,21 @@ def _definition_or_none(ws: Workspace) -> Definition | None:
 
 def list_generators(*, actor: str | None) -> list[dict[str, Any]]:
     with audited("list_generators", "generators", actor) as facts:
-        generators = discovery.generator_catalogue()
+        generators = service.generator_catalogue()
         facts["count"] = len(generators)
     return generators
 
 
 def list_secret_types(ws: Workspace, *, actor: str | None) -> list[dict[str, Any]]:
     with audited("list_secret_types", "secret_types", actor) as facts:
-        types = discovery.secret_types(_definition_or_none(ws))
+        types = service.secret_types(_definition_or_none(ws))
         facts["count"] = len(types)
     return types
 
 
 def list_targets(*, actor: str | None) -> list[dict[str, Any]]:
     with audited("list_targets", "targets", actor) as facts:
-        targets = catalogue.target_catalogue()
+        targets = service.target_catalogue()
         facts["count"] = len(targets)
     return targets
 
@@ -279,7 +269,7 @@ def list_providers(ws: Workspace, *, actor: str | None) -> tuple[list[dict[str, 
     """Provider kinds, and the providers the definition declares (never their credentials)."""
     with audited("list_providers", "providers", actor) as facts:
         definition = _definition_or_none(ws)
-        kinds = catalogue.provider_catalogue()
-        declared = catalogue.declared_providers(definition) if definition is not None else []
+        kinds = service.provider_catalogue()
+        declared = service.declared_providers(definition) if definition is not None else []
         facts.update(kinds=len(kinds), declared=len(declared))
     return kinds, declared

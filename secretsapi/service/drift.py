@@ -7,12 +7,13 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import LockEntryCorrupted, TargetError
-from .lockfile import LockDocument, LockEntry, read_lockfile
-from .model import Placement, SecretDef, Unit
-from .results import DriftItem, DriftResult
-from .targets import ReadBack, TargetContext, TargetKind, get_kind
-from .workspace import Workspace
+from secretsapi.service.definition.model import Placement, SecretDef, Unit
+from secretsapi.service.errors import LockEntryCorrupted, TargetError
+from secretsapi.service.results import DriftItem, DriftResult
+from secretsapi.service.state.lockfile import LockDocument, LockEntry
+from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
+from secretsapi.service.workspace import Workspace
 
 MESSAGES = {
     "not_generated": "secret is defined but has not been generated",

@@ -82,3 +82,9 @@ class ValueReadDisabled(ServiceError):
     """Reading secret values over the API is switched off (the default)."""
 
     code = "value_read_disabled"
+
+
+class LockTimeout(ServiceError):
+    """Another writer held the lockfile lock for longer than the timeout."""
+
+    code = "lock_timeout"

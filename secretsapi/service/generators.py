@@ -16,8 +16,8 @@ from collections.abc import Container, Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import GeneratorError
-from .model import GeneratorSpec
+from secretsapi.service.definition.model import GeneratorSpec
+from secretsapi.service.errors import GeneratorError
 
 MAX_LENGTH = 65_536  # a bound so a typo cannot make the server build a gigabyte string
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .errors import LockEntryCorrupted
-from .lockfile import LockDocument, read_lockfile
-from .model import Definition, PolicySpec, SecretDef
-from .periods import parse_period
-from .results import PolicyItem, PolicyResult
-from .rotation import rotation_status
-from .workspace import Workspace
+from secretsapi.service.definition.model import Definition, PolicySpec, SecretDef
+from secretsapi.service.definition.periods import parse_period
+from secretsapi.service.errors import LockEntryCorrupted
+from secretsapi.service.results import PolicyItem, PolicyResult
+from secretsapi.service.rotation import rotation_status
+from secretsapi.service.state.lockfile import LockDocument
+from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.workspace import Workspace
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from .errors import DefinitionInvalid, DefinitionNotFound
-from .interpolation import Interpolator, deep_merge, load_var_files
-from .workspace import Workspace
-from .yamlsafe import load_yaml, read_text
+from secretsapi.service.definition.interpolation import Interpolator, deep_merge, load_var_files
+from secretsapi.service.definition.yaml_loader import load_yaml, read_text
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.results import RenderResult
+from secretsapi.service.workspace import Workspace
 
 REDACTED = "***"
 # Environment values are swapped for this marker while rendering, so whatever they flow
@@ -19,14 +19,6 @@ REDACTED = "***"
 _MARK = "\x00env\x00"
 _VAR_REF = re.compile(r"\bvar\.([A-Za-z_][A-Za-z0-9_]*)")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
-
-
-@dataclass(frozen=True)
-class RenderResult:
-    config: dict[str, Any]
-    variables_used: list[str]
-    environment_used: list[str]
-    var_files: list[str]
 
 
 class _MarkedEnviron(Mapping[str, str]):

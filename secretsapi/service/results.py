@@ -98,3 +98,46 @@ class DriftResult:
     has_drift: bool
     secrets_with_drift: list[str]
     details: list[DriftItem]
+
+
+@dataclass(frozen=True)
+class SecretOutcome:
+    secret: str
+    outcome: str  # generated | skipped | partial | failed
+    errors: list[OperationError]
+
+
+@dataclass(frozen=True)
+class AgentSyncResult:
+    status: str  # complete | partial | failed | nothing_to_do
+    sync: SyncResult
+    outcomes: list[SecretOutcome]
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    config: dict[str, Any]
+    variables_used: list[str]
+    environment_used: list[str]
+    var_files: list[str]
+
+
+@dataclass(frozen=True)
+class RevealedSecret:
+    definition: SecretSummary
+    status: SecretStatus
+    # A plain secret's value, or {field: value} for a template secret.
+    value: str | dict[str, str | None] | None
+    verified: bool
+    sources: dict[str, str | None]
+    messages: list[str]
+
+    def __repr__(self) -> str:  # never print the value
+        return f"RevealedSecret({self.definition.name!r}, verified={self.verified})"
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    valid: bool
+    errors: list[str]
+    warnings: list[str]

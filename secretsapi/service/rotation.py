@@ -6,13 +6,14 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from . import transaction
-from .errors import LockEntryCorrupted
-from .lockfile import LockDocument, parse_time, read_lockfile
-from .model import SecretDef, Unit
-from .results import OperationError, RotationCheckResult, RotationResult, RotationStatus
-from .transaction import Plan
-from .workspace import Workspace
+from secretsapi.service.definition.model import SecretDef, Unit
+from secretsapi.service.errors import LockEntryCorrupted
+from secretsapi.service.results import OperationError, RotationCheckResult, RotationResult, RotationStatus
+from secretsapi.service.state import write_transaction
+from secretsapi.service.state.lockfile import LockDocument, parse_time
+from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.state.write_transaction import Plan
+from secretsapi.service.workspace import Workspace
 
 DEFAULT_WINDOW_DAYS = 7
 
@@ -88,7 +89,7 @@ def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bo
                 work.append((secret, secret.units))
         return Plan(work, [], errors)
 
-    planned, outcome = transaction.write(ws, definition, due, rotation=True)
+    planned, outcome = write_transaction.write(ws, definition, due, rotation=True)
     failed = [e.secret for e in planned.errors] + (outcome.failed if outcome else [])
     rotated = outcome.stored if outcome else []
     errors = planned.errors + (outcome.errors if outcome else [])

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import transaction
-from .errors import LockEntryCorrupted
-from .lockfile import LockDocument, read_lockfile
-from .model import SecretDef, Unit
-from .results import OperationError, SyncResult
-from .transaction import Plan
-from .workspace import Workspace
+from secretsapi.service.definition.model import SecretDef, Unit
+from secretsapi.service.errors import LockEntryCorrupted
+from secretsapi.service.results import OperationError, SyncResult
+from secretsapi.service.state import write_transaction
+from secretsapi.service.state.lockfile import LockDocument
+from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.state.write_transaction import Plan
+from secretsapi.service.workspace import Workspace
 
 
 def sync(
@@ -26,7 +27,7 @@ def sync(
         return SyncResult(generated, dry.skipped, [], dry.errors, True,
                           _message(generated, dry.skipped, [], dry_run=True))
 
-    written, outcome = transaction.write(
+    written, outcome = write_transaction.write(
         ws, definition, lambda doc: plan(doc, selected, force=force), rotation=False
     )
     blocked = [error.secret for error in written.errors]

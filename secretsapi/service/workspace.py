@@ -9,11 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .definition import load_definition
-from .lockfile import lockfile_lock
-from .model import Definition
-from .target_locks import stripe_locks
-from .yamlsafe import MAX_BYTES
+from secretsapi.service.definition.loader import load_definition
+from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.yaml_loader import MAX_BYTES
+from secretsapi.service.state.locks import lockfile_lock, stripe_locks
 
 LOCKFILE_NAME = ".gitsecrets.lock"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.conftest import Project, definition, file_secret
+from tests.factories import Project, definition, file_secret
 
 
 def synced(api: APIClient, project: Project) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.conftest import TEST_KEY
+from tests.factories import TEST_KEY
 
 
 def test_missing_key_is_401_with_www_authenticate_and_error_body(api: APIClient) -> None:

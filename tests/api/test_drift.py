@@ -10,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.conftest import Project, definition, file_secret
+from tests.factories import Project, definition, file_secret
 
 TARGET = "local/file/out/app.env"
 

@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import pytest
 from rest_framework.test import APIClient
 
 from secretsapi import actions
-
-
-def assert_error_body(response, status: int) -> dict:  # type: ignore[no-untyped-def]
-    assert response.status_code == status
-    assert response["Content-Type"].startswith("application/json")
-    body = response.json()
-    assert set(body) == {"error", "detail", "timestamp"}
-    assert body["error"] and body["detail"]
-    datetime.fromisoformat(body["timestamp"])
-    return body
+from tests.asserts import assert_error_body
 
 
 def test_unknown_url_is_404_with_error_body(authed_api: APIClient) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.conftest import Project, definition, file_secret
+from tests.factories import Project, definition, file_secret
 
 ITEM_FIELDS = {"secret", "policy", "message", "severity"}
 

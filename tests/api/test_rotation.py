@@ -9,7 +9,7 @@ from typing import Any
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.conftest import Project, definition, file_secret
+from tests.factories import Project, definition, file_secret
 
 
 def sha(text: str) -> str:

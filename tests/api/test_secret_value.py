@@ -11,7 +11,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.conftest import Project, definition, file_secret
+from tests.factories import Project, definition, file_secret
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.conftest import Project, definition, file_secret
+from tests.factories import Project, definition, file_secret
 
 
 def test_list_gives_each_secret_with_kind_period_and_target_types(authed_api: APIClient, project: Project) -> None:

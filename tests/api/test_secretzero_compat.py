@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from tests.compat import COMPAT
+from tests.factories import COMPAT
 
 NAMES = ["db_password", "api_key", "session_secret", "bootstrap_token"]
 

@@ -9,7 +9,7 @@ import stat
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.conftest import Project, definition, file_secret
+from tests.factories import Project, definition, file_secret
 
 
 def sha(text: str) -> str:
@@ -170,15 +170,15 @@ def test_sync_is_audited_with_names_not_values(authed_api: APIClient, project: P
 
 
 def test_one_sync_writes_the_lockfile_once(authed_api: APIClient, project: Project, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from secretsapi.service import lockfile
+    from secretsapi.service.state import lockfile_io
 
     project.write(definition(*(file_secret(f"s{i}", f"out/f{i % 3}.env") for i in range(30))))
     calls = []
-    original = lockfile.write_lockfile
-    monkeypatch.setattr(lockfile, "write_lockfile", lambda *a, **k: (calls.append(1), original(*a, **k)))
-    import secretsapi.service.transaction as transaction_module
+    original = lockfile_io.write_lockfile
+    monkeypatch.setattr(lockfile_io, "write_lockfile", lambda *a, **k: (calls.append(1), original(*a, **k)))
+    import secretsapi.service.state.write_transaction as transaction_module
 
-    monkeypatch.setattr(transaction_module, "write_lockfile", lockfile.write_lockfile)
+    monkeypatch.setattr(transaction_module, "write_lockfile", lockfile_io.write_lockfile)
     authed_api.post("/sync", {}, format="json")
     assert len(calls) == 1
     assert len(project.lock()["secrets"]) == 30

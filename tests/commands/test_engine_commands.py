@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from audit.models import AuditEntry
-from tests.conftest import Project, definition, file_secret
+from tests.factories import Project, definition, file_secret
 
 pytestmark = pytest.mark.django_db
 

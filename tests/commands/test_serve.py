@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import free_port, http, wait_for
+from tests.processes.live import free_port, http, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from tests.api.test_error_body import assert_error_body
-from tests.conftest import Project, definition, file_secret
+from tests.asserts import assert_error_body
+from tests.factories import Project, definition, file_secret
 
 
 @pytest.mark.parametrize("path", ["/sync", "/agent/sync", "/config/render"])

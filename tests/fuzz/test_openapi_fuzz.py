@@ -23,7 +23,7 @@ from rest_framework.test import APIClient
 from schemathesis.specs.openapi.checks import negative_data_rejection
 
 from project.wsgi import application
-from tests.conftest import TEST_KEY, Project, definition, file_secret
+from tests.factories import TEST_KEY, Project, definition, file_secret
 
 # A schema-valid request may still be refused by a domain rule with a documented 400 (a
 # var_files path that leaves the definition folder or cannot exist), 403 (value reads off) or

@@ -18,8 +18,8 @@ import django
 def main(mode: str, path: Path, arg: str | None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
     django.setup()
-    from secretsapi.locking import advisory_lock, lockfile_key
-    from secretsapi.service.lockfile import LockTimeout
+    from secretsapi.database_locks import advisory_lock, lockfile_key
+    from secretsapi.service.errors import LockTimeout
 
     key = lockfile_key(path)
     if mode == "count":

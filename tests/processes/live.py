@@ -1,7 +1,7 @@
 """Real ``manage.py serve`` processes for tests: started in their own process group, on a
 loopback port, with their output in a file; always killed, master and workers, at the end.
 
-Also: a throwaway PostgreSQL database per test (TEST_DATABASE_URL), definitions with many
+Also: free ports, a small HTTP client, a throwaway PostgreSQL database per test (TEST_DATABASE_URL), definitions with many
 secrets, and readers that parse every target file in its own format.
 """
 
@@ -12,11 +12,14 @@ import hashlib
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
 import time
 import tomllib
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,13 +30,41 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import yaml
 
-from tests.helpers import free_port, http
-
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "live-test-key-0c7e5a91"
 START_DEADLINE_S = 90.0
 
 FORMATS = ("env", "json", "yaml", "toml")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None,
+         timeout: float = 30) -> tuple[int, dict[str, str], Any]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, dict(response.headers), json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), json.loads(exc.read() or b"null")
+
+
+def wait_for(url: str, deadline_s: float = 30) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            urllib.request.urlopen(url, timeout=1).close()
+            return
+        except (urllib.error.URLError, ConnectionError, OSError):
+            time.sleep(0.1)
+    raise TimeoutError(f"{url} did not answer within {deadline_s}s")
 
 
 def sha(text: str) -> str:

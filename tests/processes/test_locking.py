@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from secretsapi import actions, locking
+from secretsapi import actions
+from secretsapi import database_locks as locking
 from secretsapi.service.workspace import Workspace
 from tests.processes.live import ROOT
 

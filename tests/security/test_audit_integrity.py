@@ -10,8 +10,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.api.test_error_body import assert_error_body
-from tests.conftest import Project, definition, file_secret
+from tests.asserts import assert_error_body
+from tests.factories import Project, definition, file_secret
 
 OPERATIONS = [
     ("post", "/sync", {}, "sync"),
@@ -89,10 +89,10 @@ def test_a_changing_operation_has_its_row_before_it_writes_a_target(
     authed_api: APIClient, synced: Project, monkeypatch: pytest.MonkeyPatch,
     method: str, path: str, body: Any, action: str,
 ) -> None:
-    from secretsapi.service import storage
+    from secretsapi.service.state import value_store
 
     seen: list[tuple[str, bool, Any]] = []
-    original = storage._write_targets
+    original = value_store._write_targets
 
     def look_first(*args: Any) -> Any:
         row = AuditEntry.objects.order_by("-id").first()
@@ -100,7 +100,7 @@ def test_a_changing_operation_has_its_row_before_it_writes_a_target(
         seen.append((row.action, row.success, row.details.get("state")))
         return original(*args)
 
-    monkeypatch.setattr(storage, "_write_targets", look_first)
+    monkeypatch.setattr(value_store, "_write_targets", look_first)
     before = AuditEntry.objects.count()
     assert call(authed_api, method, path, body).status_code == 200
     assert seen == [(action, False, "started")]

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from tests.api.test_error_body import assert_error_body
-from tests.conftest import Project
+from tests.asserts import assert_error_body
+from tests.factories import Project
 from tests.processes.live import LiveServer, server_env
 
 BOUND_S = 5.0

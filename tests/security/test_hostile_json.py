@@ -8,7 +8,7 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from tests.conftest import Project, definition, file_secret
+from tests.factories import Project, definition, file_secret
 
 ERROR_KEYS = {"error", "detail", "timestamp"}
 

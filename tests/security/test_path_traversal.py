@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from tests.api.test_error_body import assert_error_body
-from tests.conftest import Project, definition, file_secret
+from tests.asserts import assert_error_body
+from tests.factories import Project, definition, file_secret
 
 
 def files_under(folder: Path) -> set[Path]:

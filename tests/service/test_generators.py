@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from secretsapi.service.definition.model import GeneratorSpec
 from secretsapi.service.errors import GeneratorError
 from secretsapi.service.generators import CHARSETS, GENERATORS, generate, validate_generator
-from secretsapi.service.model import GeneratorSpec
 
 PY = sys.executable
 

@@ -1,4 +1,4 @@
-"""Sync, rotation, policy, drift and validation: requests and results."""
+"""Sync, agent sync, rotation, policy and drift: requests and results."""
 
 from __future__ import annotations
 
@@ -111,12 +111,16 @@ class DriftResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     details = DriftItemSerializer(many=True)
 
 
-class ConfigValidateRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    # Typed as an object for the schema; the view answers 400 (not 422) for anything else.
-    config = serializers.DictField(help_text="The definition as a JSON object.")
+class SecretOutcomeSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secret = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=["generated", "skipped", "partial", "failed"])
+    errors = OperationErrorSerializer(many=True)
 
 
-class ValidationResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    valid = serializers.BooleanField()
-    errors = serializers.ListField(child=serializers.CharField())
-    warnings = serializers.ListField(child=serializers.CharField())
+class AgentSyncResultSerializer(SyncResultSerializer):
+    status = serializers.ChoiceField(
+        choices=["complete", "partial", "failed", "nothing_to_do"],
+        help_text="complete: all stored; partial: some target failed; failed: nothing stored; "
+        "nothing_to_do: every secret already existed.",
+    )
+    outcomes = SecretOutcomeSerializer(many=True)

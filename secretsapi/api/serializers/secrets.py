@@ -1,4 +1,4 @@
-"""GET /secrets and GET /secrets/{name}/status."""
+"""GET /secrets, GET /secrets/{name}/status and GET /secrets/{name} (the value read)."""
 
 from __future__ import annotations
 
@@ -50,3 +50,23 @@ class SecretStatusSerializer(serializers.Serializer):  # type: ignore[type-arg]
             "rotation_count": instance.rotation_count,
             "targets": list(instance.targets),
         }
+
+
+class SecretDefinitionSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    rotation_period = serializers.CharField(allow_null=True)
+    targets = serializers.ListField(child=serializers.CharField())
+    one_time = serializers.BooleanField()
+    description = serializers.CharField(allow_null=True)
+
+
+class SecretValueSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    definition = SecretDefinitionSerializer()
+    status = SecretStatusSerializer()
+    value = serializers.JSONField(
+        allow_null=True, help_text="The value (an object of field values for a template secret); null if unreadable."
+    )
+    verified = serializers.BooleanField(help_text="Every value read matches the hash in the lockfile.")
+    sources = serializers.DictField(child=serializers.CharField(allow_null=True), help_text="Target id read, per unit.")
+    messages = serializers.ListField(child=serializers.CharField())

@@ -10,14 +10,13 @@ from rest_framework.views import APIView
 from secretsapi import actions
 from secretsapi.api.docs import errors
 from secretsapi.api.errors import BadRequest
-from secretsapi.api.serializers import extras as x
-from secretsapi.api.serializers import operations as s
+from secretsapi.api.serializers import config as c
 
 
 class ConfigValidateView(APIView):
     @extend_schema(
-        request=s.ConfigValidateRequestSerializer,
-        responses={200: s.ValidationResultSerializer, **errors(400, 401, 413, 415, 500)},
+        request=c.ConfigValidateRequestSerializer,
+        responses={200: c.ValidationResultSerializer, **errors(400, 401, 413, 415, 500)},
         tags=["config"],
         description="An invalid definition is a 200 with `valid: false`; a `config` that is "
         "missing or not a JSON object is 400.",
@@ -28,22 +27,22 @@ class ConfigValidateView(APIView):
         if not isinstance(config, dict):
             raise BadRequest("`config` must be a JSON object holding the definition.")
         report = actions.validate_config(config, actor=request.user.audit_name)
-        return Response(s.ValidationResultSerializer(report).data)
+        return Response(c.ValidationResultSerializer(report).data)
 
 
 class ConfigRenderView(APIView):
     @extend_schema(
-        request=x.ConfigRenderRequestSerializer,
-        responses={200: x.ConfigRenderResultSerializer, **errors(400, 401, 404, 413, 415, 422, 500)},
+        request=c.ConfigRenderRequestSerializer,
+        responses={200: c.ConfigRenderResultSerializer, **errors(400, 401, 404, 413, 415, 422, 500)},
         tags=["config"],
         description="The definition with `var_files` and `variables` applied, as a sync would see it. "
         "Static secret values and values from the server's environment are redacted.",
     )
     def post(self, request: Request) -> Response:
-        body = x.ConfigRenderRequestSerializer(data=request.data)
+        body = c.ConfigRenderRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.render_config(
             actions.workspace(var_files=q["var_files"]), actor=request.user.audit_name, variables=q["variables"]
         )
-        return Response(x.ConfigRenderResultSerializer(result).data)
+        return Response(c.ConfigRenderResultSerializer(result).data)

@@ -9,7 +9,6 @@ from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.docs import errors
-from secretsapi.api.serializers import extras as x
 from secretsapi.api.serializers import operations as s
 
 BODY_ERRORS = (400, 401, 404, 413, 415, 422, 500)
@@ -83,7 +82,7 @@ class DriftCheckView(APIView):
 class AgentSyncView(APIView):
     @extend_schema(
         request=s.SyncRequestSerializer,
-        responses={200: x.AgentSyncResultSerializer, **errors(*BODY_ERRORS, 503)},
+        responses={200: s.AgentSyncResultSerializer, **errors(*BODY_ERRORS, 503)},
         tags=["operations"],
         description="A sync for CI jobs and deploy hooks: the sync result plus an overall `status` "
         "and one outcome per secret. Safe to repeat: once everything exists it writes nothing.",
@@ -97,5 +96,5 @@ class AgentSyncView(APIView):
             dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"],
         )
         data = {**s.SyncResultSerializer(result.sync).data, "status": result.status,
-                "outcomes": x.SecretOutcomeSerializer(result.outcomes, many=True).data}
+                "outcomes": s.SecretOutcomeSerializer(result.outcomes, many=True).data}
         return Response(data)

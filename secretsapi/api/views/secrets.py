@@ -13,14 +13,14 @@ from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.docs import errors
-from secretsapi.api.serializers import extras as x
 from secretsapi.api.serializers.secrets import (
     SecretEntrySerializer,
     SecretListSerializer,
     SecretStatusSerializer,
+    SecretValueSerializer,
 )
-from secretsapi.service.memo import LastResult
 from secretsapi.service.results import SecretSummary
+from secretsapi.service.util.last_result import LastResult
 
 # The secret list is the same tuple while the definition is unchanged (the engine caches it),
 # so its rendered body is kept with it: serializing and encoding 1,000 entries costs ~20 ms,
@@ -59,7 +59,7 @@ class SecretStatusView(APIView):
 
 class SecretValueView(APIView):
     @extend_schema(
-        responses={200: x.SecretValueSerializer, **errors(401, 403, 404, 500)},
+        responses={200: SecretValueSerializer, **errors(401, 403, 404, 500)},
         operation_id="secret_value_retrieve",
         tags=["secrets"],
         description="The secret's definition, status and value, read back from its first readable "
@@ -69,6 +69,6 @@ class SecretValueView(APIView):
     )
     def get(self, request: Request, name: str) -> Response:
         revealed = actions.reveal_secret(actions.workspace(), name, actor=request.user.audit_name)
-        response = Response(x.SecretValueSerializer(revealed).data)
+        response = Response(SecretValueSerializer(revealed).data)
         response["Cache-Control"] = "no-store"
         return response

@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-from secretsapi.locking import migration_lock
-from secretsapi.service.lockfile import LockTimeout
+from secretsapi.database_locks import migration_lock
+from secretsapi.service.errors import LockTimeout
 
 CONF = Path(settings.BASE_DIR) / "project" / "gunicorn.conf.py"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import ReadBack, TargetContext, TargetKind
-from .registry import get_kind, kinds, register
+from secretsapi.service.targets.base import ReadBack, TargetContext, TargetKind
+from secretsapi.service.targets.registry import get_kind, kinds, register
 
 __all__ = ["ReadBack", "TargetContext", "TargetKind", "get_kind", "kinds", "register"]

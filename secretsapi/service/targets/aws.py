@@ -13,10 +13,17 @@ import os
 from collections.abc import Hashable
 from typing import Any
 
-from ..errors import TargetError
-from ..model import TargetSpec
-from .base import TargetContext
-from .remote import ClientCache, Provider, digest, load_sdk, provider_of, unreachable
+from secretsapi.service.definition.model import TargetSpec
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import TargetContext
+from secretsapi.service.targets.remote import (
+    ClientCache,
+    Provider,
+    digest,
+    load_sdk,
+    provider_of,
+    unreachable,
+)
 
 AUTH_KINDS = ("ambient", "env", "static", "access_key", "profile")
 _ENV = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..model import Placement, ProviderSpec, TargetSpec
+from secretsapi.service.definition.model import Placement, ProviderSpec, TargetSpec
 
 
 @dataclass(frozen=True)

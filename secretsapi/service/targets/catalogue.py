@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..model import Definition
-from . import aws, kubernetes_secret, vault_kv
-from .registry import kinds
+from secretsapi.service.definition.model import Definition
+from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
+from secretsapi.service.targets.registry import kinds
 
 REDACTED = "***"
 _CREDENTIAL_KEY = re.compile(r"token|secret|passw|pwd|credential|private|key|auth|session|cookie|"

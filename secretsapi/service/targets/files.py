@@ -6,13 +6,13 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import fsutil
-from ..errors import TargetError
-from ..hashing import sha256_text, sha256_value
-from ..model import Placement, TargetSpec
-from .base import ReadBack, TargetContext
-from .formats import FORMATS, FileFormat, FormatError, infer_format
-from .paths import confined_path, lexical_key, path_problem, read_text
+from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError, infer_format
+from secretsapi.service.targets.paths import confined_path, lexical_key, path_problem, read_text
+from secretsapi.service.util import atomic_files
+from secretsapi.service.util.hashing import sha256_text, sha256_value
 
 
 def _value_hash(value: Any) -> str:
@@ -101,7 +101,7 @@ class LocalFileKind:
                 raise TargetError(f"{location}: the {fmt.name} writer cannot store '{key}' exactly")
         if text != existing:
             try:
-                fsutil.atomic_write_text(path, text)
+                atomic_files.atomic_write_text(path, text)
             except OSError as exc:
                 raise TargetError(f"{location}: cannot be written ({exc.strerror})") from None
         return {key: sha256_text(value) for key, value in updates.items()}

@@ -25,11 +25,10 @@ from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import TargetError
-from ..hashing import sha256_text
-from ..model import Placement, TargetSpec
-from .base import ReadBack, TargetContext
-from .remote import (
+from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.remote import (
     ClientCache,
     Provider,
     check_labels,
@@ -43,6 +42,7 @@ from .remote import (
     require_valid,
     unreachable,
 )
+from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_NAMESPACE = "default"
 AUTH_KINDS = ("token", "kubeconfig", "in_cluster", "ambient", "env")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import TargetError
+from secretsapi.service.errors import TargetError
 
 
 def path_problem(value: object, field: str) -> str | None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..errors import TargetError
-from .base import TargetKind
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import TargetKind
 
 _KINDS: dict[str, TargetKind] = {}
 
@@ -29,12 +29,12 @@ def kinds() -> list[TargetKind]:
 def _register_builtins() -> None:
     # Imported here, not at module top, so the kind modules can import this one freely.
     # The remote kinds import their SDKs only when used, so the engine runs without them.
-    from .files import LocalFileKind
-    from .kubernetes_secret import KubernetesSecretKind
-    from .secrets_manager import SecretsManagerKind
-    from .ssm_parameter import SsmParameterKind
-    from .template import LocalTemplateKind
-    from .vault_kv import VaultKvKind
+    from secretsapi.service.targets.files import LocalFileKind
+    from secretsapi.service.targets.kubernetes_secret import KubernetesSecretKind
+    from secretsapi.service.targets.secrets_manager import SecretsManagerKind
+    from secretsapi.service.targets.ssm_parameter import SsmParameterKind
+    from secretsapi.service.targets.template import LocalTemplateKind
+    from secretsapi.service.targets.vault_kv import VaultKvKind
 
     for kind in (LocalFileKind(), LocalTemplateKind(), SsmParameterKind(), SecretsManagerKind(),
                  VaultKvKind(), KubernetesSecretKind()):

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import TargetError
-from ..model import Placement, TargetSpec
-from .base import TargetContext
+from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import TargetContext
 
 DEFAULT_TIMEOUT = 5.0  # seconds, per remote call; providers override it with `timeout`
 MAX_TIMEOUT = 300.0

@@ -6,11 +6,11 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from ..hashing import sha256_text
-from ..model import Placement, TargetSpec
-from .aws import NamedByConfig, aws_client, client_error, error_code
-from .base import ReadBack, TargetContext
-from .remote import check_text, collect, require_valid, same_config
+from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.targets.aws import NamedByConfig, aws_client, client_error, error_code
+from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.remote import check_text, collect, require_valid, same_config
+from secretsapi.service.util.hashing import sha256_text
 
 
 class SecretsManagerKind(NamedByConfig):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import TargetError
-from ..hashing import sha256_text
-from ..model import Placement, TargetSpec
-from .aws import NamedByConfig, aws_client, client_error, error_code
-from .base import ReadBack, TargetContext
-from .remote import check_text, collect, require_valid, same_config
+from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.aws import NamedByConfig, aws_client, client_error, error_code
+from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.remote import check_text, collect, require_valid, same_config
+from secretsapi.service.util.hashing import sha256_text
 
 TYPES = ("SecureString", "String", "StringList")
 TIERS = ("Standard", "Advanced", "Intelligent-Tiering")

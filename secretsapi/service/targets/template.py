@@ -9,12 +9,12 @@ import jinja2
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
-from .. import fsutil
-from ..errors import ServiceError, TargetError
-from ..hashing import sha256_text
-from ..model import Placement, TargetSpec
-from .base import ReadBack, TargetContext
-from .paths import confined_path, lexical_key, path_problem, read_hash, read_text
+from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.errors import ServiceError, TargetError
+from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.paths import confined_path, lexical_key, path_problem, read_hash, read_text
+from secretsapi.service.util import atomic_files
+from secretsapi.service.util.hashing import sha256_text
 
 
 class _NoValue(Exception):
@@ -153,7 +153,7 @@ class LocalTemplateKind:
         digest = sha256_text(output)
         try:
             if read_hash(output_path, location) != digest:
-                fsutil.atomic_write_text(output_path, output)
+                atomic_files.atomic_write_text(output_path, output)
         except OSError as exc:
             raise TargetError(f"{location}: cannot be written ({exc.strerror})") from None
         return {p.key: digest for p, _ in items}

@@ -19,11 +19,10 @@ import os
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from ..errors import TargetError
-from ..hashing import sha256_text, sha256_value
-from ..model import Placement, TargetSpec
-from .base import ReadBack, TargetContext
-from .remote import (
+from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.remote import (
     ClientCache,
     check_text,
     collect,
@@ -36,6 +35,7 @@ from .remote import (
     same_config,
     unreachable,
 )
+from secretsapi.service.util.hashing import sha256_text, sha256_value
 
 DEFAULT_MOUNT = "secret"
 DEFAULT_KEY = "value"

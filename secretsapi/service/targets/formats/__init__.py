@@ -23,7 +23,7 @@ class FileFormat:
 
 
 def _build() -> dict[str, FileFormat]:
-    from . import dotenv, json_, tfvars, toml_, yaml_
+    from secretsapi.service.targets.formats import dotenv, json_, tfvars, toml_, yaml_
 
     return {
         "dotenv": FileFormat("dotenv", dotenv.load, dotenv.render),

@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from . import FormatError
-from .lines import splice
+from secretsapi.service.targets.formats import FormatError
+from secretsapi.service.targets.formats.lines import splice
 
 _ASSIGN = re.compile(r"[ \t]*(?:export[ \t]+)?(?P<key>[A-Za-z0-9_.\-]+)[ \t]*=")
 _KEY = re.compile(r"[A-Za-z0-9_.\-]+")

@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from . import FormatError
-from .lines import splice
+from secretsapi.service.targets.formats import FormatError
+from secretsapi.service.targets.formats.lines import splice
 
 _ATTR = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_\-]*)[ \t]*=[ \t]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")

@@ -1,0 +1,33 @@
+"""Sync for unattended agents: the sync result plus one overall status and per-secret outcomes."""
+
+from __future__ import annotations
+
+from secretsapi.service.results import AgentSyncResult, OperationError, SecretOutcome, SyncResult
+from secretsapi.service.sync import sync
+from secretsapi.service.workspace import Workspace
+
+
+def agent_sync(ws: Workspace, *, dry_run: bool = False, force: bool = False,
+               secret_name: str | None = None) -> AgentSyncResult:
+    """Idempotent: once everything exists, a repeat call writes nothing and says nothing_to_do."""
+    result = sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
+    by_secret: dict[str, list[OperationError]] = {}
+    for error in result.errors:
+        by_secret.setdefault(error.secret, []).append(error)
+    outcomes = [
+        SecretOutcome(name, "partial" if by_secret.get(name) else "generated", by_secret.get(name, []))
+        for name in result.secrets_generated
+    ]
+    outcomes += [SecretOutcome(name, "skipped", []) for name in result.secrets_skipped]
+    outcomes += [SecretOutcome(name, "failed", by_secret.get(name, [])) for name in result.secrets_failed]
+    return AgentSyncResult(_status(result), result, outcomes)
+
+
+def _status(result: SyncResult) -> str:
+    if result.secrets_failed and not result.secrets_generated:
+        return "failed"
+    if result.errors:
+        return "partial"
+    if result.secrets_generated:
+        return "complete"
+    return "nothing_to_do"

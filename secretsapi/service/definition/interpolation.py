@@ -1,0 +1,429 @@
+"""Variable interpolation (``{{ var.x }}``, ``${NAME:-default}``), variable files and deep merge."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError, Undefined, UndefinedError
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import SandboxedEnvironment
+
+from secretsapi.service.definition.yaml_loader import load_yaml, read_text
+from secretsapi.service.errors import DefinitionInvalid, VarFileInvalid, VarFileNotFound
+
+# One token at a time, so text substituted from a value is never interpreted again.
+_TOKEN = re.compile(
+    r"\{\{(?P<expr>.*?)\}\}|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}",
+    re.DOTALL,
+)
+
+
+def _may_hold_token(text: str) -> bool:
+    """False when ``_TOKEN`` cannot match: two substring searches instead of a regex scan."""
+    return "{{" in text or "${" in text
+
+
+_UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined")
+
+Path_ = tuple[Any, ...]
+
+
+class _Cycle(Exception):
+    def __init__(self, chain: list[Path_]) -> None:
+        super().__init__(" -> ".join(_dotted(p) for p in chain))
+        self.chain = chain
+
+
+class _AlreadyReported(Exception):
+    """A variable that failed to resolve is used: its own error was reported already."""
+
+
+# Definitions arrive through the API too: no operation may build a huge value or run long.
+MAX_RESULT = 65_536
+MAX_INT_BITS = 4_096
+MAX_DEPTH = 40  # variables referencing variables; each level costs ~15 interpreter frames
+_SAFE_FILTERS = (
+    "abs", "capitalize", "d", "default", "first", "float", "int", "join", "last", "length",
+    "list", "lower", "max", "min", "replace", "reverse", "round", "sort", "string", "title",
+    "tojson", "trim", "unique", "upper", "urlencode",
+)  # fmt: skip
+
+
+class _Environment(SandboxedEnvironment):
+    """Sandbox where ``var.items`` means the variable ``items``, never the dict method."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        ints = [v for v in (left, right) if isinstance(v, int)]
+        if operator == "**":
+            if not isinstance(right, int | float) or abs(right) > 64:
+                raise SecurityError("exponent too large")
+            if isinstance(left, int) and left.bit_length() * abs(right) > MAX_INT_BITS:
+                raise SecurityError("power too large")
+        elif len(ints) == 2 and ints[0].bit_length() + ints[1].bit_length() > MAX_INT_BITS:
+            raise SecurityError("product too large")
+        else:
+            sizes = [len(v) for v in (left, right) if isinstance(v, str | list | tuple)]
+            if sizes and ints and sizes[0] * ints[0] > MAX_RESULT:
+                raise SecurityError("repetition too large")
+        return super().call_binop(context, operator, left, right)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, Mapping):
+            try:
+                return obj[attribute]
+            except KeyError:
+                where = obj.dotted(attribute) if isinstance(obj, _LazyVars) else attribute
+                return self.undefined(hint=f"undefined variable '{where}'", obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        if isinstance(obj, Mapping) and isinstance(argument, str):
+            return self.getattr(obj, argument)
+        return super().getitem(obj, argument)
+
+
+def _bounded_replace(value: Any, old: str, new: str, count: int | None = None) -> str:
+    text = str(value)
+    result = text.replace(str(old), str(new), -1 if count is None else count)
+    if len(result) > MAX_RESULT and len(result) > len(text):
+        raise SecurityError("replacement too large")
+    return result
+
+
+_ENV = _Environment(undefined=StrictUndefined, autoescape=False)
+_ENV.globals.clear()  # the only name an expression sees is ``var``
+_ENV.filters = {name: _ENV.filters[name] for name in _SAFE_FILTERS}
+_ENV.filters["replace"] = _bounded_replace
+_ENV.tests = {name: _ENV.tests[name] for name in ("defined", "undefined", "none", "string", "number")}
+
+
+def _dotted(path: Path_) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _LazyVars(Mapping[str, Any]):
+    """A view of (part of) the variables that resolves each string on first use."""
+
+    def __init__(self, resolver: _Resolver, path: Path_) -> None:
+        self._resolver = resolver
+        self._path = path
+
+    def _raw(self) -> Mapping[Any, Any]:
+        return self._resolver.raw_at(self._path)  # type: ignore[no-any-return]
+
+    def __getitem__(self, key: Any) -> Any:
+        if key not in self._raw():
+            raise KeyError(key)
+        return self._resolver.resolve((*self._path, key))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._raw())
+
+    def __len__(self) -> int:
+        return len(self._raw())
+
+    def __str__(self) -> str:
+        return str(_materialize(self))
+
+    def dotted(self, key: str) -> str:
+        return _dotted((*self._path, key))
+
+
+def _materialize(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _materialize(value[k]) for k in value}
+    if isinstance(value, list):
+        return [_materialize(v) for v in value]
+    return value
+
+
+class _Resolver:
+    """Resolves variables that reference other variables, detecting cycles."""
+
+    def __init__(self, raw: Mapping[str, Any], environ: Mapping[str, str]) -> None:
+        self.raw = raw
+        self.environ = environ
+        self.done: dict[Path_, Any] = {}
+        self.failed: set[Path_] = set()
+        self.stack: list[Path_] = []
+        self.errors: list[str] = []
+
+    def raw_at(self, path: Path_) -> Any:
+        node: Any = self.raw
+        for part in path:
+            node = node[part]
+        return node
+
+    def resolve(self, path: Path_) -> Any:
+        if path in self.done:
+            return self.done[path]
+        if path in self.failed:
+            raise _AlreadyReported
+        raw = self.raw_at(path)
+        if isinstance(raw, Mapping):
+            return _LazyVars(self, path)
+        if isinstance(raw, list):
+            return [self.resolve((*path, i)) for i in range(len(raw))]
+        if not isinstance(raw, str):
+            return raw
+        if path in self.stack:
+            raise _Cycle(self.stack[self.stack.index(path) :] + [path])
+        if len(self.stack) >= MAX_DEPTH:
+            self._fail(path, f"variables reference each other more than {MAX_DEPTH} levels deep")
+        self.stack.append(path)
+        try:
+            value = _render_string(raw, self)
+        except _AlreadyReported:
+            self.failed.add(path)  # so a failed chain is walked once, not once per variable
+            raise
+        except _Cycle as exc:
+            if exc.chain[0] != path:
+                raise  # reported once, by the variable where the cycle started
+            self._fail(path, f"variable cycle {exc}")
+        except _RenderError as exc:
+            self._fail(path, str(exc))
+        finally:
+            self.stack.pop()
+        self.done[path] = value
+        return value
+
+    def _fail(self, path: Path_, message: str) -> None:
+        # Recorded at the variable itself, so users of the variable do not repeat it.
+        self.failed.add(path)
+        self.errors.append(f"variables.{_dotted(path)}: {message}")
+        raise _AlreadyReported
+
+    def lookup_name(self, name: str) -> tuple[bool, Any]:
+        if name in self.raw:
+            return True, self.resolve((name,))
+        if name in self.environ:
+            return True, self.environ[name]
+        return False, None
+
+    def resolve_all(self) -> dict[str, Any]:
+        return {key: self._resolve_tree((key,)) for key in self.raw}
+
+    def _resolve_tree(self, path: Path_) -> Any:
+        raw = self.raw_at(path)
+        if isinstance(raw, Mapping):
+            return {k: self._resolve_tree((*path, k)) for k in raw}
+        if isinstance(raw, list):
+            return [self._resolve_tree((*path, i)) for i in range(len(raw))]
+        if not isinstance(raw, str):
+            return raw
+        try:
+            return _materialize(self.resolve(path))
+        except _AlreadyReported:
+            return raw
+
+
+class _RenderError(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(expr: str) -> Any:
+    # The same few expressions ({{ var.env }}) recur throughout a file: parse each once.
+    return _ENV.compile_expression(expr, undefined_to_none=False)
+
+
+def _evaluate(expr: str, resolver: _Resolver) -> Any:
+    try:
+        result = _compiled(expr)(var=_LazyVars(resolver, ()))
+        if isinstance(result, Undefined):
+            str(result)  # raises UndefinedError with the variable named
+        return result
+    except UndefinedError as exc:
+        message = str(exc.message or "undefined variable")
+        found = _UNDEFINED_NAME.fullmatch(message)
+        raise _RenderError(f"undefined variable '{found.group(1)}'" if found else message) from None
+    except SecurityError:
+        raise _RenderError("expression is not allowed in the sandbox") from None
+    except TemplateError:
+        # Jinja's own message may quote the string, which can be a static secret value.
+        raise _RenderError("invalid template expression") from None
+    except (_Cycle, _AlreadyReported, _RenderError):
+        raise
+    except Exception:  # noqa: BLE001 - filters and operators raise anything; never echo it
+        raise _RenderError("template expression failed") from None
+
+
+def _substitute(match: re.Match[str], resolver: _Resolver) -> Any:
+    if match.group("expr") is not None:
+        return _evaluate(match.group("expr"), resolver)
+    name = match.group("name")
+    found, value = resolver.lookup_name(name)
+    default = match.group("default")
+    if default is not None and (not found or value == ""):
+        return default
+    if not found:
+        raise _RenderError(f"undefined variable '{name}'")
+    return value
+
+
+def _render_string(text: str, resolver: _Resolver) -> Any:
+    matches = list(_TOKEN.finditer(text))
+    if not matches:
+        return text
+    if len(matches) == 1 and matches[0].span() == (0, len(text)):
+        # A string that is exactly one expression keeps the value's type.
+        return _materialize(_substitute(matches[0], resolver))
+    parts: list[str] = []
+    last = 0
+    for match in matches:
+        parts.append(text[last : match.start()])
+        value = _materialize(_substitute(match, resolver))
+        parts.append("" if value is None else str(value))
+        last = match.end()
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+class Interpolator:
+    """Resolves the variables once, then renders any number of values against them.
+
+    Errors are collected as messages naming the place (``secrets[0].config.path: ...``);
+    ``errors`` starts with those found while resolving the variables themselves.
+    ``interpolated`` holds the places whose value came out of a substitution: messages must
+    not echo those, since they may carry the process environment.
+    """
+
+    def __init__(self, variables: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> None:
+        self._resolver = _Resolver(variables, os.environ if environ is None else environ)
+        self.variables: dict[str, Any] = self._resolver.resolve_all()
+        self.errors: list[str] = list(self._resolver.errors)
+        self.interpolated: set[str] = set()
+
+    def shown(self, value: Any, where: str) -> str:
+        """``value`` quoted for a message, unless it was interpolated at ``where``."""
+        return "the interpolated value" if where in self.interpolated else repr(value)
+
+    def render(self, value: Any, where: str) -> Any:
+        """Interpolate every string inside ``value`` (keys excepted); failures become errors.
+
+        What holds no expression is returned as it is, not copied (values are never mutated),
+        so a large definition does not exist twice while it is checked; places are named only
+        for the strings that may hold an expression.
+        """
+        if isinstance(value, Mapping):
+            out: dict[Any, Any] | None = None
+            for key, item in value.items():
+                if type(item) is str and not _may_hold_token(item):
+                    continue
+                rendered = self.render(item, f"{where}.{key}" if where else str(key))
+                if rendered is not item:
+                    out = dict(value) if out is None else out
+                    out[key] = rendered
+            return value if out is None else out
+        if isinstance(value, list):
+            changed: list[Any] | None = None
+            for index, item in enumerate(value):
+                if type(item) is str and not _may_hold_token(item):
+                    continue
+                rendered = self.render(item, f"{where}[{index}]")
+                if rendered is not item:
+                    changed = list(value) if changed is None else changed
+                    changed[index] = rendered
+            return value if changed is None else changed
+        if not isinstance(value, str):
+            return value
+        try:
+            rendered = _render_string(value, self._resolver)
+            if rendered is not value:
+                self.interpolated.add(where)
+            return rendered
+        except _AlreadyReported:
+            return value
+        except _Cycle as exc:
+            self.errors.append(f"{where}: variable cycle {exc}")
+        except _RenderError as exc:
+            self.errors.append(f"{where}: {exc}")
+        return value
+
+
+def interpolate(
+    value: Any, *, variables: Mapping[str, Any], environ: Mapping[str, str] | None = None, where: str = ""
+) -> Any:
+    """Render ``value`` at once, raising DefinitionInvalid with every problem found."""
+    interpolator = Interpolator(variables, environ)
+    rendered = interpolator.render(value, where)
+    if interpolator.errors:
+        raise DefinitionInvalid(interpolator.errors)
+    return rendered
+
+
+def deep_merge(base: Mapping[str, Any], *overlays: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge mappings recursively; later overlays win and a non-mapping replaces a mapping."""
+    merged: dict[str, Any] = _copy(base)
+    for overlay in overlays:
+        for key, value in overlay.items():
+            current = merged.get(key)
+            if isinstance(current, Mapping) and isinstance(value, Mapping):
+                merged[key] = deep_merge(current, value)
+            else:
+                merged[key] = _copy(value)
+    return merged
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def resolve_var_file(base_dir: Path, given: str) -> Path:
+    """The real path of a variable file; VarFileInvalid if it escapes ``base_dir``."""
+    if not isinstance(given, str) or not given.strip():
+        raise VarFileInvalid("variable file path must be a non-empty string")
+    shown = given if len(given) <= 200 else given[:200] + "..."
+    base = Path(base_dir).resolve()
+    candidate = Path(given)
+    try:
+        # resolve() follows symlinks and ".." so the containment check sees the real target.
+        real = (candidate if candidate.is_absolute() else base / candidate).resolve()
+        if real != base and base not in real.parents:
+            raise VarFileInvalid(f"variable file '{shown}' is outside the definition folder")
+        if not real.exists():
+            raise VarFileNotFound(f"variable file '{shown}' not found")
+        if not real.is_file():
+            raise VarFileInvalid(f"variable file '{shown}' is not a file")
+    except (OSError, ValueError):
+        # A name too long for the filesystem, a NUL byte, a loop of links: bad input, not a 500.
+        raise VarFileInvalid(f"variable file '{shown}' is not a usable path") from None
+    return real
+
+
+def load_var_files(base_dir: Path, var_files: Sequence[str]) -> list[dict[str, Any]]:
+    """Load each variable file (a YAML mapping) in order; messages name the path, never content."""
+    loaded: list[dict[str, Any]] = []
+    for given in var_files:
+        real = resolve_var_file(base_dir, given)
+        source = f"variable file '{given}'"
+        try:
+            text = read_text(real, source=source)
+        except OSError:
+            raise VarFileInvalid(f"{source} cannot be read as UTF-8 text") from None
+        except DefinitionInvalid as exc:
+            raise VarFileInvalid(exc.message) from None
+        try:
+            data = load_yaml(text, source=source)
+        except DefinitionInvalid as exc:
+            raise VarFileInvalid(exc.message) from None
+        if data is None:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise VarFileInvalid(f"variable file '{given}' is not a YAML mapping")
+        loaded.append(dict(data))
+    return loaded

@@ -1,0 +1,156 @@
+"""Definition files: loading with a parse cache, and the report of POST /config/validate."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from stat import S_ISREG
+from typing import Any
+
+from secretsapi.service.definition.checker import DefinitionChecker
+from secretsapi.service.definition.interpolation import load_var_files, resolve_var_file
+from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.util.hashing import sha256_text
+
+logger = logging.getLogger(__name__)
+
+_CACHE_SIZE = 32
+
+
+# -- loading and caching -------------------------------------------------------------------
+
+_cache: OrderedDict[tuple[Any, ...], Definition] = OrderedDict()
+_cache_lock = threading.Lock()
+_parse_lock = threading.RLock()
+
+
+def clear_definition_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def load_definition(
+    path: Path,
+    *,
+    var_files: Sequence[str] = (),
+    variables: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    max_bytes: int = MAX_BYTES,
+) -> Definition:
+    """Load, interpolate and check a definition file; cached while nothing it depends on changes.
+
+    The returned Definition may be shared between callers and threads: treat it as read-only.
+    """
+    path = Path(os.path.abspath(path))
+    try:
+        stat = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise DefinitionNotFound(f"definition file not found: {path}") from None
+    except OSError:
+        raise DefinitionInvalid([f"{path.name}: cannot be read"]) from None
+    if not S_ISREG(stat.st_mode):
+        raise DefinitionNotFound(f"definition file not found: {path} is not a file")
+    env = os.environ if environ is None else environ
+    var_stats = []
+    for given in var_files:
+        real = resolve_var_file(path.parent, given)
+        st = real.stat()
+        var_stats.append((str(real), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns))
+    key = (
+        # The path as given (absolute): the stat below follows links, so a repointed link
+        # changes the key; resolving every component again cost each read request ~50 us.
+        str(path),
+        (stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns, stat.st_dev),
+        tuple(var_files),
+        tuple(var_stats),
+        _freeze(variables),
+        # ${NAME} falls back to the environment, so a changed environment changes the result.
+        _environ_key(env),
+        max_bytes,
+    )
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None:
+            _cache.move_to_end(key)
+            return cached
+    # One parse at a time: threads that miss together (a poll right after an edit) wait for
+    # the first one's result instead of each building their own copy, which for 5,000 secrets
+    # is ~60 MB and a second of CPU per thread.
+    with _parse_lock:
+        with _cache_lock:
+            cached = _cache.get(key)
+            if cached is None:
+                # Entries for an earlier version of this file can never match again: dropped
+                # before the parse, so a worker does not hold both versions at its peak.
+                for stale in [k for k in _cache if k[0] == key[0] and k[1] != key[1]]:
+                    del _cache[stale]
+        if cached is not None:
+            return cached
+        return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes)
+
+
+def _load_and_cache(
+    key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None,
+    env: Mapping[str, str], max_bytes: int,
+) -> Definition:
+    definition = _load(path, var_files, variables, env, max_bytes)
+    with _cache_lock:
+        _cache[key] = definition
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return definition
+
+
+def _environ_key(env: Mapping[str, str]) -> frozenset[Any]:
+    """The environment as a cache key. os.environ decodes every item when iterated (~0.3 ms a
+    call, on every read request); its raw bytes mapping gives an equally exact key for free."""
+    raw = getattr(env, "_data", None) if env is os.environ else None
+    return frozenset((raw if isinstance(raw, dict) else env).items())
+
+
+def _freeze(variables: Mapping[str, Any] | None) -> str:
+    try:
+        return json.dumps(variables, sort_keys=True, default=repr) if variables else ""
+    except TypeError:  # keys of mixed types cannot be sorted
+        return repr(variables)
+
+
+def _load(
+    path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str],
+    max_bytes: int,
+) -> Definition:
+    try:
+        text = read_text(path, source=path.name, max_bytes=max_bytes)
+    except FileNotFoundError:
+        raise DefinitionNotFound(f"definition file not found: {path}") from None
+    doc = load_yaml(text, source=path.name, max_bytes=max_bytes)
+    text_hash = sha256_text(text)
+    del text  # not needed past here: a large definition's peak should not hold it
+    overlays = [*load_var_files(path.parent, var_files), *([variables] if variables else [])]
+    checker = DefinitionChecker(env, strict=False)
+    parsed = checker.check(doc, overlays, consume=True)
+    del doc
+    if checker.errors:
+        raise DefinitionInvalid(checker.errors)
+    return Definition(
+        path=path,
+        version=parsed.version,
+        variables=parsed.variables,
+        metadata=parsed.metadata,
+        providers=parsed.providers,
+        secrets=tuple(parsed.secrets),
+        policies=parsed.policies,
+        text_hash=text_hash,
+        # This exact form (default separators, sorted keys) matches SecretZero's lockfile.
+        variables_hash=sha256_text(json.dumps(parsed.merged_variables, sort_keys=True, default=str)),
+        var_files=var_files,
+        warnings=tuple(checker.warnings),
+        _by_name={secret.name: secret for secret in parsed.secrets},
+    )

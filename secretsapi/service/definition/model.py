@@ -1,0 +1,126 @@
+"""The parsed definition: frozen dataclasses that every operation reads (slotted: a worker
+keeps tens of thousands of them for a large definition).
+
+A secret is made of one or more *units*: a plain secret is one unit named like the
+secret; a template secret (``kind: templates.<t>``) has one unit per field, named
+``<secret>.<field>``. Units are what the lockfile tracks and what targets store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from secretsapi.service.errors import SecretNotDefined
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSpec:
+    provider: str  # the alias as written: a key of ``providers:`` or a provider kind
+    kind: str
+    config: Mapping[str, Any]
+    # The aliased provider's kind when it differs from the alias (``providers.<alias>.kind``).
+    provider_kind: str | None = None
+
+    @property
+    def type(self) -> str:
+        """``<provider kind>/<kind>``, e.g. ``local/file`` or ``aws/ssm_parameter`` for an alias."""
+        return f"{self.provider_kind or self.provider}/{self.kind}"
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorSpec:
+    kind: str
+    config: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """One unit written to one target under one key."""
+
+    target: TargetSpec
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One generated value: the lockfile key, how to make it and where it goes."""
+
+    lock_key: str
+    generator: GeneratorSpec
+    placements: tuple[Placement, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SecretDef:
+    name: str
+    kind: str
+    config: Mapping[str, Any]
+    rotation_period: str | None
+    rotation_days: int | None
+    one_time: bool
+    targets: tuple[TargetSpec, ...]
+    description: str | None
+    units: tuple[Unit, ...]
+    definition_hash: str
+    # ``templates.<t>`` secrets: the template name; None for plain generator kinds.
+    template: str | None = None
+
+    @property
+    def target_types(self) -> list[str]:
+        """Distinct target types over every unit, in order of first appearance."""
+        seen: dict[str, None] = {}
+        for unit in self.units:
+            for placement in unit.placements:
+                seen.setdefault(placement.target.type, None)
+        return list(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSpec:
+    alias: str
+    kind: str
+    auth: Mapping[str, Any]
+    config: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySpec:
+    name: str
+    kind: str  # rotation | access | compliance
+    severity: str  # error | warning | info
+    enabled: bool
+    options: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    path: Path
+    version: str | None
+    variables: Mapping[str, Any]
+    metadata: Mapping[str, Any]
+    providers: Mapping[str, ProviderSpec]
+    secrets: tuple[SecretDef, ...]
+    policies: Mapping[str, PolicySpec]
+    text_hash: str
+    variables_hash: str
+    var_files: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    _by_name: Mapping[str, SecretDef] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    def secret(self, name: str) -> SecretDef:
+        by_name = self._by_name or {s.name: s for s in self.secrets}
+        try:
+            return by_name[name]
+        except KeyError:
+            raise SecretNotDefined(name) from None
+
+    def select(self, name: str | None) -> tuple[SecretDef, ...]:
+        """All secrets, or just the named one (raising SecretNotDefined)."""
+        return self.secrets if name is None else (self.secret(name),)

@@ -1,0 +1,278 @@
+"""The lockfile: per-unit value hashes, timestamps and targets; read lazily, written atomically."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from secretsapi.service.errors import LockEntryCorrupted
+
+LOCKFILE_VERSION = "1.0"
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+# Canonical order of the fields this service owns; anything else in an entry is `extra`.
+_KNOWN = ("hash", "created_at", "updated_at", "last_rotated", "rotation_count",
+          "definition_hash", "targets")
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 timestamp as an aware UTC datetime; naive timestamps are read as UTC."""
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def format_time(moment: datetime) -> str:
+    """``2026-01-02T03:04:05.123456+00:00``; a naive datetime is taken as UTC, like parse_time."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat()
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    """One unit's record; timestamps stay the strings read, so untouched entries round-trip."""
+
+    hash: str
+    created_at: str
+    updated_at: str
+    last_rotated: str | None = None
+    rotation_count: int = 0
+    definition_hash: str | None = None
+    targets: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def created_time(self) -> datetime:
+        return parse_time(self.created_at)
+
+    @property
+    def updated_time(self) -> datetime:
+        return parse_time(self.updated_at)
+
+    @property
+    def last_rotated_time(self) -> datetime | None:
+        return None if self.last_rotated is None else parse_time(self.last_rotated)
+
+    @classmethod
+    def from_raw(cls, name: str, raw: object) -> LockEntry:
+        """Validate one entry of ``secrets``; reasons name fields, never their content."""
+        if not isinstance(raw, dict):
+            raise LockEntryCorrupted(name, "the entry is not an object")
+        value_hash = raw.get("hash")
+        if not isinstance(value_hash, str) or not _HEX64.fullmatch(value_hash):
+            raise LockEntryCorrupted(name, "'hash' is not a 64-character lowercase hex string")
+        created_at = _time_field(name, raw, "created_at", required=True)
+        assert created_at is not None
+        # Older files may lack updated_at; the creation time is the honest fallback.
+        updated_at = _time_field(name, raw, "updated_at", required=False) or created_at
+        rotation_count = raw.get("rotation_count", 0)
+        if type(rotation_count) is not int or rotation_count < 0:
+            raise LockEntryCorrupted(name, "'rotation_count' is not a non-negative integer")
+        definition_hash = raw.get("definition_hash")
+        if definition_hash is not None and (
+            not isinstance(definition_hash, str) or not _HEX64.fullmatch(definition_hash)
+        ):
+            raise LockEntryCorrupted(name, "'definition_hash' is not a 64-character hex string")
+        targets = raw.get("targets", {})
+        if not isinstance(targets, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and _HEX64.fullmatch(v)
+            for k, v in targets.items()
+        ):
+            raise LockEntryCorrupted(name, "'targets' is not an object of target id to hex hash")
+        return cls(
+            hash=value_hash,
+            created_at=created_at,
+            updated_at=updated_at,
+            last_rotated=_time_field(name, raw, "last_rotated", required=False),
+            rotation_count=rotation_count,
+            definition_hash=definition_hash,
+            targets=dict(targets),
+            extra={k: _copy_json(v) for k, v in raw.items() if k not in _KNOWN},
+        )
+
+    def to_raw(self) -> dict[str, Any]:
+        raw: dict[str, Any] = {
+            "hash": self.hash,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "last_rotated": self.last_rotated,
+            "rotation_count": self.rotation_count,
+            "definition_hash": self.definition_hash,
+            "targets": dict(self.targets),
+        }
+        for key, value in self.extra.items():
+            if key not in _KNOWN:
+                raw[key] = _copy_json(value)
+        return raw
+
+
+def _time_field(name: str, raw: Mapping[str, Any], key: str, *, required: bool) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        if required:
+            raise LockEntryCorrupted(name, f"'{key}' is missing")
+        return None
+    if not isinstance(value, str):
+        raise LockEntryCorrupted(name, f"'{key}' is not a timestamp string")
+    try:
+        parse_time(value)
+    except ValueError:
+        raise LockEntryCorrupted(name, f"'{key}' is not an ISO 8601 timestamp") from None
+    return value
+
+
+def _copy_json(value: Any) -> Any:
+    # JSON data is only dicts, lists and immutable scalars; this is ~3x faster than deepcopy.
+    if isinstance(value, dict):
+        return {k: _copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(v) for v in value]
+    return value
+
+
+class LockDocument:
+    """The whole lockfile as its raw dict; unknown keys anywhere are kept as read.
+
+    Documents from read_lockfile share the parsed dict with the cache and copy it on the
+    first mutation (copy-on-write), so read-only callers pay nothing for the copy. The copy
+    is shallow where this class only ever replaces: entries are replaced whole by set_entry,
+    never edited, so they stay shared; the objects edited in place (``metadata``,
+    ``secretfile``) are copied.
+    """
+
+    def __init__(self, raw: dict[str, Any], *, shared: bool = False) -> None:
+        self._raw = raw
+        self._shared = shared
+
+    @classmethod
+    def empty(cls) -> LockDocument:
+        return cls({"version": LOCKFILE_VERSION, "secrets": {}, "metadata": {}})
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The raw dict, owned by this document. Entries under ``secrets`` may be shared with
+        the cache: replace them (set_entry), never edit them in place."""
+        self._own()
+        return self._raw
+
+    @property
+    def version(self) -> str:
+        return str(self._raw["version"])
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The mutable top-level ``metadata`` object, created if absent."""
+        raw = self.raw
+        if not isinstance(raw.get("metadata"), dict):
+            raw["metadata"] = {}
+        metadata: dict[str, Any] = raw["metadata"]
+        return metadata
+
+    @property
+    def secretfile(self) -> dict[str, Any] | None:
+        """A copy of the ``secretfile`` block, or None."""
+        block = self._raw.get("secretfile")
+        return _copy_json(block) if isinstance(block, dict) else None
+
+    def keys(self) -> list[str]:
+        return list(self._raw["secrets"])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw["secrets"]
+
+    def entry(self, key: str) -> LockEntry | None:
+        """The entry for ``key``, None when absent; LockEntryCorrupted when it has wrong types."""
+        secrets: dict[str, Any] = self._raw["secrets"]
+        if key not in secrets:
+            return None
+        return LockEntry.from_raw(key, secrets[key])
+
+    def set_entry(self, key: str, entry: LockEntry) -> None:
+        """Write ``entry``, keeping the existing key order and every key it does not set.
+
+        Unknown keys already in the stored entry are never dropped, even when ``entry.extra``
+        lacks them: to discard them, remove_entry() first.
+        """
+        secrets: dict[str, Any] = self.raw["secrets"]
+        new = entry.to_raw()
+        old = secrets.get(key)
+        if isinstance(old, dict):
+            merged = {k: new.pop(k) if k in new else v for k, v in old.items()}
+            merged.update(new)
+            new = merged
+        secrets[key] = new
+
+    def remove_entry(self, key: str) -> bool:
+        if key not in self._raw["secrets"]:
+            return False
+        del self.raw["secrets"][key]
+        return True
+
+    def set_secretfile(self, filename: str, text_hash: str, variables_hash: str,
+                       var_files: Sequence[str], synced_at: str | datetime) -> None:
+        """Update the sync record, keeping the block's other keys (e.g. sync_identity)."""
+        raw = self.raw
+        block = raw.get("secretfile")
+        if not isinstance(block, dict):
+            block = {}
+            if "secretfile" not in raw:
+                # SecretZero puts the block between secrets and metadata; so do we.
+                items = list(raw.items())
+                at = next((i + 1 for i, (k, _) in enumerate(items) if k == "secrets"), len(items))
+                items.insert(at, ("secretfile", block))
+                raw.clear()
+                raw.update(items)
+            raw["secretfile"] = block
+        block["filename"] = filename
+        block["hash"] = text_hash
+        block["synced_at"] = synced_at if isinstance(synced_at, str) else format_time(synced_at)
+        block["var_files"] = list(var_files)
+        block["variables_hash"] = variables_hash
+
+    def dumps(self) -> str:
+        return "".join(self.chunks())
+
+    def chunks(self) -> Iterator[str]:
+        """The file's text (``json.dumps(raw, indent=2, ensure_ascii=False)`` and a newline),
+        one entry at a time: Python 3.11 indents JSON in pure Python, one string per token,
+        so joining the whole document at once held ~60 MB for 20,000 entries."""
+        raw = self._raw
+        if not raw:
+            yield "{}\n"
+            return
+        last = len(raw) - 1
+        for index, (key, value) in enumerate(raw.items()):
+            yield ("{\n  " if index == 0 else "  ") + _INDENTED.encode(key) + ": "
+            if key == "secrets" and isinstance(value, dict) and value:
+                yield "{\n"
+                entries = len(value) - 1
+                for number, (name, entry) in enumerate(value.items()):
+                    body = _INDENTED.encode(entry).replace("\n", "\n    ")
+                    yield f"    {_INDENTED.encode(name)}: {body}{',' if number < entries else ''}\n"
+                yield "  }"
+            else:
+                yield _INDENTED.encode(value).replace("\n", "\n  ")
+            yield ",\n" if index < last else "\n}\n"
+
+    def _own(self) -> None:
+        if self._shared:
+            raw = dict(self._raw)
+            if isinstance(raw.get("secrets"), dict):
+                raw["secrets"] = dict(raw["secrets"])
+            for key in ("metadata", "secretfile"):
+                if isinstance(raw.get(key), dict):
+                    raw[key] = _copy_json(raw[key])
+            self._raw = raw
+            self._shared = False
+
+
+# The lockfile's layout. Encoded strings never hold a raw newline (JSON escapes it), so a
+# value encoded on its own is re-indented for its depth by replacing "\n".
+_INDENTED = json.JSONEncoder(indent=2, ensure_ascii=False)
+
+

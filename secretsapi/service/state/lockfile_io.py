@@ -1,0 +1,150 @@
+"""Reading and writing the lockfile: a content-keyed parse cache and atomic replacement."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from secretsapi.service.errors import LockfileUnreadable
+from secretsapi.service.state.lockfile import LockDocument
+from secretsapi.service.util import atomic_files
+
+
+def _parse(path: Path, data: bytes) -> dict[str, Any]:
+    """Top-level shape only: entries are checked lazily so drift can report each one."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise LockfileUnreadable(f"lockfile {path}: not UTF-8 text") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        # exc.msg is a fixed parser phrase; str(exc) is avoided on principle.
+        raise LockfileUnreadable(
+            f"lockfile {path}: line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})"
+        ) from None
+    if not isinstance(raw, dict):
+        raise LockfileUnreadable(f"lockfile {path}: the top level is not a JSON object")
+    if not isinstance(raw.get("version"), str):
+        raise LockfileUnreadable(f"lockfile {path}: 'version' is missing or not a string")
+    if not isinstance(raw.get("secrets"), dict):
+        raise LockfileUnreadable(f"lockfile {path}: 'secrets' is missing or not an object")
+    for key in ("metadata", "secretfile"):
+        if raw.get(key) is not None and not isinstance(raw[key], dict):
+            raise LockfileUnreadable(f"lockfile {path}: '{key}' is not an object")
+    return raw
+
+
+# Parse cache: path -> what was parsed, keyed on the content's SHA-256 rather than on stat,
+# because st_mtime comes from a coarse clock and inodes are reused, so a (size, mtime, inode)
+# key could match a newer file and lose an update. A file whose timestamps were already
+# _SETTLED_NS in the past when it was read cannot change without new ones, so an unchanged
+# stat of it is trusted by readers (no read at all); readers under a lock ask for ``exact``,
+# because a network filesystem may answer stat from a stale cache.
+_CACHE_SIZE = 16
+_SETTLED_NS = 2_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    stat_key: tuple[int, ...]
+    digest: bytes
+    raw: dict[str, Any]
+    settled: bool
+
+
+_cache: dict[str, _Parsed] = {}
+_cache_lock = threading.Lock()
+
+
+def _stat_key(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def read_lockfile(path: Path, *, exact: bool = False) -> LockDocument:
+    """The lockfile at ``path``; a missing file is an empty document.
+
+    ``exact`` reads the file's bytes even when its stat is unchanged: writers pass it for the
+    read their update is based on. Raises LockfileUnreadable for unreadable files, invalid
+    JSON or a wrong top-level shape. Entry problems surface later, from LockDocument.entry().
+    """
+    path = Path(path)
+    key = str(path.absolute())
+    with _cache_lock:
+        hit = _cache.get(key)
+    if hit is not None and hit.settled and not exact:
+        try:
+            if _stat_key(os.stat(path)) == hit.stat_key:
+                return LockDocument(hit.raw, shared=True)
+        except OSError:
+            pass  # the read below reports it
+    try:
+        with path.open("rb") as handle:
+            before = os.fstat(handle.fileno())
+            data = handle.read()
+            after = os.fstat(handle.fileno())
+    except FileNotFoundError:
+        if hit is not None:
+            with _cache_lock:
+                # A removed lockfile's document would stay cached, for nothing, beside the
+                # one the next sync builds (for 20,000 entries, ~16 MB at a worker's peak).
+                if _cache.get(key) is hit:
+                    del _cache[key]
+        return LockDocument.empty()
+    except OSError as exc:
+        raise LockfileUnreadable(f"lockfile {path}: cannot be read ({exc.strerror})") from None
+    digest = hashlib.sha256(data).digest()
+    stat_key = _stat_key(after)
+    settled = stat_key == _stat_key(before) and (
+        time.time_ns() - max(after.st_mtime_ns, after.st_ctime_ns) > _SETTLED_NS
+    )
+    if hit is not None and hit.digest == digest:
+        raw = hit.raw
+    else:
+        with _cache_lock:
+            # The old version is of no further use to the cache: let it go before the parse.
+            _cache.pop(key, None)
+        raw = _parse(path, data)
+    _remember(key, _Parsed(stat_key, digest, raw, settled))
+    return LockDocument(raw, shared=True)
+
+
+def _remember(key: str, parsed: _Parsed) -> None:
+    with _cache_lock:
+        _cache.pop(key, None)
+        _cache[key] = parsed
+        while len(_cache) > _CACHE_SIZE:
+            del _cache[next(iter(_cache))]
+
+
+def write_lockfile(path: Path, doc: LockDocument) -> None:
+    """Replace the lockfile atomically (a reader sees the old or the new file); 0600 when new.
+
+    The written document becomes the cache's copy, keyed on the digest of the bytes written:
+    the next read finds the same content and skips parsing it again (for 20,000 entries,
+    ~20 MB and ~0.1 s). The document is shared from then on, so changing it copies first.
+    """
+    path = Path(path)
+    digest = hashlib.sha256()
+
+    def hashed(chunks: Iterator[str]) -> Iterator[bytes]:
+        for chunk in chunks:
+            data = chunk.encode("utf-8")
+            digest.update(data)
+            yield data
+
+    atomic_files.atomic_write_chunks(path, hashed(doc.chunks()))
+    doc._shared = True
+    try:
+        stat_key = _stat_key(os.stat(path))
+    except OSError:
+        return
+    # Never "settled": it was just written, so readers compare content until a read settles it.
+    _remember(str(path.absolute()), _Parsed(stat_key, digest.digest(), doc._raw, False))

@@ -1,0 +1,258 @@
+"""Generate values and store them: one write per target group, then the lockfile entries.
+
+Shared by sync and rotation (through ``write_transaction``) so both write targets and record state
+the same way: ``store`` writes the targets while the caller holds their locks, ``record`` puts
+the entries into the lockfile document the caller then commits.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
+from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, TargetError
+from secretsapi.service.generators import generate
+from secretsapi.service.results import OperationError
+from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
+from secretsapi.service.state.locks import ALL_STRIPES, stripe_of
+from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.util.hashing import sha256_text
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the lockfile must learn about one unit: its new value's hash and where it is."""
+
+    secret: SecretDef
+    lock_key: str
+    value_hash: str
+    targets: dict[str, str]  # target id -> recorded hash, in definition order
+
+
+@dataclass
+class StoreOutcome:
+    stored: list[str] = field(default_factory=list)  # secrets whose new value is recorded
+    failed: list[str] = field(default_factory=list)  # secrets whose new value is stored nowhere
+    errors: list[OperationError] = field(default_factory=list)
+    written: list[Written] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Job:
+    secret: SecretDef
+    unit: Unit
+    value: str = field(repr=False)  # never in a log line or a traceback
+
+
+def store(
+    definition: Definition,
+    doc: LockDocument,
+    work: Sequence[tuple[SecretDef, Sequence[Unit]]],
+    *,
+    allow_scripts: bool,
+) -> StoreOutcome:
+    """Generate a new value for every unit in ``work`` and write its targets.
+
+    ``doc`` is only read (other units' current values, for templates and ``merge: false``
+    files). A target that fails leaves the others written (rule 5); the unit is then recorded
+    with only the targets that hold the new value.
+    """
+    outcome = StoreOutcome()
+    failed: set[str] = set()
+    jobs: list[_Job] = []
+    for secret, units in work:
+        for unit in units:
+            try:
+                value = generate(unit.generator, allow_scripts=allow_scripts, cwd=definition.base_dir)
+                jobs.append(_Job(secret, unit, value))
+            except GeneratorError as exc:
+                outcome.errors.append(OperationError(secret.name, None, exc.message))
+                failed.add(secret.name)
+
+    values = {job.unit.lock_key: job.value for job in jobs}
+    ctx = _context(definition, doc, values)
+    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, outcome.errors)
+
+    for job in jobs:
+        hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), ctx)
+        if job.unit.placements and not hashes:
+            failed.add(job.secret.name)
+            continue
+        outcome.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))
+
+    for secret, _ in work:
+        (outcome.failed if secret.name in failed else outcome.stored).append(secret.name)
+    return outcome
+
+
+def record(doc: LockDocument, outcome: StoreOutcome, *, now: datetime, rotation: bool) -> None:
+    """Put ``outcome``'s entries into ``doc``, each over the entry ``doc`` holds now.
+
+    ``rotation`` decides the metadata: a rotation sets ``last_rotated`` and counts one more
+    rotation (rule 1); a sync keeps both (rule 2).
+    """
+    stamp = format_time(now)
+    for item in outcome.written:
+        doc.set_entry(item.lock_key, _entry(doc, item, stamp, rotation))
+
+
+def stripes_for(definition: Definition, work: Iterable[tuple[SecretDef, Sequence[Unit]]]) -> frozenset[int]:
+    """The target-lock stripes a write of ``work`` needs (see ``state.locks``).
+
+    A template renders any unit's value, so writing one takes every stripe. A unit with no
+    target is locked by its lock key, so two writes of it still take turns.
+    """
+    ctx = TargetContext(definition.base_dir, definition.providers, lambda _: None, ())
+    stripes: set[int] = set()
+    for _, units in work:
+        for unit in units:
+            if not unit.placements:
+                stripes.add(stripe_of(("unit", unit.lock_key)))
+            for placement in unit.placements:
+                group = _group_of(placement, ctx)
+                if group is None:
+                    continue  # the write reports the unknown kind
+                if group[0] == "local/template":
+                    return ALL_STRIPES
+                stripes.add(stripe_of(group))
+    return frozenset(stripes)
+
+
+def _in_definition_order(unit: Unit, hashes: dict[str, str], ctx: TargetContext) -> dict[str, str]:
+    """Target hashes in the order the definition lists the targets, not the order of writes."""
+    ordered: dict[str, str] = {}
+    for placement in unit.placements:
+        try:
+            target_id = get_kind(placement.target.type).target_id(placement.target, ctx)
+        except TargetError:
+            continue
+        if target_id in hashes:
+            ordered[target_id] = hashes[target_id]
+    return ordered
+
+
+def _entry(doc: LockDocument, item: Written, stamp: str, rotation: bool) -> LockEntry:
+    try:
+        old = doc.entry(item.lock_key)
+    except LockEntryCorrupted:
+        old = None  # only a forced operation gets here; the corrupted entry is replaced
+    value_hash, hashes = item.value_hash, item.targets
+    if old is None:
+        return LockEntry(
+            hash=value_hash, created_at=stamp, updated_at=stamp,
+            last_rotated=stamp if rotation else None, rotation_count=1 if rotation else 0,
+            definition_hash=item.secret.definition_hash, targets=hashes, extra={},
+        )
+    return LockEntry(
+        hash=value_hash, created_at=old.created_at, updated_at=stamp,
+        last_rotated=stamp if rotation else old.last_rotated,
+        rotation_count=old.rotation_count + 1 if rotation else old.rotation_count,
+        definition_hash=item.secret.definition_hash, targets=hashes, extra=old.extra,
+    )
+
+
+def _exclusive_companions(definition: Definition, jobs: list[_Job], ctx: TargetContext) -> list[_Job]:
+    """Other units stored in a ``merge: false`` file that this run rewrites.
+
+    Such a file holds only the keys of one write, so every unit placed in it must be part of
+    that write, with its current value, or syncing one secret would erase the others.
+    """
+    exclusive: set[tuple[str, Hashable]] = set()
+    for job in jobs:
+        for placement in job.unit.placements:
+            if placement.target.config.get("merge", True) is False:
+                try:
+                    kind = get_kind(placement.target.type)
+                except TargetError:
+                    continue
+                exclusive.add((kind.type, kind.group(placement.target, ctx)))
+    if not exclusive:
+        return []
+    busy = {job.unit.lock_key for job in jobs}
+    companions: list[_Job] = []
+    for secret in definition.secrets:
+        for unit in secret.units:
+            if unit.lock_key in busy:
+                continue
+            shared = [p for p in unit.placements if _group_of(p, ctx) in exclusive]
+            value = ctx.value_of(unit.lock_key) if shared else None
+            if value is not None:
+                companions.append(_Job(secret, Unit(unit.lock_key, unit.generator, tuple(shared)), value))
+    return companions
+
+
+def _group_of(placement: Placement, ctx: TargetContext) -> tuple[str, Hashable] | None:
+    try:
+        kind = get_kind(placement.target.type)
+    except TargetError:
+        return None
+    return kind.type, kind.group(placement.target, ctx)
+
+
+def _write_targets(
+    jobs: Iterable[_Job], ctx: TargetContext, errors: list[OperationError]
+) -> dict[str, dict[str, str]]:
+    """Write every placement, one call per target group; returns lock key -> {target id: hash}."""
+    groups: dict[tuple[str, Hashable], list[tuple[_Job, Placement]]] = defaultdict(list)
+    for job in jobs:
+        for placement in job.unit.placements:
+            try:
+                kind = get_kind(placement.target.type)
+                groups[(kind.type, kind.group(placement.target, ctx))].append((job, placement))
+            except TargetError as exc:
+                errors.append(OperationError(job.secret.name, placement.target.type, exc.message))
+
+    written: dict[str, dict[str, str]] = defaultdict(dict)
+    # Value-holding kinds first: a template renders the values the others just received.
+    for (type_, _), members in sorted(groups.items(), key=lambda g: (g[0][0] == "local/template", g[0][0])):
+        kind = get_kind(type_)
+        try:
+            hashes = kind.write([(placement, job.value) for job, placement in members], ctx)
+        except TargetError as exc:
+            for job, placement in members:
+                errors.append(OperationError(job.secret.name, kind.target_id(placement.target, ctx), exc.message))
+            continue
+        for job, placement in members:
+            written[job.unit.lock_key][kind.target_id(placement.target, ctx)] = hashes[placement.key]
+    return written
+
+
+def _context(definition: Definition, doc: LockDocument, values: dict[str, str]) -> TargetContext:
+    units = {unit.lock_key: unit for secret in definition.secrets for unit in secret.units}
+
+    def value_of(lock_key: str) -> str | None:
+        if lock_key in values:
+            return values[lock_key]
+        unit = units.get(lock_key)
+        return None if unit is None else _read_current(unit, doc, ctx)
+
+    ctx = TargetContext(
+        base_dir=definition.base_dir,
+        providers=definition.providers,
+        value_of=value_of,
+        lock_keys=tuple(units),
+    )
+    return ctx
+
+
+def _read_current(unit: Unit, doc: LockDocument, ctx: TargetContext) -> str | None:
+    """The unit's current value, read back from a target whose content matches the lockfile."""
+    try:
+        entry = doc.entry(unit.lock_key)
+    except LockEntryCorrupted:
+        return None
+    if entry is None:
+        return None
+    for placement in unit.placements:
+        try:
+            kind = get_kind(placement.target.type)
+            back = kind.read([placement], ctx)[placement.key]
+        except TargetError:
+            continue
+        value = getattr(back, "value", None)
+        if value is not None and sha256_text(value) == entry.hash:
+            return str(value)
+    return None

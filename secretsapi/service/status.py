@@ -1,0 +1,66 @@
+"""Read-only views of the definition and the lockfile: the secret list and one secret's status."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from secretsapi.service.definition.model import Definition
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined
+from secretsapi.service.results import SecretStatus, SecretSummary
+from secretsapi.service.state.lockfile import LockEntry
+from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.util.last_result import LastResult
+from secretsapi.service.workspace import Workspace
+
+# The summaries of the last definition listed: load_definition returns the same object until
+# the file (or anything it depends on) changes.
+_summaries: LastResult[Definition, tuple[SecretSummary, ...]] = LastResult()
+
+
+def list_secrets(ws: Workspace) -> Sequence[SecretSummary]:
+    """The declared secrets in definition order.
+
+    The result is shared between callers while the definition is unchanged (the same tuple,
+    so interfaces may cache what they derive from it by identity): treat it as read-only.
+    """
+    return _summaries.get(ws.definition(), _summarize)
+
+
+def _summarize(definition: Definition) -> tuple[SecretSummary, ...]:
+    return tuple(
+        SecretSummary(s.name, s.kind, s.rotation_period, s.target_types, s.one_time, s.description)
+        for s in definition.secrets
+    )
+
+
+def secret_status(ws: Workspace, name: str) -> SecretStatus:
+    """Status from the lockfile. An unknown or not generated secret is ``exists: False``.
+
+    The definition is consulted only to find a template secret's fields; the status still
+    answers when the definition is missing or invalid, since the lockfile alone records state.
+    """
+    doc = read_lockfile(ws.lockfile_path)
+    lock_keys = [name]
+    try:
+        lock_keys = [unit.lock_key for unit in ws.definition().secret(name).units]
+    except (DefinitionNotFound, DefinitionInvalid, SecretNotDefined):
+        pass
+    entries: list[LockEntry] = []
+    for key in lock_keys:
+        entry = doc.entry(key)  # a corrupted entry raises: the status cannot be read
+        if entry is None:
+            return SecretStatus(name=name, exists=False)
+        entries.append(entry)
+    rotated = [e.last_rotated for e in entries if e.last_rotated]
+    targets: dict[str, None] = {}
+    for entry in entries:
+        targets.update(dict.fromkeys(entry.targets))
+    return SecretStatus(
+        name=name,
+        exists=True,
+        created_at=min(e.created_at for e in entries),
+        updated_at=max(e.updated_at for e in entries),
+        last_rotated=max(rotated) if rotated else None,
+        rotation_count=max(e.rotation_count for e in entries),
+        targets=list(targets),
+    )

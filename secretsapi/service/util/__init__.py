@@ -1,0 +1,1 @@
+"""Small framework-free helpers: hashing, atomic file writes, a last-result memo."""

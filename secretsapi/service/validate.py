@@ -1,0 +1,47 @@
+"""Validation: a submitted definition (POST /config/validate) or a definition file on disk."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from secretsapi.service.definition.checker import DefinitionChecker
+from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.results import ValidationReport
+
+logger = logging.getLogger(__name__)
+
+
+def validate_file(path: Path, *, max_bytes: int = MAX_BYTES) -> ValidationReport:
+    try:
+        text = read_text(path, source=path.name, max_bytes=max_bytes)
+    except FileNotFoundError:
+        raise DefinitionNotFound(f"definition file not found: {path}") from None
+    except DefinitionInvalid as exc:
+        return ValidationReport(valid=False, errors=exc.errors, warnings=[])
+    try:
+        document = load_yaml(text, source=path.name, max_bytes=max_bytes)
+    except DefinitionInvalid as exc:
+        return ValidationReport(valid=False, errors=exc.errors, warnings=[])
+    return validate_document(document, base_dir=path.parent)
+
+
+def validate_document(
+    doc: Any, *, base_dir: Path | None = None, environ: Mapping[str, str] | None = None
+) -> ValidationReport:
+    """Check a submitted definition; every problem becomes a message, nothing is raised.
+
+    ``base_dir`` is accepted for symmetry with the loader; a submitted document names no
+    variable files, so nothing is read from it yet.
+    """
+    checker = DefinitionChecker(os.environ if environ is None else environ, strict=True)
+    try:
+        checker.check(doc)
+    except Exception:  # a checker bug must not turn bad input into a 500
+        logger.exception("definition check failed unexpectedly")
+        checker.errors.append("definition could not be checked")
+    return ValidationReport(valid=not checker.errors, errors=checker.errors, warnings=checker.warnings)

@@ -1,0 +1,73 @@
+"""Read a secret's current value back from its targets, checked against the lockfile."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from secretsapi.service.definition.model import Unit
+from secretsapi.service.errors import TargetError
+from secretsapi.service.results import RevealedSecret, SecretSummary
+from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.status import secret_status
+from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.util.hashing import sha256_text
+from secretsapi.service.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class UnitValue:
+    value: str | None
+    source: str | None  # the target id it was read from
+    verified: bool  # its hash equals the lockfile's
+    message: str
+
+
+def read_value(ws: Workspace, name: str) -> RevealedSecret:
+    definition = ws.definition()
+    secret = definition.secret(name)
+    doc = read_lockfile(ws.lockfile_path)
+    ctx = TargetContext(definition.base_dir, definition.providers, lambda key: None,
+                        tuple(u.lock_key for s in definition.secrets for u in s.units))
+    values: dict[str, UnitValue] = {}
+    for unit in secret.units:
+        entry = doc.entry(unit.lock_key)
+        values[unit.lock_key] = _read(unit, entry.hash if entry else None, ctx)
+    summary = SecretSummary(secret.name, secret.kind, secret.rotation_period, secret.target_types,
+                            secret.one_time, secret.description)
+    value: Any
+    if secret.template is None:
+        value = values[secret.name].value
+    else:
+        value = {key.split(".", 1)[1]: found.value for key, found in values.items()}
+    return RevealedSecret(
+        definition=summary,
+        status=secret_status(ws, name),
+        value=value,
+        verified=all(v.verified for v in values.values()),
+        sources={key: v.source for key, v in values.items()},
+        messages=[f"{key}: {v.message}" for key, v in values.items()],
+    )
+
+
+def _read(unit: Unit, expected: str | None, ctx: TargetContext) -> UnitValue:
+    if expected is None:
+        return UnitValue(None, None, False, "not generated")
+    problems: list[str] = []
+    for placement in unit.placements:
+        try:
+            kind = get_kind(placement.target.type)
+            back = kind.read([placement], ctx)[placement.key]
+            target_id = kind.target_id(placement.target, ctx)
+        except TargetError as exc:
+            problems.append(exc.message)
+            continue
+        if back.value is None:
+            continue
+        if sha256_text(back.value) == expected:
+            return UnitValue(back.value, target_id, True, f"read from {target_id}, matches the lockfile")
+        # Reported, not hidden: the caller sees the value and that it is not the recorded one.
+        return UnitValue(back.value, target_id, False,
+                         f"read from {target_id}, but its hash differs from the lockfile (drift)")
+    detail = "; ".join(problems) if problems else "no target holds a readable value"
+    return UnitValue(None, None, False, detail)

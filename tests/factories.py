@@ -1,0 +1,160 @@
+"""Test data builders: definitions, projects in a folder, workspaces, provider blocks, and the
+SecretZero reference project. Shared by every test package; imported, never a fixture."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from secretsapi.service.workspace import Workspace
+from tests.peers.kubernetes_server import KubernetesServer
+from tests.peers.vault_server import VaultServer
+
+TEST_KEY = "test-key-4f1b9d0c6a2e"
+
+
+class Project:
+    """A definition file in a temporary folder, configured as the service's SERVICE_CONFIG."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.definition = root / "Secretfile.yml"
+        self.lockfile = root / ".gitsecrets.lock"
+
+    def write(self, document: dict[str, Any] | str) -> Project:
+        text = document if isinstance(document, str) else yaml.safe_dump(document, sort_keys=False)
+        self.definition.write_text(text)
+        return self
+
+    def lock(self) -> dict[str, Any]:
+        return json.loads(self.lockfile.read_text())
+
+    def save_lock(self, data: dict[str, Any]) -> None:
+        self.lockfile.write_text(json.dumps(data, indent=2))
+
+    def backdate(self, name: str, days: int) -> None:
+        """Pretend ``name`` was created (and last rotated, if ever) ``days`` days ago."""
+        data = self.lock()
+        when = (datetime.now(UTC) - timedelta(days=days)).isoformat()
+        entry = data["secrets"][name]
+        entry["created_at"] = entry["updated_at"] = when
+        if entry.get("last_rotated"):
+            entry["last_rotated"] = when
+        self.save_lock(data)
+
+
+def file_secret(name: str, path: str = "out/app.env", *, kind: str = "random_password", fmt: str | None = None,
+                **fields: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {"path": path}
+    if fmt:
+        config["format"] = fmt
+    return {"name": name, "kind": kind, "targets": [{"provider": "local", "kind": "file", "config": config}], **fields}
+
+
+def definition(*secrets: dict[str, Any], **top: Any) -> dict[str, Any]:
+    return {"version": "1.0", "secrets": list(secrets), **top}
+
+
+# -- the SecretZero reference project
+
+_RELATIVE = Path("shared") / "compat" / "secretzero-0.14.23"
+
+
+def _locate() -> Path:
+    override = os.environ.get("SECRETZERO_COMPAT_DIR")
+    if override:
+        return Path(override)
+    sibling = Path(__file__).resolve().parents[2] / _RELATIVE
+    return sibling if sibling.exists() else Path("/work") / _RELATIVE
+
+
+COMPAT = _locate()
+
+
+# -- remote stores: provider blocks for the protocol peers, and workspaces over them
+
+AWS_REGION = "us-east-1"
+
+
+def boto(service: str, endpoint: str) -> Any:
+    """A plain boto3 client, for tests that look into the store (or tamper with it) directly."""
+    import boto3
+
+    return boto3.session.Session().client(
+        service, endpoint_url=endpoint, region_name=AWS_REGION,
+        aws_access_key_id="testing", aws_secret_access_key="testing",
+    )
+
+
+def aws_provider(endpoint: str, **config: Any) -> dict[str, Any]:
+    return {"kind": "aws",
+            "auth": {"kind": "static", "config": {"access_key_id": "testing", "secret_access_key": "testing"}},
+            "config": {"region": AWS_REGION, "endpoint_url": endpoint, **config}}
+
+
+def vault_provider(address: str, token: str = "root-token", **config: Any) -> dict[str, Any]:
+    return {"kind": "vault", "auth": {"kind": "token", "config": {"token": token}},
+            "config": {"address": address, **config}}
+
+
+def kube_provider(host: str, token: str = "k8s-token", **config: Any) -> dict[str, Any]:
+    return {"kind": "kubernetes", "auth": {"kind": "token", "config": {"token": token}},
+            "config": {"host": host, **config}}
+
+
+def secret(name: str, *targets: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {"name": name, "kind": "random_string", "config": {"length": 24}, "targets": list(targets), **fields}
+
+
+def target(provider: str, kind: str, **config: Any) -> dict[str, Any]:
+    return {"provider": provider, "kind": kind, "config": config}
+
+
+def workspace(folder: Path, providers: dict[str, Any], *secrets: dict[str, Any]) -> Workspace:
+    path = folder / "Secretfile.yml"
+    document = {"version": "1.0", "providers": providers, "secrets": list(secrets)}
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return Workspace(definition_path=path, lock_timeout=10)
+
+
+IDS = {
+    "db_password": "aws/ssm_parameter//app/db_password",
+    "api_key": "aws/secrets_manager/app/api_key",
+    "vault_token": "vault/vault_kv/secret/app/config#token",
+    "k8s_password": "cluster/kubernetes_secret/apps/app-secrets/DB_PASSWORD",
+}
+
+
+def every_kind_workspace(tmp_path: Path, aws: str, vault: VaultServer, kube: KubernetesServer) -> Workspace:
+    providers = {"aws": aws_provider(aws), "vault": vault_provider(vault.url), "cluster": kube_provider(kube.url)}
+    return workspace(
+        tmp_path, providers,
+        secret("db_password", target("local", "file", path="out/app.env"),
+               target("aws", "ssm_parameter", name="/app/db_password", description="db")),
+        secret("api_key", target("aws", "secrets_manager", name="app/api_key")),
+        secret("vault_token", target("vault", "vault_kv", path="app/config", key="token")),
+        secret("k8s_password", target("cluster", "kubernetes_secret", secret_name="app-secrets",
+                                      namespace="apps", data_key="DB_PASSWORD", labels={"team": "core"})),
+    )
+
+
+def stored_values(aws: str, vault: VaultServer, kube: KubernetesServer) -> dict[str, str]:
+    """What each store holds now, read directly from it."""
+    ssm, sm = boto("ssm", aws), boto("secretsmanager", aws)
+    vault_data = vault.data("secret", "app/config") or {}
+    kube_data = kube.data("apps", "app-secrets") or {}
+    return {
+        "db_password": ssm.get_parameter(Name="/app/db_password", WithDecryption=True)["Parameter"]["Value"],
+        "api_key": sm.get_secret_value(SecretId="app/api_key")["SecretString"],
+        "vault_token": vault_data["token"],
+        "k8s_password": kube_data["DB_PASSWORD"],
+    }
+
+
+def lock_entries(ws: Workspace) -> dict[str, Any]:
+    return dict(json.loads(ws.lockfile_path.read_text())["secrets"])

@@ -1,0 +1,81 @@
+"""Protocol peers for the remote target kinds: moto's AWS server, and the Vault and Kubernetes
+test servers of tests/peers, all on loopback ports; plus a definition-in-a-folder helper."""
+
+from __future__ import annotations
+
+import logging
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.peers.kubernetes_server import KubernetesServer
+from tests.peers.vault_server import VaultServer
+from tests.processes.live import free_port
+
+SDK_ENVIRONMENT = (
+    "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "VAULT_ADDR", "VAULT_TOKEN", "VAULT_NAMESPACE",
+    "VAULT_CACERT", "VAULT_SKIP_VERIFY", "KUBECONFIG", "KUBERNETES_SERVICE_HOST",
+)
+
+
+@pytest.fixture(scope="session")
+def moto_url() -> Iterator[str]:
+    """moto in server mode: boto3 talks HTTP to it exactly as to AWS (no in-process mocking)."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def clean_sdk_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No credentials or endpoints from the machine running the tests."""
+    for name in SDK_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("HOME", str(tmp_path))  # ~/.vault-token, ~/.kube/config
+
+
+@pytest.fixture
+def aws(moto_url: str, clean_sdk_env: None) -> str:
+    """moto's endpoint, emptied for this test."""
+    request = urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=10):
+        pass
+    return moto_url
+
+
+@pytest.fixture
+def vault(clean_sdk_env: None) -> Iterator[VaultServer]:
+    with VaultServer() as server:
+        yield server
+
+
+@pytest.fixture
+def kube(clean_sdk_env: None) -> Iterator[KubernetesServer]:
+    with KubernetesServer() as server:
+        yield server
+
+
+
+
+
+
+
+
+
+
+
+
+
+
