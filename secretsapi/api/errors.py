@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from secretsapi.service import errors
 from secretsapi.service.errors import ServiceError
 
 logger = logging.getLogger("secretsapi.errors")
@@ -33,15 +34,30 @@ TITLES = {
     503: "Service unavailable",
 }
 
-# Engine error codes -> HTTP status. Anything not listed is a server-side failure.
-SERVICE_STATUS = {
-    "definition_not_found": 404,
-    "secret_not_defined": 404,
-    "var_file_not_found": 404,
-    "var_file_invalid": 400,
-    "value_read_disabled": 403,
-    "lock_timeout": 503,
+# Engine errors -> HTTP status, by class: a renamed or new error class fails the test that
+# every ServiceError subclass is listed, rather than silently becoming a 500.
+SERVICE_STATUS: dict[type[ServiceError], int] = {
+    errors.DefinitionNotFound: 404,
+    errors.DefinitionInvalid: 500,
+    errors.SecretNotDefined: 404,
+    errors.VarFileNotFound: 404,
+    errors.VarFileInvalid: 400,
+    errors.LockfileUnreadable: 500,
+    errors.LockEntryCorrupted: 500,
+    errors.GeneratorError: 500,
+    errors.TargetError: 500,
+    errors.ValueReadDisabled: 403,
+    errors.LockTimeout: 503,
 }
+
+
+def service_status(exc: ServiceError) -> int:
+    """The status of the most specific listed class in ``exc``'s ancestry (500 if none)."""
+    for cls in type(exc).__mro__:
+        if cls in SERVICE_STATUS:
+            return SERVICE_STATUS[cls]
+    return 500
+
 
 GENERIC_500 = "An unexpected error occurred; the server log has the details."
 
@@ -76,7 +92,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
 
 def _classify(exc: Exception) -> tuple[int, str]:
     if isinstance(exc, ServiceError):
-        return SERVICE_STATUS.get(exc.code, 500), exc.message
+        return service_status(exc), exc.message
     if isinstance(exc, exceptions.ParseError):
         return 400, "The request body is not valid JSON."
     if isinstance(exc, exceptions.ValidationError):
