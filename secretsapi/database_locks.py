@@ -21,11 +21,11 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-import filelock
 from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 
 from secretsapi.service.errors import LockTimeout
+from secretsapi.service.state.locks import acquire_file_lock
 from secretsapi.service.workspace import ExtraLock
 
 logger = logging.getLogger("secretsapi.database_locks")
@@ -110,11 +110,7 @@ def migration_lock(timeout: float = 600.0, *, alias: str = "default") -> Iterato
     folder = Path(name).parent if name and name != ":memory:" and "mode=memory" not in name else None
     folder = folder or Path(settings.DATA_DIR)
     folder.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(folder / "migrate.lck"), timeout=timeout, mode=0o600, thread_local=False)
-    try:
-        lock.acquire()
-    except filelock.Timeout:
-        raise LockTimeout(f"timed out after {timeout:g} s waiting for another instance's migrations") from None
+    lock = acquire_file_lock(folder / "migrate.lck", timeout, "another instance's migrations")
     try:
         yield
     finally:

@@ -30,6 +30,24 @@ STRIPES = 64
 ALL_STRIPES = frozenset(range(STRIPES))
 
 
+def acquire_file_lock(
+    path: Path, timeout: float, waiting_for: str, *, budget: float | None = None
+) -> filelock.BaseFileLock:
+    """Take the lock file ``path`` (0600; held per process, so threads take turns too).
+
+    LockTimeout after ``timeout`` seconds (negative: wait forever), saying what it was
+    ``waiting_for`` and the whole wait it had (``budget``, when ``timeout`` is what remained
+    of it). The caller releases the returned lock.
+    """
+    lock = filelock.FileLock(str(path), timeout=timeout, mode=0o600, thread_local=False)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        waited = timeout if budget is None else budget
+        raise LockTimeout(f"timed out after {waited:g} s waiting for {waiting_for}") from None
+    return lock
+
+
 def stripe_of(key: Hashable) -> int:
     """The stripe of a target group, the same in every process: ``hash()`` is salted per process."""
     digest = hashlib.sha256(repr(key).encode("utf-8", "surrogatepass")).digest()
@@ -61,14 +79,8 @@ def stripe_locks(
     with contextlib.ExitStack() as stack:
         for stripe in sorted(set(stripes)):
             left = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
-            lock = filelock.FileLock(str(folder / f"{stripe:02d}.lck"), timeout=left, mode=0o600,
-                                     thread_local=False)
-            try:
-                lock.acquire()
-            except filelock.Timeout:
-                raise LockTimeout(
-                    f"timed out after {timeout:g} s waiting for the target locks in {folder}"
-                ) from None
+            lock = acquire_file_lock(folder / f"{stripe:02d}.lck", left, f"the target locks in {folder}",
+                                     budget=timeout)
             stack.callback(lock.release)
             if extra is not None:
                 left = -1.0 if deadline is None else max(0.001, deadline - time.monotonic())
@@ -95,13 +107,7 @@ def lockfile_lock(path: Path, timeout: float = 60.0,
         yield
         return
     sidecar.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(sidecar), timeout=timeout, mode=0o600, thread_local=False)
-    try:
-        lock.acquire()
-    except filelock.Timeout:
-        raise LockTimeout(
-            f"timed out after {timeout:g} s waiting for the lockfile lock {sidecar}"
-        ) from None
+    lock = acquire_file_lock(sidecar, timeout, f"the lockfile lock {sidecar}")
     held.add(sidecar)
     try:
         with contextlib.ExitStack() as stack:
