@@ -40,10 +40,7 @@ class _Check:
 def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResult:
     definition = ws.definition()
     doc = read_lockfile(ws.lockfile_path)
-    ctx = TargetContext(
-        base_dir=definition.base_dir, providers=definition.providers,
-        value_of=lambda key: None, lock_keys=tuple(u.lock_key for s in definition.secrets for u in s.units),
-    )
+    ctx = TargetContext.of(definition)
     items: list[DriftItem] = []
     checks: list[_Check] = []
     file_changed = _secretfile_hash(doc) != definition.text_hash

@@ -6,12 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from secretsapi.service.definition.model import Unit
-from secretsapi.service.errors import TargetError
 from secretsapi.service.results import RevealedSecret, SecretSummary
 from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.state.readback import read_back
 from secretsapi.service.status import secret_status
-from secretsapi.service.targets import TargetContext, get_kind
-from secretsapi.service.util.hashing import sha256_text
+from secretsapi.service.targets import TargetContext
 from secretsapi.service.workspace import Workspace
 
 
@@ -27,8 +26,7 @@ def read_value(ws: Workspace, name: str) -> RevealedSecret:
     definition = ws.definition()
     secret = definition.secret(name)
     doc = read_lockfile(ws.lockfile_path)
-    ctx = TargetContext(definition.base_dir, definition.providers, lambda key: None,
-                        tuple(u.lock_key for s in definition.secrets for u in s.units))
+    ctx = TargetContext.of(definition)
     values: dict[str, UnitValue] = {}
     for unit in secret.units:
         entry = doc.entry(unit.lock_key)
@@ -53,21 +51,14 @@ def read_value(ws: Workspace, name: str) -> RevealedSecret:
 def _read(unit: Unit, expected: str | None, ctx: TargetContext) -> UnitValue:
     if expected is None:
         return UnitValue(None, None, False, "not generated")
-    problems: list[str] = []
-    for placement in unit.placements:
-        try:
-            kind = get_kind(placement.target.type)
-            back = kind.read([placement], ctx)[placement.key]
-            target_id = kind.target_id(placement.target, ctx)
-        except TargetError as exc:
-            problems.append(exc.message)
-            continue
-        if back.value is None:
-            continue
-        if sha256_text(back.value) == expected:
-            return UnitValue(back.value, target_id, True, f"read from {target_id}, matches the lockfile")
+    found = read_back(unit, expected, ctx)
+    if found.recorded is not None:
+        source = found.recorded.target_id
+        return UnitValue(found.recorded.value, source, True, f"read from {source}, matches the lockfile")
+    if found.other is not None:
         # Reported, not hidden: the caller sees the value and that it is not the recorded one.
-        return UnitValue(back.value, target_id, False,
-                         f"read from {target_id}, but its hash differs from the lockfile (drift)")
-    detail = "; ".join(problems) if problems else "no target holds a readable value"
+        source = found.other.target_id
+        return UnitValue(found.other.value, source, False,
+                         f"read from {source}, but its hash differs from the lockfile (drift)")
+    detail = "; ".join(found.problems) if found.problems else "no target holds a readable value"
     return UnitValue(None, None, False, detail)

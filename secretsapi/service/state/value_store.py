@@ -18,6 +18,7 @@ from secretsapi.service.generators import generate
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
 from secretsapi.service.state.locks import ALL_STRIPES, stripe_of
+from secretsapi.service.state.readback import read_back
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.util.hashing import sha256_text
 
@@ -105,7 +106,7 @@ def stripes_for(definition: Definition, work: Iterable[tuple[SecretDef, Sequence
     A template renders any unit's value, so writing one takes every stripe. A unit with no
     target is locked by its lock key, so two writes of it still take turns.
     """
-    ctx = TargetContext(definition.base_dir, definition.providers, lambda _: None, ())
+    ctx = TargetContext.of(definition)
     stripes: set[int] = set()
     for _, units in work:
         for unit in units:
@@ -229,12 +230,7 @@ def _context(definition: Definition, doc: LockDocument, values: dict[str, str]) 
         unit = units.get(lock_key)
         return None if unit is None else _read_current(unit, doc, ctx)
 
-    ctx = TargetContext(
-        base_dir=definition.base_dir,
-        providers=definition.providers,
-        value_of=value_of,
-        lock_keys=tuple(units),
-    )
+    ctx = TargetContext.of(definition, value_of)
     return ctx
 
 
@@ -246,13 +242,5 @@ def _read_current(unit: Unit, doc: LockDocument, ctx: TargetContext) -> str | No
         return None
     if entry is None:
         return None
-    for placement in unit.placements:
-        try:
-            kind = get_kind(placement.target.type)
-            back = kind.read([placement], ctx)[placement.key]
-        except TargetError:
-            continue
-        value = getattr(back, "value", None)
-        if value is not None and sha256_text(value) == entry.hash:
-            return str(value)
-    return None
+    recorded = read_back(unit, entry.hash, ctx).recorded
+    return None if recorded is None else recorded.value

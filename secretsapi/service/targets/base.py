@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from secretsapi.service.definition.model import Placement, ProviderSpec, TargetSpec
+from secretsapi.service.definition.model import Definition, Placement, ProviderSpec, TargetSpec
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,17 @@ class TargetContext:
     # the values being written in that run.
     value_of: Callable[[str], str | None]
     lock_keys: tuple[str, ...]  # every unit's lock key in the definition
+
+    @classmethod
+    def of(cls, definition: Definition, value_of: Callable[[str], str | None] | None = None) -> TargetContext:
+        """The context of ``definition``'s targets. Only writes need ``value_of`` (templates
+        render other units' values); without it every unit's value is unknown."""
+        lock_keys = tuple(unit.lock_key for secret in definition.secrets for unit in secret.units)
+        return cls(definition.base_dir, definition.providers, value_of or _unknown, lock_keys)
+
+
+def _unknown(lock_key: str) -> str | None:
+    return None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,51 @@
+"""Read a unit's value back from its targets, keeping the copy whose hash the lockfile recorded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from secretsapi.service.definition.model import Unit
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.util.hashing import sha256_text
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A value as one target holds it."""
+
+    target_id: str
+    value: str = field(repr=False)  # never in a log line or a traceback
+
+
+@dataclass(frozen=True)
+class UnitReadBack:
+    """What a unit's targets hold: the recorded copy if any target has it, else the first other."""
+
+    recorded: Copy | None  # the first copy whose hash equals the lockfile's
+    other: Copy | None  # the first readable copy, when no target holds the recorded one
+    problems: tuple[str, ...]  # targets that could not be read (TargetError messages)
+
+
+def read_back(unit: Unit, recorded_hash: str, ctx: TargetContext) -> UnitReadBack:
+    """Read ``unit``'s targets in definition order until one holds the recorded value.
+
+    Kinds that hold no value (templates) and absent entries are passed over.
+    """
+    other: Copy | None = None
+    problems: list[str] = []
+    for placement in unit.placements:
+        try:
+            kind = get_kind(placement.target.type)
+            back = kind.read([placement], ctx)[placement.key]
+            target_id = kind.target_id(placement.target, ctx)
+        except TargetError as exc:
+            problems.append(exc.message)
+            continue
+        if back.value is None:
+            continue
+        copy = Copy(target_id, back.value)
+        if sha256_text(back.value) == recorded_hash:
+            return UnitReadBack(copy, None, tuple(problems))
+        other = other or copy
+    return UnitReadBack(None, other, tuple(problems))
