@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
@@ -24,3 +25,47 @@ def test_service_package_imports_no_django() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""
     assert len(modules) > 3
+
+
+# What an interface may take from the engine: its errors and its results. Everything else goes
+# through secretsapi.actions, so the API and the CLI behave and audit identically.
+INTERFACE_MAY_IMPORT = {"secretsapi.service.errors", "secretsapi.service.results"}
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, ``from package import name`` counted as ``package.name``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _engine_imports(path: Path) -> set[str]:
+    return {name for name in _imports(path) if name == "secretsapi.service" or name.startswith("secretsapi.service.")}
+
+
+def test_interfaces_take_only_errors_and_results_from_the_engine() -> None:
+    files = sorted((ROOT / "secretsapi" / "api").rglob("*.py")) + sorted((ROOT / "secretsapi" / "management").rglob("*.py"))
+    offending = {
+        str(path.relative_to(ROOT)): sorted(
+            name for name in _engine_imports(path)
+            if not any(name == allowed or name.startswith(allowed + ".") for allowed in INTERFACE_MAY_IMPORT)
+        )
+        for path in files
+    }
+    assert {path: names for path, names in offending.items() if names} == {}
+    assert len(files) > 10
+
+
+def test_the_engine_imports_nothing_else_of_the_project() -> None:
+    offending = {
+        str(path.relative_to(ROOT)): sorted(
+            name for name in _imports(path)
+            if name.split(".")[0] in {"secretsapi", "audit", "project"} and not name.startswith("secretsapi.service")
+        )
+        for path in sorted((ROOT / "secretsapi" / "service").rglob("*.py"))
+    }
+    assert {path: names for path, names in offending.items() if names} == {}

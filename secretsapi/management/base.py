@@ -13,7 +13,6 @@ from django.core.management.base import BaseCommand, CommandError
 
 from secretsapi import actions
 from secretsapi.service.errors import ServiceError
-from secretsapi.service.workspace import Workspace
 
 # Exit codes: 0 clean, 1 error, 2 a finding (drift, not compliant, rotation due, not generated).
 EXIT_ERROR = 1
@@ -33,7 +32,7 @@ class EngineCommand(BaseCommand):
         parser.add_argument("--lockfile", type=Path, help="Lockfile (default: SERVICE_LOCKFILE, else beside the definition).")
         parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
 
-    def workspace(self, options: dict[str, Any], var_files: list[str] | None = None) -> Workspace:
+    def workspace(self, options: dict[str, Any], var_files: list[str] | None = None) -> actions.Workspace:
         return actions.workspace(
             definition=options.get("definition"), lockfile=options.get("lockfile"), var_files=var_files or ()
         )

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from secretsapi import actions
+from secretsapi.api.body_cache import BodyCache
 from secretsapi.api.docs import errors
 from secretsapi.api.serializers.secrets import (
     SecretEntrySerializer,
@@ -20,13 +21,9 @@ from secretsapi.api.serializers.secrets import (
     SecretValueSerializer,
 )
 from secretsapi.service.results import SecretSummary
-from secretsapi.service.util.last_result import LastResult
 
-# The secret list is the same tuple while the definition is unchanged (the engine caches it),
-# so its rendered body is kept with it: serializing and encoding 1,000 entries costs ~20 ms,
-# this identity check nothing. The bytes come from the configured JSON renderer, so the body
-# is the one a Response would carry.
-_rendered: LastResult[Sequence[SecretSummary], bytes] = LastResult()
+# The bytes come from the configured JSON renderer, so the body is the one a Response would carry.
+_rendered: BodyCache[Sequence[SecretSummary]] = BodyCache()
 
 
 def _render(secrets: Sequence[SecretSummary]) -> bytes:
