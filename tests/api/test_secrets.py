@@ -103,3 +103,24 @@ def test_template_secret_exists_when_all_fields_exist(authed_api: APIClient, pro
     body = authed_api.get("/secrets/db/status").json()
     assert body["exists"] is True
     assert set(project.lock()["secrets"]) == {"db.username", "db.password"}
+
+
+def test_an_edited_definition_is_listed_again(authed_api: APIClient, project: Project) -> None:
+    # Every cache on the way (parsed definition, secret list, rendered body) must follow the file.
+    project.write(definition(file_secret("alpha")))
+    assert [s["name"] for s in authed_api.get("/secrets").json()["secrets"]] == ["alpha"]
+    project.write(definition(file_secret("alpha"), file_secret("beta", kind="uuid")))
+    assert [s["name"] for s in authed_api.get("/secrets").json()["secrets"]] == ["alpha", "beta"]
+    # Same size, same second: only the content (and the file's times) differ.
+    project.write(definition(file_secret("gamma"), file_secret("delta", kind="uuid")))
+    body = authed_api.get("/secrets").json()
+    assert [(s["name"], s["kind"]) for s in body["secrets"]] == [("gamma", "random_password"), ("delta", "uuid")]
+
+
+def test_an_edited_definition_changes_the_status_lookup(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("alpha")))
+    assert authed_api.post("/sync", {}, format="json").status_code == 200
+    assert authed_api.get("/secrets/alpha/status").json()["exists"] is True
+    project.write(definition(file_secret("alpha", path="out/other.env")))
+    assert authed_api.post("/sync", {"force": True}, format="json").json()["secrets_generated"] == ["alpha"]
+    assert authed_api.get("/secrets/alpha/status").json()["targets"] == ["local/file/out/other.env"]
