@@ -191,9 +191,9 @@ def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = N
     return result
 
 
-def validate_config(document: Any, *, actor: str | None, base_dir: Path | None = None) -> ValidationReport:
+def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
     with audited("validate_config", "config", actor) as facts:
-        report = service.validate_document(document, base_dir=base_dir)
+        report = service.validate_document(document)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 

@@ -6,11 +6,12 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
-from audit.recorder import record
 from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
+
+from audit.recorder import record
 
 HEADER = "X-API-Key"
 WWW_AUTHENTICATE = f'ApiKey header="{HEADER}"'

@@ -27,17 +27,11 @@ def validate_file(path: Path, *, max_bytes: int = MAX_BYTES) -> ValidationReport
         document = load_yaml(text, source=path.name, max_bytes=max_bytes)
     except DefinitionInvalid as exc:
         return ValidationReport(valid=False, errors=exc.errors, warnings=[])
-    return validate_document(document, base_dir=path.parent)
+    return validate_document(document)
 
 
-def validate_document(
-    doc: Any, *, base_dir: Path | None = None, environ: Mapping[str, str] | None = None
-) -> ValidationReport:
-    """Check a submitted definition; every problem becomes a message, nothing is raised.
-
-    ``base_dir`` is accepted for symmetry with the loader; a submitted document names no
-    variable files, so nothing is read from it yet.
-    """
+def validate_document(doc: Any, *, environ: Mapping[str, str] | None = None) -> ValidationReport:
+    """Check a submitted definition; every problem becomes a message, nothing is raised."""
     checker = DefinitionChecker(os.environ if environ is None else environ, strict=True)
     try:
         checker.check(doc)

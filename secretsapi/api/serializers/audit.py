@@ -6,9 +6,10 @@ from datetime import tzinfo
 from functools import cached_property
 from typing import Any
 
-from audit.models import AuditEntry
 from django.utils import timezone
 from rest_framework import serializers
+
+from audit.models import AuditEntry
 
 
 class AuditQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]

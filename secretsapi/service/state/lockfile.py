@@ -46,18 +46,6 @@ class LockEntry:
     targets: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def created_time(self) -> datetime:
-        return parse_time(self.created_at)
-
-    @property
-    def updated_time(self) -> datetime:
-        return parse_time(self.updated_at)
-
-    @property
-    def last_rotated_time(self) -> datetime | None:
-        return None if self.last_rotated is None else parse_time(self.last_rotated)
-
     @classmethod
     def from_raw(cls, name: str, raw: object) -> LockEntry:
         """Validate one entry of ``secrets``; reasons name fields, never their content."""
@@ -196,7 +184,7 @@ class LockDocument:
         """Write ``entry``, keeping the existing key order and every key it does not set.
 
         Unknown keys already in the stored entry are never dropped, even when ``entry.extra``
-        lacks them: to discard them, remove_entry() first.
+        lacks them.
         """
         secrets: dict[str, Any] = self.raw["secrets"]
         new = entry.to_raw()
@@ -206,12 +194,6 @@ class LockDocument:
             merged.update(new)
             new = merged
         secrets[key] = new
-
-    def remove_entry(self, key: str) -> bool:
-        if key not in self._raw["secrets"]:
-            return False
-        del self.raw["secrets"][key]
-        return True
 
     def set_secretfile(self, filename: str, text_hash: str, variables_hash: str,
                        var_files: Sequence[str], synced_at: str | datetime) -> None:

@@ -19,7 +19,6 @@ class FileFormat:
     # New text with ``updates`` set; ``text`` None or blank starts a new file. Keeps comments,
     # order and other keys where the format allows.
     render: Callable[[str | None, Mapping[str, str]], str]
-    keeps_comments: bool = True
 
 
 def _build() -> dict[str, FileFormat]:
@@ -27,7 +26,7 @@ def _build() -> dict[str, FileFormat]:
 
     return {
         "dotenv": FileFormat("dotenv", dotenv.load, dotenv.render),
-        "json": FileFormat("json", json_.load, json_.render, keeps_comments=False),
+        "json": FileFormat("json", json_.load, json_.render),
         "yaml": FileFormat("yaml", yaml_.load, yaml_.render),
         "toml": FileFormat("toml", toml_.load, toml_.render),
         "tfvars": FileFormat("tfvars", tfvars.load, tfvars.render),
