@@ -11,24 +11,24 @@ class AuditEntry(models.Model):
     action = models.CharField(max_length=64)
     resource = models.CharField(max_length=255)
     # A snapshot string ("api-key", "cli:alice"), not a foreign key: rows outlive identities.
-    user = models.CharField(max_length=255, null=True, blank=True)
+    user = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001 - null is "nobody" (insecure mode), kept apart from any name
     details = models.JSONField(default=dict, blank=True)
     success = models.BooleanField()
 
     class Meta:
-        ordering = ["-timestamp", "-id"]
+        ordering = ("-timestamp", "-id")
         verbose_name = "audit entry"
         verbose_name_plural = "audit entries"
         # Each index matches one listing exactly (filter, then newest first) so a page is an
         # index range scan whatever the table size.
-        indexes = [
+        indexes = (
             models.Index(fields=["-timestamp", "-id"], name="audit_newest"),
             models.Index(fields=["action", "-timestamp", "-id"], name="audit_action_newest"),
             models.Index(fields=["resource", "-timestamp", "-id"], name="audit_resource_newest"),
             models.Index(
                 fields=["action", "resource", "-timestamp", "-id"], name="audit_act_res_newest"
             ),
-        ]
+        )
 
     def __str__(self) -> str:
         outcome = "ok" if self.success else "failed"

@@ -71,7 +71,9 @@ def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = No
 _TABLE, _PK_COLUMN = AuditEntry._meta.db_table, AuditEntry._meta.pk.column
 _DETAILS_ENCODER = AuditEntry._meta.get_field("details").encoder
 # The order of record()'s parameters.
-_FIELDS = [AuditEntry._meta.get_field(name) for name in ("timestamp", "action", "resource", "user", "details", "success")]
+_FIELDS = [
+    AuditEntry._meta.get_field(name) for name in ("timestamp", "action", "resource", "user", "details", "success")
+]
 _statements: dict[str, tuple[str, bool]] = {}
 
 
@@ -80,7 +82,8 @@ def _statement(vendor: str) -> tuple[str, bool]:
         quote = connection.ops.quote_name
         # SQLite's driver reports the new id for free (lastrowid); PostgreSQL's needs RETURNING.
         returning = vendor != "sqlite" and bool(connection.features.can_return_columns_from_insert)
-        sql = (f"INSERT INTO {quote(_TABLE)} ({', '.join(quote(f.column) for f in _FIELDS)}) "
+        # Only the model's own table and column names are formatted in; values are parameters.
+        sql = (f"INSERT INTO {quote(_TABLE)} ({', '.join(quote(f.column) for f in _FIELDS)}) "  # noqa: S608
                f"VALUES ({', '.join(['%s'] * len(_FIELDS))})")
         if returning:
             sql += f" RETURNING {quote(_PK_COLUMN)}"

@@ -8,6 +8,7 @@ busy machine. Run: ``.venv/bin/python bench/bench_run.py [--quick] [--workers N]
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -22,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_support as b  # noqa: E402
+import bench_support as b
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFINITION_LIMIT = 16 * 1_048_576  # SERVICE_MAX_DEFINITION_BYTES' default
@@ -192,7 +193,7 @@ class Bench:
                         stat = definition.stat()
                         os.utime(definition, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
                         seconds, lat = b.health_during(
-                            server.port, lambda: b.timed(server.port, "POST", "/sync", {}))
+                            server.port, functools.partial(b.timed, server.port, "POST", "/sync", {}))
                         sync_s.append(seconds)
                         health.append(lat)
                     self.results["endpoints"]["GET /health during 5000 sync"] = median_of(health) | {

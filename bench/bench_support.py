@@ -138,7 +138,7 @@ class Server:
     proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60.0) -> None:
-        log = open(Path(self.env["SERVICE_DATA_DIR"]) / "serve.log", "ab")
+        log = open(Path(self.env["SERVICE_DATA_DIR"]) / "serve.log", "ab")  # noqa: SIM115 - the child keeps it
         self.proc = subprocess.Popen(
             [PYTHON, "manage.py", "serve", "--workers", str(self.workers), "--port", str(self.port)],
             cwd=ROOT, env=self.env, stdout=log, stderr=log,
@@ -294,7 +294,9 @@ def percentiles(latencies_ms: list[float]) -> dict[str, float]:
     return {"p50_ms": statistics.median(ordered), "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]}
 
 
-def health_during(port: int, operation: Any, *, limit_s: float = 60.0, max_requests: int = 50_000) -> tuple[float, dict[str, float]]:
+def health_during(
+    port: int, operation: Any, *, limit_s: float = 60.0, max_requests: int = 50_000
+) -> tuple[float, dict[str, float]]:
     """Run ``operation`` in a thread and poll GET /health meanwhile; (its seconds, health latencies)."""
     result: dict[str, Any] = {}
 

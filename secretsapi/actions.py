@@ -217,7 +217,9 @@ def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> RevealedSec
     """The value endpoint: off unless SERVICE_ALLOW_VALUE_READ=true and an API key is set."""
     with audited("read_secret_value", f"secret:{name}", actor) as facts:
         if not settings.SERVICE_ALLOW_VALUE_READ:
-            raise ValueReadDisabled("Reading secret values is disabled; set SERVICE_ALLOW_VALUE_READ=true to enable it.")
+            raise ValueReadDisabled(
+                "Reading secret values is disabled; set SERVICE_ALLOW_VALUE_READ=true to enable it."
+            )
         if not settings.SERVICE_API_KEY:
             raise ValueReadDisabled("Reading secret values needs an API key: it is never served in insecure mode.")
         revealed = service.read_value(ws, name)

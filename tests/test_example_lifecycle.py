@@ -41,7 +41,8 @@ def test_example_lifecycle_through_the_api(authed_api: APIClient, example: Path)
     assert len(yaml.safe_load((example / "out/dev.yaml").read_text())) == 4
     assert len(tomllib.loads((example / "out/dev.toml").read_text())) == 4
 
-    statuses = [authed_api.get(f"/secrets/{s['name']}/status").json() for s in authed_api.get("/secrets").json()["secrets"]]
+    names = [s["name"] for s in authed_api.get("/secrets").json()["secrets"]]
+    statuses = [authed_api.get(f"/secrets/{name}/status").json() for name in names]
     assert all(s["exists"] for s in statuses) and len(statuses) == 21
 
     lock = json.loads((example / ".gitsecrets.lock").read_text())

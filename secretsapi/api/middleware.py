@@ -18,7 +18,9 @@ class BodySizeLimitMiddleware:
         if not request.META.get("CONTENT_LENGTH") and request.META.get("HTTP_TRANSFER_ENCODING"):
             # Django reads bodies by Content-Length only: a chunked body would arrive empty and
             # `{"dry_run": true}` would silently run a real sync. Refuse it instead.
-            return json_error(411, "Send the request body with a Content-Length header; chunked bodies are not accepted.")
+            return json_error(
+                411, "Send the request body with a Content-Length header; chunked bodies are not accepted."
+            )
         length = request.META.get("CONTENT_LENGTH") or "0"
         try:
             size = int(length)

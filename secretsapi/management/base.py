@@ -29,7 +29,9 @@ def cli_actor() -> str:
 class EngineCommand(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--definition", type=Path, help="Definition file (default: SERVICE_CONFIG).")
-        parser.add_argument("--lockfile", type=Path, help="Lockfile (default: SERVICE_LOCKFILE, else beside the definition).")
+        parser.add_argument(
+            "--lockfile", type=Path, help="Lockfile (default: SERVICE_LOCKFILE, else beside the definition)."
+        )
         parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
 
     def workspace(self, options: dict[str, Any], var_files: list[str] | None = None) -> actions.Workspace:

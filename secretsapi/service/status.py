@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 from secretsapi.service.definition.model import Definition
@@ -41,10 +42,8 @@ def secret_status(ws: Workspace, name: str) -> SecretStatus:
     """
     doc = read_lockfile(ws.lockfile_path)
     lock_keys = [name]
-    try:
+    with contextlib.suppress(DefinitionNotFound, DefinitionInvalid, SecretNotDefined):
         lock_keys = [unit.lock_key for unit in ws.definition().secret(name).units]
-    except (DefinitionNotFound, DefinitionInvalid, SecretNotDefined):
-        pass
     entries: list[LockEntry] = []
     for key in lock_keys:
         entry = doc.entry(key)  # a corrupted entry raises: the status cannot be read

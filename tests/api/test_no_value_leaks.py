@@ -36,7 +36,8 @@ def test_full_workflow_leaks_no_generated_value(
     seen: set[str] = set()
 
     def call(method: str, path: str, body: dict | None = None) -> None:  # type: ignore[type-arg]
-        response = getattr(authed_api, method)(path, body, format="json") if body is not None else getattr(authed_api, method)(path)
+        send = getattr(authed_api, method)
+        response = send(path, body, format="json") if body is not None else send(path)
         responses.append(response.content)
         seen.update(values_in(project.root) if (project.root / "out").exists() else set())
 
@@ -54,7 +55,8 @@ def test_full_workflow_leaks_no_generated_value(
     data["api_key"] = "edited-by-hand"
     (project.root / "out/a.json").write_text(json.dumps(data))
     call("post", "/drift/check", {})
-    call("post", "/config/validate", {"config": {"version": "1", "secrets": [{"name": "x", "kind": "static", "config": {"value": "not-generated"}}]}})
+    static = {"name": "x", "kind": "static", "config": {"value": "not-generated"}}
+    call("post", "/config/validate", {"config": {"version": "1", "secrets": [static]}})
     call("post", "/sync", {"secret_name": "missing"})
     call("get", "/audit/logs?limit=1000")
 

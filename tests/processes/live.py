@@ -1,7 +1,8 @@
 """Real ``manage.py serve`` processes for tests: started in their own process group, on a
 loopback port, with their output in a file; always killed, master and workers, at the end.
 
-Also: free ports, a small HTTP client, a throwaway PostgreSQL database per test (TEST_DATABASE_URL), definitions with many
+Also: free ports, a small HTTP client, a throwaway PostgreSQL database per test
+(TEST_DATABASE_URL), definitions with many
 secrets, and readers that parse every target file in its own format.
 """
 

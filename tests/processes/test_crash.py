@@ -5,6 +5,7 @@ anything before it died has its audit row."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import shutil
 import threading
@@ -45,10 +46,8 @@ def crash_during(server: LiveServer, path: str, body: dict[str, Any], delay: flo
 
 
 def _ignore_errors(server: LiveServer, path: str, body: dict[str, Any]) -> None:
-    try:
-        server.call("POST", path, body, timeout=60)
-    except OSError:
-        pass  # the connection dies with the server
+    with contextlib.suppress(OSError):
+        server.call("POST", path, body, timeout=60)  # the connection dies with the server
 
 
 def _start_from_nothing(project: Path) -> None:

@@ -212,7 +212,7 @@ def test_script_failure_does_not_echo_its_output() -> None:
 
 
 def test_script_timeout_kills_the_command() -> None:
-    with pytest.raises(GeneratorError, match="timed out after 0.5 s"):
+    with pytest.raises(GeneratorError, match=r"timed out after 0\.5 s"):
         gen("script", allow_scripts=True, command="sleep 30; echo late", shell=True, timeout=0.5)
 
 

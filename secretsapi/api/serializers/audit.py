@@ -22,7 +22,7 @@ class AuditQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
 class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
     class Meta:
         model = AuditEntry
-        fields = ["timestamp", "action", "resource", "user", "details", "success"]
+        fields = ("timestamp", "action", "resource", "user", "details", "success")
 
     @cached_property
     def _zone(self) -> tzinfo:

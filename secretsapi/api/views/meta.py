@@ -15,8 +15,8 @@ from secretsapi.api.serializers.common import HealthSerializer, RootSerializer
 
 
 class RootView(APIView):
-    authentication_classes: list[type] = []
-    permission_classes = [AllowAny]
+    authentication_classes = ()
+    permission_classes = (AllowAny,)
 
     @extend_schema(responses={200: RootSerializer}, auth=[], tags=["service"])
     def get(self, request: Request) -> Response:
@@ -26,8 +26,8 @@ class RootView(APIView):
 
 
 class HealthView(APIView):
-    authentication_classes: list[type] = []
-    permission_classes = [AllowAny]
+    authentication_classes = ()
+    permission_classes = (AllowAny,)
 
     @extend_schema(responses={200: HealthSerializer}, auth=[], tags=["service"])
     def get(self, request: Request) -> Response:

@@ -15,7 +15,8 @@ BODY_ERRORS = (400, 401, 404, 413, 415, 422, 500)
 
 
 class SyncView(APIView):
-    @extend_schema(request=s.SyncRequestSerializer, responses={200: s.SyncResultSerializer, **errors(*BODY_ERRORS, 503)},
+    @extend_schema(request=s.SyncRequestSerializer,
+                   responses={200: s.SyncResultSerializer, **errors(*BODY_ERRORS, 503)},
                    tags=["operations"])
     def post(self, request: Request) -> Response:
         body = s.SyncRequestSerializer(data=request.data)

@@ -55,7 +55,8 @@ class LockEntry:
         if not isinstance(value_hash, str) or not _HEX64.fullmatch(value_hash):
             raise LockEntryCorrupted(name, "'hash' is not a 64-character lowercase hex string")
         created_at = _time_field(name, raw, "created_at", required=True)
-        assert created_at is not None
+        if created_at is None:  # required=True raised already; this narrows the type
+            raise LockEntryCorrupted(name, "'created_at' is missing")
         # Older files may lack updated_at; the creation time is the honest fallback.
         updated_at = _time_field(name, raw, "updated_at", required=False) or created_at
         rotation_count = raw.get("rotation_count", 0)

@@ -30,7 +30,9 @@ class Plan:
 Planner = Callable[[LockDocument], Plan]
 
 
-def write(ws: Workspace, definition: Definition, planner: Planner, *, rotation: bool) -> tuple[Plan, StoreOutcome | None]:
+def write(
+    ws: Workspace, definition: Definition, planner: Planner, *, rotation: bool
+) -> tuple[Plan, StoreOutcome | None]:
     """Run ``planner`` on the lockfile and store its work; None when there was nothing to do.
 
     The first plan, on an unlocked read, only says which targets to lock. Under their locks

@@ -37,9 +37,8 @@ def confined_path(base_dir: Path, config: Mapping[str, Any], field: str) -> Path
     """
     value = config.get(field)
     problem = path_problem(value, field)
-    if problem:
-        raise TargetError(problem)
-    assert isinstance(value, str)
+    if problem or not isinstance(value, str):  # path_problem names every non-string
+        raise TargetError(problem or f"{field} must be a string")
     base = Path(base_dir).resolve()
     resolved = (base / value).resolve()
     if resolved == base or not resolved.is_relative_to(base):
