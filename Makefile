@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test test-postgres bench install clean
+.PHONY: serve test test-postgres lint bench install clean
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ serve: $(STAMP)
 # (they skip otherwise; README "Tests on PostgreSQL"). .ci/run provides one.
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# ruff (lint, import order, security checks) and mypy (strict on the engine), as pyproject.toml
+# configures them; .ci/run runs this before the tests and fails on any finding.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # Only the PostgreSQL tests (multi-instance locking, migrations on start); needs TEST_DATABASE_URL.
 test-postgres: $(STAMP)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection
+from django.db.models import Field
 from django.utils import timezone
 
 from audit.models import AuditEntry
@@ -72,7 +73,8 @@ _TABLE, _PK_COLUMN = AuditEntry._meta.db_table, AuditEntry._meta.pk.column
 _DETAILS_ENCODER = AuditEntry._meta.get_field("details").encoder
 # The order of record()'s parameters.
 _FIELDS = [
-    AuditEntry._meta.get_field(name) for name in ("timestamp", "action", "resource", "user", "details", "success")
+    cast("Field[Any, Any]", AuditEntry._meta.get_field(name))
+    for name in ("timestamp", "action", "resource", "user", "details", "success")
 ]
 _statements: dict[str, tuple[str, bool]] = {}
 

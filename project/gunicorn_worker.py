@@ -22,8 +22,8 @@ class BalancedThreadWorker(ThreadWorker):
         # Requests handed to the thread pool and not yet finished; changed on the main loop only.
         self.in_flight = 0
 
-    def set_accept_enabled(self, enabled: bool) -> None:
-        super().set_accept_enabled(enabled and self.in_flight < self.cfg.threads)
+    def set_accept_enabled(self, enabled: bool | None) -> None:
+        super().set_accept_enabled(bool(enabled) and self.in_flight < self.cfg.threads)
 
     def enqueue_req(self, conn: Any) -> None:
         self.in_flight += 1

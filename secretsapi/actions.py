@@ -39,7 +39,8 @@ from secretsapi.service.results import (
     SyncResult,
     ValidationReport,
 )
-from secretsapi.service.workspace import ExtraLock, Workspace
+from secretsapi.service.workspace import ExtraLock
+from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
 
 
 @contextmanager

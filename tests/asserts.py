@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 
-def assert_error_body(response, status: int) -> dict:  # type: ignore[no-untyped-def]
+def assert_error_body(response: Any, status: int) -> Any:
     assert response.status_code == status
     assert response["Content-Type"].startswith("application/json")
     body = response.json()

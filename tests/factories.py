@@ -31,7 +31,7 @@ class Project:
         self.definition.write_text(text)
         return self
 
-    def lock(self) -> dict[str, Any]:
+    def lock(self) -> Any:
         return json.loads(self.lockfile.read_text())
 
     def save_lock(self, data: dict[str, Any]) -> None:

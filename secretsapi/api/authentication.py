@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import dataclass
+from typing import NoReturn, cast
 
 from django.conf import settings
 from rest_framework import exceptions
@@ -28,6 +29,11 @@ class Principal:
 
 API_KEY_PRINCIPAL = Principal("api-key")
 INSECURE_PRINCIPAL = Principal(None)
+
+
+def actor(request: Request) -> str | None:
+    """Who made ``request``, for its audit row: what ApiKeyAuthentication put in ``request.user``."""
+    return cast(Principal, request.user).audit_name
 
 
 def _digest(key: str) -> bytes:
@@ -54,7 +60,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         return WWW_AUTHENTICATE
 
     @staticmethod
-    def _reject(request: Request, reason: str, detail: str) -> None:
+    def _reject(request: Request, reason: str, detail: str) -> NoReturn:
         record(
             action="authenticate",
             resource="auth",

@@ -13,7 +13,7 @@ from tests.factories import Project, definition, file_secret
 ERROR_BODY = {"error", "detail", "timestamp"}
 
 
-def validate(client: APIClient, config: Any) -> dict[str, Any]:
+def validate(client: APIClient, config: Any) -> Any:
     response = client.post("/config/validate", {"config": config}, format="json")
     assert response.status_code == 200, response.content
     return response.json()

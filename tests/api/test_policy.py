@@ -12,7 +12,7 @@ from tests.factories import Project, definition, file_secret
 ITEM_FIELDS = {"secret", "policy", "message", "severity"}
 
 
-def check(client: APIClient, body: dict[str, Any] | None = None) -> dict[str, Any]:
+def check(client: APIClient, body: dict[str, Any] | None = None) -> Any:
     response = client.post("/policy/check", body or {}, format="json")
     assert response.status_code == 200, response.content
     return response.json()

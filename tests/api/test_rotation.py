@@ -26,19 +26,19 @@ def env_values(path: Path) -> dict[str, str]:
     return values
 
 
-def check(client: APIClient, body: dict[str, Any] | None = None) -> dict[str, Any]:
+def check(client: APIClient, body: dict[str, Any] | None = None) -> Any:
     response = client.post("/rotation/check", body or {}, format="json")
     assert response.status_code == 200, response.content
     return response.json()
 
 
-def execute(client: APIClient, body: dict[str, Any] | None = None) -> dict[str, Any]:
+def execute(client: APIClient, body: dict[str, Any] | None = None) -> Any:
     response = client.post("/rotation/execute", body or {}, format="json")
     assert response.status_code == 200, response.content
     return response.json()
 
 
-def result_for(body: dict[str, Any], name: str) -> dict[str, Any]:
+def result_for(body: dict[str, Any], name: str) -> Any:
     (item,) = [r for r in body["results"] if r["name"] == name]
     return item
 

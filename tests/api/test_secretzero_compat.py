@@ -28,7 +28,7 @@ def sz(tmp_path: Path, settings: Any) -> Path:
     return root
 
 
-def lock(root: Path) -> dict[str, Any]:
+def lock(root: Path) -> Any:
     return json.loads((root / ".gitsecrets.lock").read_text())
 
 

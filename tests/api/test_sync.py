@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from typing import Any
 
 from rest_framework.test import APIClient
 
@@ -175,7 +176,12 @@ def test_one_sync_writes_the_lockfile_once(authed_api: APIClient, project: Proje
     project.write(definition(*(file_secret(f"s{i}", f"out/f{i % 3}.env") for i in range(30))))
     calls = []
     original = lockfile_io.write_lockfile
-    monkeypatch.setattr(lockfile_io, "write_lockfile", lambda *a, **k: (calls.append(1), original(*a, **k)))
+
+    def counting(*args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        original(*args, **kwargs)
+
+    monkeypatch.setattr(lockfile_io, "write_lockfile", counting)
     import secretsapi.service.state.write_transaction as transaction_module
 
     monkeypatch.setattr(transaction_module, "write_lockfile", lockfile_io.write_lockfile)

@@ -36,7 +36,7 @@ def many_aliases(uses: int = 20_000) -> str:
     return "version: '1.0'\nv: &v x\nsecrets: []\nlist: [" + ", ".join(["*v"] * uses) + "]\n"
 
 
-HOSTILE = {
+HOSTILE: dict[str, tuple[Callable[[], str | bytes], str]] = {
     "billion_laughs": (billion_laughs, "alias"),
     "alias_flood": (many_aliases, "alias"),
     "recursive_alias": (lambda: "version: '1.0'\nsecrets: &s [*s]\n", "recursive"),

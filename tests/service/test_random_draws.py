@@ -20,7 +20,7 @@ def _feed(monkeypatch: pytest.MonkeyPatch, data: bytes) -> list[int]:
         asked.append(count)
         return bytes(next(stream, 0) for _ in range(count))
 
-    monkeypatch.setattr(generators.os, "urandom", urandom)
+    monkeypatch.setattr("os.urandom", urandom)
     return asked
 
 

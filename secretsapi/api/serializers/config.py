@@ -14,7 +14,7 @@ class ConfigValidateRequestSerializer(serializers.Serializer):  # type: ignore[t
 
 class ValidationResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     valid = serializers.BooleanField()
-    errors = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=serializers.CharField())  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
     warnings = serializers.ListField(child=serializers.CharField())
 
 

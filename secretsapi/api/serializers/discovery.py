@@ -25,7 +25,7 @@ class GeneratorListSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 class SecretTypeSerializer(GeneratorSerializer):
     template = serializers.BooleanField(help_text="A `templates.<name>` type from the definition.")
-    fields = serializers.ListField(child=serializers.CharField(), help_text="A template's field names.")
+    fields = serializers.ListField(child=serializers.CharField(), help_text="A template's field names.")  # type: ignore[assignment]  # the API's field name shadows Serializer.fields
 
 
 class SecretTypeListSerializer(serializers.Serializer):  # type: ignore[type-arg]

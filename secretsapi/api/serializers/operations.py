@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
-NAME = {"max_length": 255, "allow_null": True, "required": False, "default": None}
+
+def secret_name_field(help_text: str) -> serializers.CharField:
+    """An optional secret name (null: every secret)."""
+    return serializers.CharField(max_length=255, allow_null=True, required=False, default=None, help_text=help_text)
 
 
-class VarFilesField(serializers.ListField):  # type: ignore[type-arg]
-    def __init__(self, **kwargs: object) -> None:
+class VarFilesField(serializers.ListField):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(
             child=serializers.CharField(max_length=4096), max_length=64, required=False, default=list,
             help_text="Variable files (YAML mappings) merged over `variables`, later files win; "
@@ -20,7 +25,7 @@ class VarFilesField(serializers.ListField):  # type: ignore[type-arg]
 class SyncRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
     dry_run = serializers.BooleanField(default=False, help_text="Preview without applying changes.")
     force = serializers.BooleanField(default=False, help_text="Regenerate existing secrets.")
-    secret_name = serializers.CharField(**NAME, help_text="Sync only this secret.")
+    secret_name = secret_name_field("Sync only this secret.")
     var_files = VarFilesField()
 
 
@@ -36,12 +41,12 @@ class SyncResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     )
     secrets_skipped = serializers.ListField(child=serializers.CharField())
     secrets_failed = serializers.ListField(child=serializers.CharField(), help_text="New value stored nowhere.")
-    errors = OperationErrorSerializer(many=True, help_text="Every failure, including partial ones.")
+    errors = OperationErrorSerializer(many=True, help_text="Every failure, including partial ones.")  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
     message = serializers.CharField()
 
 
 class RotationCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    secret_name = serializers.CharField(**NAME, help_text="Check only this secret.")
+    secret_name = secret_name_field("Check only this secret.")
     dry_run = serializers.BooleanField(default=True, help_text="Accepted and ignored: a check changes nothing.")
 
 
@@ -60,14 +65,14 @@ class RotationCheckResultSerializer(serializers.Serializer):  # type: ignore[typ
 
 
 class RotationExecuteRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    secret_name = serializers.CharField(**NAME, help_text="Rotate only this secret.")
+    secret_name = secret_name_field("Rotate only this secret.")
     force = serializers.BooleanField(default=False, help_text="Rotate even if not due.")
 
 
 class RotationExecuteResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     rotated = serializers.ListField(child=serializers.CharField())
     failed = serializers.ListField(child=serializers.CharField())
-    errors = OperationErrorSerializer(many=True)
+    errors = OperationErrorSerializer(many=True)  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
     message = serializers.CharField()
 
 
@@ -86,13 +91,13 @@ class PolicyItemSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 class PolicyResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     compliant = serializers.BooleanField()
-    errors = PolicyItemSerializer(many=True)
+    errors = PolicyItemSerializer(many=True)  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
     warnings = PolicyItemSerializer(many=True)
     info = PolicyItemSerializer(many=True)
 
 
 class DriftCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    secret_name = serializers.CharField(**NAME, help_text="Check only this secret.")
+    secret_name = secret_name_field("Check only this secret.")
 
 
 class DriftItemSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -114,7 +119,7 @@ class DriftResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
 class SecretOutcomeSerializer(serializers.Serializer):  # type: ignore[type-arg]
     secret = serializers.CharField()
     outcome = serializers.ChoiceField(choices=["generated", "skipped", "partial", "failed"])
-    errors = OperationErrorSerializer(many=True)
+    errors = OperationErrorSerializer(many=True)  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
 
 
 class AgentSyncResultSerializer(SyncResultSerializer):

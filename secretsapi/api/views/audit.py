@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from secretsapi import actions
+from secretsapi.api.authentication import actor
 from secretsapi.api.docs import errors
 from secretsapi.api.serializers.audit import (
     AuditEntrySerializer,
@@ -27,7 +28,7 @@ class AuditLogListView(APIView):
         query.is_valid(raise_exception=True)
         q = query.validated_data
         entries = actions.read_audit_logs(
-            actor=request.user.audit_name,
+            actor=actor(request),
             limit=q["limit"],
             offset=q["offset"],
             action=q.get("action"),

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from secretsapi import actions
+from secretsapi.api.authentication import actor
 from secretsapi.api.docs import errors
 from secretsapi.api.errors import BadRequest
 from secretsapi.api.serializers import config as c
@@ -26,7 +27,7 @@ class ConfigValidateView(APIView):
         config = data.get("config") if isinstance(data, dict) else None
         if not isinstance(config, dict):
             raise BadRequest("`config` must be a JSON object holding the definition.")
-        report = actions.validate_config(config, actor=request.user.audit_name)
+        report = actions.validate_config(config, actor=actor(request))
         return Response(c.ValidationResultSerializer(report).data)
 
 
@@ -43,6 +44,6 @@ class ConfigRenderView(APIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.render_config(
-            actions.workspace(var_files=q["var_files"]), actor=request.user.audit_name, variables=q["variables"]
+            actions.workspace(var_files=q["var_files"]), actor=actor(request), variables=q["variables"]
         )
         return Response(c.ConfigRenderResultSerializer(result).data)

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from secretsapi import actions
+from secretsapi.api.authentication import actor
 from secretsapi.api.docs import errors
 from secretsapi.api.serializers import operations as s
 
@@ -23,7 +24,7 @@ class SyncView(APIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.sync(
-            actions.workspace(var_files=q["var_files"]), actor=request.user.audit_name,
+            actions.workspace(var_files=q["var_files"]), actor=actor(request),
             dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"],
         )
         return Response(s.SyncResultSerializer(result).data)
@@ -36,7 +37,7 @@ class RotationCheckView(APIView):
         body = s.RotationCheckRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         result = actions.check_rotation(
-            actions.workspace(), actor=request.user.audit_name, secret_name=body.validated_data["secret_name"]
+            actions.workspace(), actor=actor(request), secret_name=body.validated_data["secret_name"]
         )
         return Response(s.RotationCheckResultSerializer(result).data)
 
@@ -50,7 +51,7 @@ class RotationExecuteView(APIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.execute_rotation(
-            actions.workspace(), actor=request.user.audit_name, secret_name=q["secret_name"], force=q["force"]
+            actions.workspace(), actor=actor(request), secret_name=q["secret_name"], force=q["force"]
         )
         return Response(s.RotationExecuteResultSerializer(result).data)
 
@@ -62,7 +63,7 @@ class PolicyCheckView(APIView):
         body = s.PolicyCheckRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         result = actions.check_policy(
-            actions.workspace(), actor=request.user.audit_name,
+            actions.workspace(), actor=actor(request),
             fail_on_warning=body.validated_data["fail_on_warning"],
         )
         return Response(s.PolicyResultSerializer(result).data)
@@ -75,7 +76,7 @@ class DriftCheckView(APIView):
         body = s.DriftCheckRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         result = actions.check_drift(
-            actions.workspace(), actor=request.user.audit_name, secret_name=body.validated_data["secret_name"]
+            actions.workspace(), actor=actor(request), secret_name=body.validated_data["secret_name"]
         )
         return Response(s.DriftResultSerializer(result).data)
 
@@ -93,7 +94,7 @@ class AgentSyncView(APIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.agent_sync(
-            actions.workspace(var_files=q["var_files"]), actor=request.user.audit_name,
+            actions.workspace(var_files=q["var_files"]), actor=actor(request),
             dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"],
         )
         data = {**s.SyncResultSerializer(result.sync).data, "status": result.status,

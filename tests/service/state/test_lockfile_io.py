@@ -107,7 +107,7 @@ def test_exact_reads_the_bytes_even_when_stat_says_nothing_changed(
     read_lockfile(path)
     stale = os.stat(path)
     _write(path, {"version": "1.0", "secrets": {}, "metadata": {"n": 2}})
-    monkeypatch.setattr(lockfile_io.os, "stat", lambda _path: stale)
+    monkeypatch.setattr("os.stat", lambda _path: stale)
     assert read_lockfile(path).metadata["n"] == 1  # what a stale stat makes a reader see
     assert read_lockfile(path, exact=True).metadata["n"] == 2
 
@@ -221,7 +221,7 @@ def test_a_sync_plans_on_the_lockfile_bytes_even_when_stat_is_stale(
     def stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
         return stale if Path(path) == lock else real_stat(path, *args, **kwargs)
 
-    monkeypatch.setattr(lockfile_io.os, "stat", stat)
+    monkeypatch.setattr("os.stat", stat)
     result = sync(ws)
     assert (result.secrets_generated, result.secrets_skipped) == ([], ["a"])
     assert (tmp_path / "out/app.env").read_bytes() == target
