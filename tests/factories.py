@@ -1,5 +1,5 @@
-"""Test data builders: definitions, projects in a folder, workspaces, provider blocks, and the
-SecretZero reference project. Shared by every test package; imported, never a fixture."""
+"""Test data builders: definitions, projects in a folder, definition files loaded directly, workspaces,
+provider blocks, and the SecretZero reference project. Shared by every test package; imported, never a fixture."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from secretsapi.service.definition.loader import load_definition
+from secretsapi.service.errors import DefinitionInvalid
 from secretsapi.service.workspace import Workspace
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
@@ -58,6 +61,38 @@ def file_secret(name: str, path: str = "out/app.env", *, kind: str = "random_pas
 
 def definition(*secrets: dict[str, Any], **top: Any) -> dict[str, Any]:
     return {"version": "1.0", "secrets": list(secrets), **top}
+
+
+# -- definition files, loaded straight through the engine (the loader, checker and units tests)
+
+
+def write_definition(folder: Path, doc: Any, name: str = "Secretfile.yml") -> Path:
+    path = folder / name
+    path.write_text(doc if isinstance(doc, str) else yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def load_document(folder: Path, doc: Any, **kwargs: Any) -> Any:
+    """``doc`` written to ``folder`` and loaded, with an empty environment unless one is given."""
+    kwargs.setdefault("environ", {})
+    return load_definition(write_definition(folder, doc), **kwargs)
+
+
+def load_errors(folder: Path, doc: Any, **kwargs: Any) -> list[str]:
+    with pytest.raises(DefinitionInvalid) as caught:
+        load_document(folder, doc, **kwargs)
+    return caught.value.errors
+
+
+def subfolder(folder: Path) -> Path:
+    path = folder / "other"
+    path.mkdir()
+    return path
+
+
+def bare_secret(**fields: Any) -> dict[str, Any]:
+    """A random_string secret named ``s``: no config, no targets, unless given."""
+    return {"name": "s", "kind": "random_string", **fields}
 
 
 # -- the SecretZero reference project

@@ -7,7 +7,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from secretsapi.service.definition.interpolation import Interpolator, deep_merge, load_var_files
+from secretsapi.service.definition.interpolation import Interpolator
+from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
 from secretsapi.service.results import RenderResult

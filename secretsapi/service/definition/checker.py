@@ -1,29 +1,22 @@
-"""The definition checker: walks a parsed document, collecting errors and warnings by place."""
+"""The definition checker: walks a parsed document section by section, collecting errors and warnings by place."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from secretsapi.service.definition.interpolation import Interpolator, deep_merge
-from secretsapi.service.definition.model import (
-    GeneratorSpec,
-    Placement,
-    PolicySpec,
-    ProviderSpec,
-    SecretDef,
-    TargetSpec,
-    Unit,
-)
-from secretsapi.service.definition.periods import parse_period
-from secretsapi.service.generators import GENERATORS, validate_generator
+from secretsapi.service.definition.field_checks import FieldChecks
+from secretsapi.service.definition.interpolation import Interpolator
+from secretsapi.service.definition.model import GeneratorSpec, PolicySpec, ProviderSpec, SecretDef, TargetSpec, Unit
+from secretsapi.service.definition.units import Template, canon_gen, canon_targets, place, template_units
+from secretsapi.service.definition.var_files import deep_merge
+from secretsapi.service.generators import GENERATORS
 from secretsapi.service.util.hashing import sha256_value
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")
 SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets", "description")
-TARGET_KEYS = ("provider", "kind", "config")
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
@@ -32,13 +25,6 @@ SEVERITIES = ("error", "warning", "info")
 STANDARDS = ("soc2", "iso27001")
 TEMPLATE_PREFIX = "templates."
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
-
-
-@dataclass
-class _Template:
-    fields: dict[str, tuple[GeneratorSpec, tuple[TargetSpec, ...]]]
-    targets: tuple[TargetSpec, ...]
-    canonical: dict[str, Any]
 
 
 @dataclass
@@ -52,17 +38,13 @@ class ParsedDefinition:
     policies: dict[str, PolicySpec] = field(default_factory=dict)
 
 
-class DefinitionChecker:
+class DefinitionChecker(FieldChecks):
     """Walks a parsed document once, collecting errors and warnings that name the place."""
 
     def __init__(self, environ: Mapping[str, str], *, strict: bool) -> None:
+        super().__init__(environ)
         self.environ = environ
         self.strict = strict  # /config/validate: version and secrets required, rotation warnings
-        self.errors: list[str] = []
-        self.warnings: list[str] = []
-        self._interpolator = Interpolator({}, environ)
-        self._provider_kinds: dict[str, str] = {}  # alias -> kind, for targets naming an alias
-        self._configs: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._consume = False
 
     def check(
@@ -106,114 +88,6 @@ class DefinitionChecker:
         out.policies = self._policies(sections["policies"])
         return out
 
-    # -- helpers ---------------------------------------------------------------------------
-
-    def _check_plain(self, value: Any, where: str) -> None:
-        """JSON-like values only: string keys, no sets or binary, so hashing is well defined."""
-        # Strings, the usual leaf, are passed over before a place is named for them.
-        if isinstance(value, Mapping):
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    self.errors.append(f"{where}: keys must be strings")
-                    return
-                if type(item) is not str:
-                    self._check_plain(item, f"{where}.{key}")
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                if type(item) is not str:
-                    self._check_plain(item, f"{where}[{index}]")
-        elif value is not None and not isinstance(value, str | int | float):
-            self.errors.append(f"{where}: unsupported value of type {type(value).__name__}")
-
-    def _shared(self, config: dict[str, Any]) -> dict[str, Any]:
-        """One dict for every equal config of scalars: thousands of secrets share a handful of
-        target files and generator options. Keyed with the values' types (1 and true differ)."""
-        key = tuple((k, type(v), v) for k, v in config.items())
-        try:
-            return self._configs.setdefault(key, config)
-        except TypeError:  # a nested list or mapping: kept as it is
-            return config
-
-    def _shown(self, value: Any, where: str) -> str:
-        # Interpolated values may come from the server's environment: never echo them.
-        return self._interpolator.shown(value, where)
-
-    def _period(self, value: Any, where: str) -> int | None:
-        try:
-            return parse_period(value)
-        except ValueError as exc:
-            self.errors.append(f"{where}: {str(exc).replace(repr(value), self._shown(value, where), 1)}")
-            return None
-
-    def _mapping(self, value: Any, where: str) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            self.errors.append(f"{where}: must be a mapping")
-            return {}
-        # The parsed document's own dicts, not copies: nothing edits them, and a copy of every
-        # config mapping was ~10 MB for 20,000 secrets.
-        return value if type(value) is dict else dict(value)
-
-    def _unknown(self, value: Mapping[str, Any], known: Sequence[str], where: str) -> None:
-        for key in value:
-            if key not in known:
-                self.warnings.append(f"{where}: unknown key '{key}' (ignored)")
-
-    def _required_str(self, value: Mapping[str, Any], key: str, where: str) -> str | None:
-        item = value.get(key)
-        if item is None or item == "":
-            self.errors.append(f"{where}.{key}: required")
-            return None
-        if not isinstance(item, str):
-            self.errors.append(f"{where}.{key}: must be a string")
-            return None
-        return item
-
-    def _bool(self, value: Mapping[str, Any], key: str, default: bool, where: str) -> bool:
-        item = value.get(key)
-        if item is None:
-            return default
-        if not isinstance(item, bool):
-            self.errors.append(f"{where}.{key}: must be true or false")
-            return default
-        return item
-
-    def _targets(self, value: Any, where: str) -> tuple[TargetSpec, ...]:
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            self.errors.append(f"{where}: must be a list")
-            return ()
-        targets = []
-        for index, raw in enumerate(value):
-            place = f"{where}[{index}]"
-            if not isinstance(raw, Mapping):
-                self.errors.append(f"{place}: must be a mapping")
-                continue
-            self._unknown(raw, TARGET_KEYS, place)
-            provider = self._required_str(raw, "provider", place)
-            kind = self._required_str(raw, "kind", place)
-            config = self._shared(self._mapping(raw.get("config"), f"{place}.config"))
-            if provider and kind:
-                aliased = self._provider_kinds.get(provider, provider)
-                targets.append(TargetSpec(provider=provider, kind=kind, config=config,
-                                          provider_kind=aliased if aliased != provider else None))
-        return tuple(targets)
-
-    def _generator(self, kind: Any, config: Any, where: str) -> GeneratorSpec | None:
-        if not isinstance(kind, str) or not kind:
-            self.errors.append(f"{where}.kind: required")
-            return None
-        spec = GeneratorSpec(kind=kind, config=self._shared(self._mapping(config, f"{where}.config")))
-        problems = validate_generator(spec, where, interpolated=self._interpolator.interpolated)
-        self.errors.extend(problems)
-        if kind in GENERATORS and isinstance(config, Mapping):
-            for key in config:
-                if key not in GENERATORS[kind]["options"]:
-                    self.warnings.append(f"{where}.config: unknown option '{key}' for {kind} (ignored)")
-        return None if problems else spec
-
     # -- sections --------------------------------------------------------------------------
 
     def _metadata(self, value: Any) -> dict[str, Any]:
@@ -251,7 +125,7 @@ class DefinitionChecker:
             providers[alias] = ProviderSpec(alias=alias, kind=kind, auth=auth, config=config)
         return providers
 
-    def _templates(self, value: Any) -> dict[str, _Template]:
+    def _templates(self, value: Any) -> dict[str, Template]:
         templates = {}
         for name, raw in self._mapping(value, "templates").items():
             where = f"templates.{name}"
@@ -274,16 +148,16 @@ class DefinitionChecker:
                 if spec is not None:
                     parsed[field_name] = (spec, targets)
                     canonical[field_name] = {
-                        "generator": _canon_gen(spec),
-                        "targets": _canon_targets(targets),
+                        "generator": canon_gen(spec),
+                        "targets": canon_targets(targets),
                     }
             shared = self._targets(raw.get("targets"), f"{where}.targets")
-            templates[name] = _Template(
-                parsed, shared, {"fields": canonical, "targets": _canon_targets(shared)}
+            templates[name] = Template(
+                parsed, shared, {"fields": canonical, "targets": canon_targets(shared)}
             )
         return templates
 
-    def _secrets(self, value: Any, templates: dict[str, _Template]) -> list[SecretDef]:
+    def _secrets(self, value: Any, templates: dict[str, Template]) -> list[SecretDef]:
         if value is None:
             return []
         if not isinstance(value, list):
@@ -314,7 +188,7 @@ class DefinitionChecker:
         return secrets
 
     def _secret(
-        self, raw: Mapping[str, Any], where: str, templates: dict[str, _Template], names: dict[str, str]
+        self, raw: Mapping[str, Any], where: str, templates: dict[str, Template], names: dict[str, str]
     ) -> SecretDef | None:
         self._unknown(raw, SECRET_KEYS, where)
         name = self._required_str(raw, "name", where)
@@ -330,7 +204,7 @@ class DefinitionChecker:
             names.setdefault(name, where)
         kind = self._required_str(raw, "kind", where)
         config = self._shared(self._mapping(raw.get("config"), f"{where}.config"))
-        template: _Template | None = None
+        template: Template | None = None
         generator: GeneratorSpec | None = None
         if kind is not None and kind.startswith(TEMPLATE_PREFIX):
             template = templates.get(kind[len(TEMPLATE_PREFIX) :])
@@ -363,14 +237,14 @@ class DefinitionChecker:
             "config": config,
             "rotation_period": period,
             "one_time": one_time,
-            "targets": _canon_targets(targets),
+            "targets": canon_targets(targets),
         }
         if template is not None:
-            units = _template_units(name, template, targets)
+            units = template_units(name, template, targets)
             canonical["template"] = template.canonical
         else:
-            assert generator is not None
-            placements = tuple(_place(t, str(t.config.get("key") or name), shared=False) for t in targets)
+            assert generator is not None  # noqa: S101 - for the type checker: both None returned above
+            placements = tuple(place(t, str(t.config.get("key") or name), shared=False) for t in targets)
             units = (Unit(lock_key=name, generator=generator, placements=placements),)
         return SecretDef(
             name=name,
@@ -425,36 +299,3 @@ class DefinitionChecker:
                     not isinstance(listed, list) or not all(isinstance(i, str) for i in listed)
                 ):
                     self.errors.append(f"{where}.{key}: must be a list of target kinds")
-
-
-def _canon_targets(targets: Sequence[TargetSpec]) -> list[dict[str, Any]]:
-    return [{"provider": t.provider, "kind": t.kind, "config": dict(t.config)} for t in targets]
-
-
-def _canon_gen(spec: GeneratorSpec) -> dict[str, Any]:
-    return {"kind": spec.kind, "config": dict(spec.config)}
-
-
-def _template_units(name: str, template: _Template, own: tuple[TargetSpec, ...]) -> tuple[Unit, ...]:
-    units = []
-    for field_name, (generator, field_targets) in template.fields.items():
-        # Field targets may choose their key; shared targets always store the field name.
-        placements = [_place(t, str(t.config.get("key") or field_name), shared=False) for t in field_targets]
-        placements += [_place(t, field_name, shared=True) for t in (*template.targets, *own)]
-        units.append(Unit(lock_key=f"{name}.{field_name}", generator=generator, placements=tuple(placements)))
-    return tuple(units)
-
-
-def _place(target: TargetSpec, key: str, *, shared: bool) -> Placement:
-    """A placement whose target config names the key where the kind's id depends on it.
-
-    A Kubernetes Secret's data key defaults to the secret's (or field's) name, and is part of
-    the target id; a template's shared Vault target stores each field under its own name
-    rather than the single default key, so fields do not overwrite each other.
-    """
-    config = target.config
-    if target.type == "kubernetes/kubernetes_secret" and not (config.get("data_key") or config.get("key")):
-        target = replace(target, config={**config, "data_key": key})
-    elif shared and target.type == "vault/vault_kv" and not config.get("key"):
-        target = replace(target, config={**config, "key": key})
-    return Placement(target, key)

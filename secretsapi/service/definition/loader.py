@@ -1,4 +1,4 @@
-"""Definition files: loading with a parse cache, and the report of POST /config/validate."""
+"""Definition files: loading with a parse cache."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from stat import S_ISREG
 from typing import Any
 
 from secretsapi.service.definition.checker import DefinitionChecker
-from secretsapi.service.definition.interpolation import load_var_files, resolve_var_file
 from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.var_files import load_var_files, resolve_var_file
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
 from secretsapi.service.util.hashing import sha256_text

@@ -1,13 +1,17 @@
-"""Safe YAML loading: limits, alias bombs and value-free error messages."""
+"""Safe YAML loading (limits, alias bombs, value-free error messages) and bounded file reads."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from secretsapi.service.definition.yaml_loader import load_yaml
+from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid
+from tests.factories import bare_secret as secret
+from tests.factories import write_definition as write
 
 
 def _billion_laughs(levels: int = 9) -> str:
@@ -84,3 +88,64 @@ def test_deep_nesting_is_refused_without_a_recursion_error() -> None:
 def test_unacceptable_characters_are_refused_by_offset() -> None:
     with pytest.raises(DefinitionInvalid, match="unacceptable character at offset 3"):
         load_yaml("a: \x07", source="f.yml")
+
+
+# -- reading files -----------------------------------------------------------------------------
+
+
+class _Reads:
+    """A file whose reads are recorded; ``grow`` is appended to the file before the first one."""
+
+    def __init__(self, handle: Any, asked: list[int], grow: bytes) -> None:
+        self.handle, self.asked, self.grow = handle, asked, grow
+
+    def __enter__(self) -> _Reads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+
+    def fileno(self) -> int:
+        return int(self.handle.fileno())
+
+    def read(self, size: int = -1) -> bytes:
+        if self.grow:
+            with open(self.handle.name, "ab") as more:
+                more.write(self.grow)
+            self.grow = b""
+        self.asked.append(size)
+        data: bytes = self.handle.read(size)
+        return data
+
+
+def _record_reads(monkeypatch: pytest.MonkeyPatch, grow: bytes = b"") -> list[int]:
+    asked: list[int] = []
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda self, mode="r", *a, **k: _Reads(real_open(self, mode), asked, grow))
+    return asked
+
+
+def test_a_definition_read_asks_for_the_file_size_not_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, {"version": "1", "secrets": [secret()]})
+    asked = _record_reads(monkeypatch)
+    assert read_text(path, source="x", max_bytes=1 << 30).startswith("version:")
+    assert asked == [path.stat().st_size + 1]
+
+
+def test_a_file_that_grows_while_read_is_read_whole_within_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, "version: '1'\n")
+    _record_reads(monkeypatch, grow=b"# " + b"x" * 100 + b"\n")
+    assert read_text(path, source="x", max_bytes=1000) == "version: '1'\n# " + "x" * 100 + "\n"
+
+
+def test_a_file_that_grows_past_the_limit_while_read_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, "version: '1'\n")
+    _record_reads(monkeypatch, grow=b"# " + b"x" * 2000 + b"\n")
+    with pytest.raises(DefinitionInvalid, match="too large"):
+        read_text(path, source="x", max_bytes=1000)
