@@ -13,8 +13,8 @@ MAX_DAYS = 1_000_000
 def parse_period(text: object) -> int:
     """Return the number of days in ``text``; ValueError for anything but ``<N>[dwmy]``, N > 0."""
     if not isinstance(text, str):
-        # ValueError for every bad input: callers turn it into one validation message.
-        raise ValueError(f"{text!r} is not a valid period")  # noqa: TRY004
+        # ValueError (not TypeError) for every bad input: callers turn it into one validation message.
+        raise ValueError(f"{text!r} is not a valid period")
     match = _PERIOD.fullmatch(text.strip())
     if match is None:
         raise ValueError(f"{text!r} is not a valid period")

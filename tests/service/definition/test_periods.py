@@ -23,5 +23,5 @@ def test_invalid_periods_raise_value_error(text: str) -> None:
 
 @pytest.mark.parametrize("value", [90, None, ["90d"]])
 def test_non_strings_are_not_periods(value: object) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="is not a valid period"):
         parse_period(value)
