@@ -1,23 +1,28 @@
-"""gunicorn settings for ``manage.py serve``; values come from the environment it prepares."""
+"""gunicorn settings for ``manage.py serve``: values from the Django settings, which read the
+environment (``serve``'s --host, --port, --workers and --log-level reach gunicorn as its own
+command-line options, which win over this file)."""
 
 import json
 import os
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from gunicorn import util
 
-bind = f"{os.environ.get('SERVICE_HOST', '127.0.0.1')}:{os.environ.get('SERVICE_PORT', '8000')}"
-workers = int(os.environ.get("SERVICE_WORKERS", "2"))
-# Threads let a worker answer /health while another request runs a long sync.
-threads = int(os.environ.get("SERVICE_THREADS", "4"))
+# The first setting read imports the settings module; no django.setup(): the app loads in the workers.
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+
+bind = f"{settings.SERVICE_HOST}:{settings.SERVICE_PORT}"
+workers = settings.SERVICE_WORKERS
+threads = settings.SERVICE_THREADS
 worker_class = "project.gunicorn_worker.BalancedThreadWorker"
-loglevel = os.environ.get("SERVICE_LOG_LEVEL", "info").lower()
+loglevel = settings.SERVICE_LOG_LEVEL.lower()
 accesslog = "-"
 errorlog = "-"
 # Query strings are not logged: a key wrongly sent in the URL must not reach the log.
 access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(L)ss'
-timeout = int(os.environ.get("SERVICE_TIMEOUT", "300"))
+timeout = settings.SERVICE_TIMEOUT
 graceful_timeout = 30
 wsgi_app = "project.wsgi:application"
 # Several instances may run on one machine: a shared default control socket would collide.

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dj_database_url
 from corsheaders.defaults import default_headers
+from django.core.exceptions import ImproperlyConfigured
 
 from project.secret_key import load_or_create
 from secretsapi import __version__
@@ -14,40 +15,111 @@ from secretsapi import __version__
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None or value.strip() == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+# --- Reading the environment: the only module that reads SERVICE_* (tests/test_settings.py greps) -
+# Empty or unset means the default; any other value that is not understood stops the process at
+# start with ImproperlyConfigured naming the variable, rather than being read as something else.
+# Only booleans, integers and choices quote the value they refuse: strings may hold secrets.
+_TRUE = frozenset({"true", "1", "yes"})
+_FALSE = frozenset({"false", "0", "no"})
+
+
+def _given(name: str) -> str | None:
+    """The variable with surrounding whitespace removed; None when unset or empty."""
+    return os.environ.get(name, "").strip() or None
+
+
+def env_str(name: str, default: str | None = None) -> str | None:
+    """The value exactly as given (keys keep their whitespace), or ``default`` when unset or empty."""
+    return os.environ.get(name) or default
 
 
 def env_list(name: str) -> list[str]:
+    """A comma-separated list; blank items are dropped."""
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
-DATA_DIR = Path(os.environ.get("SERVICE_DATA_DIR") or BASE_DIR / "data")
+def env_bool(name: str, default: bool = False) -> bool:
+    """true/false, 1/0 or yes/no in any case."""
+    value = _given(name)
+    if value is None:
+        return default
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true, false, 1, 0, yes or no (any case), not {value!r}.")
+
+
+def env_true_only(name: str) -> bool:
+    """A deliberate switch: only the word true enables it, only false (or nothing) disables it."""
+    value = _given(name)
+    if value is None or value.lower() == "false":
+        return False
+    if value.lower() == "true":
+        return True
+    raise ImproperlyConfigured(f"{name} must be true or false (only these two words, any case), not {value!r}.")
+
+
+def env_int(name: str, default: int, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer, within ``minimum``..``maximum`` when given."""
+    value = _given(name)
+    if value is None:
+        return default
+    if minimum is not None and maximum is not None:
+        expected = f"an integer from {minimum} to {maximum}"
+    elif minimum is not None:
+        expected = f"an integer of at least {minimum}"
+    elif maximum is not None:
+        expected = f"an integer of at most {maximum}"
+    else:
+        expected = "an integer"
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be {expected}, not {value!r}.") from None
+    if (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
+        raise ImproperlyConfigured(f"{name} must be {expected}, not {value!r}.")
+    return number
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` in any case, returned in lower case."""
+    value = _given(name)
+    if value is None:
+        return default
+    if value.lower() not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)} (any case), not {value!r}.")
+    return value.lower()
+
+
+DATA_DIR = Path(env_str("SERVICE_DATA_DIR") or BASE_DIR / "data")
 
 # --- The service -------------------------------------------------------------
 # Auth is enabled only when the key is set (spec: insecure mode otherwise).
-SERVICE_API_KEY = os.environ.get("SERVICE_API_KEY") or None
-SERVICE_PORT = int(os.environ.get("SERVICE_PORT") or 8000)
-SERVICE_CONFIG = Path(os.environ.get("SERVICE_CONFIG") or "Secretfile.yml").absolute()
-SERVICE_LOCKFILE = (
-    Path(os.environ["SERVICE_LOCKFILE"]).absolute() if os.environ.get("SERVICE_LOCKFILE") else None
-)
+SERVICE_API_KEY = env_str("SERVICE_API_KEY")
+SERVICE_HOST = env_str("SERVICE_HOST") or "127.0.0.1"
+SERVICE_PORT = env_int("SERVICE_PORT", 8000, minimum=1, maximum=65535)
+SERVICE_CONFIG = Path(env_str("SERVICE_CONFIG") or "Secretfile.yml").absolute()
+SERVICE_LOCKFILE = Path(lockfile).absolute() if (lockfile := env_str("SERVICE_LOCKFILE")) else None
 SERVICE_ALLOW_SCRIPTS = env_bool("SERVICE_ALLOW_SCRIPTS")
 # Reading values over HTTP must be a deliberate choice: only the exact word "true" enables it
-# (not "1" or "yes"), and never in insecure mode (see actions.reveal_secret).
-SERVICE_ALLOW_VALUE_READ = (os.environ.get("SERVICE_ALLOW_VALUE_READ") or "").strip().lower() == "true"
-SERVICE_LOG_LEVEL = (os.environ.get("SERVICE_LOG_LEVEL") or "info").upper()
-SERVICE_MAX_BODY_BYTES = int(os.environ.get("SERVICE_MAX_BODY_BYTES") or 1_048_576)
+# (not "1" or "yes", which stop the service at start), and never in insecure mode (see
+# actions.reveal_secret).
+SERVICE_ALLOW_VALUE_READ = env_true_only("SERVICE_ALLOW_VALUE_READ")
+SERVICE_LOG_LEVEL = env_choice("SERVICE_LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
+SERVICE_MAX_BODY_BYTES = env_int("SERVICE_MAX_BODY_BYTES", 1_048_576, minimum=1)
 # Definition files past this are refused without being read (16 MiB: ~45,000 secrets in block style).
-SERVICE_MAX_DEFINITION_BYTES = int(os.environ.get("SERVICE_MAX_DEFINITION_BYTES") or 16 * 1_048_576)
+SERVICE_MAX_DEFINITION_BYTES = env_int("SERVICE_MAX_DEFINITION_BYTES", 16 * 1_048_576, minimum=1)
 SERVICE_VERSION = __version__
+# gunicorn (project/gunicorn.conf.py; `serve --host/--port/--workers` win over these).
+SERVICE_WORKERS = env_int("SERVICE_WORKERS", 2, minimum=1)
+# Threads let a worker answer /health while another request runs a long sync.
+SERVICE_THREADS = env_int("SERVICE_THREADS", 4, minimum=1)
+SERVICE_TIMEOUT = env_int("SERVICE_TIMEOUT", 300, minimum=1)
 
 # --- Django ------------------------------------------------------------------
 DEBUG = env_bool("SERVICE_DEBUG")
-SECRET_KEY = os.environ.get("SERVICE_SECRET_KEY") or load_or_create(DATA_DIR / "secret_key")
+SECRET_KEY = env_str("SERVICE_SECRET_KEY") or load_or_create(DATA_DIR / "secret_key")
 ALLOWED_HOSTS = env_list("SERVICE_ALLOWED_HOSTS") or ["*"]
 
 INSTALLED_APPS = [

@@ -1,14 +1,179 @@
-"""Settings derived from the environment: the generated secret key and CORS."""
+"""Settings derived from the environment: strict parsing, the generated secret key and CORS."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 
 from project.secret_key import load_or_create
+from project.settings import env_bool, env_choice, env_int, env_true_only
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def clean_env(tmp_path: Path, **given: str) -> dict[str, str]:
+    """The parent's environment less every service setting, then exactly the ones given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
+    return {**env, "SERVICE_DATA_DIR": str(tmp_path / "data"), **given}
+
+
+def settings_in_subprocess(tmp_path: Path, names: list[str], **given: str) -> subprocess.CompletedProcess[str]:
+    """Import project.settings afresh with this environment and print the named settings as JSON."""
+    code = f"import json, project.settings as s; print(json.dumps({{n: getattr(s, n) for n in {names!r}}}))"
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean_env(tmp_path, **given),
+                          capture_output=True, text=True, timeout=60)
+
+
+# --- Strict parsing ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("true", True), ("TRUE", True), ("True", True), ("1", True), ("yes", True), ("YeS", True), (" yes ", True),
+     ("false", False), ("FALSE", False), ("False", False), ("0", False), ("no", False), ("nO", False)],
+)
+def test_env_bool_accepts_true_false_1_0_yes_no_in_any_case(
+    monkeypatch: pytest.MonkeyPatch, raw: str, expected: bool
+) -> None:
+    monkeypatch.setenv("SERVICE_TEST_FLAG", raw)
+    assert env_bool("SERVICE_TEST_FLAG", default=not expected) is expected
+
+
+@pytest.mark.parametrize("raw", [None, "", "   "])
+def test_env_bool_uses_the_default_when_unset_or_empty(monkeypatch: pytest.MonkeyPatch, raw: str | None) -> None:
+    if raw is None:
+        monkeypatch.delenv("SERVICE_TEST_FLAG", raising=False)
+    else:
+        monkeypatch.setenv("SERVICE_TEST_FLAG", raw)
+    assert env_bool("SERVICE_TEST_FLAG", default=True) is True
+    assert env_bool("SERVICE_TEST_FLAG", default=False) is False
+
+
+@pytest.mark.parametrize("raw", ["ture", "on", "off", "y", "2", "enabled"])
+def test_env_bool_refuses_anything_else_naming_the_variable(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    monkeypatch.setenv("SERVICE_TEST_FLAG", raw)
+    with pytest.raises(ImproperlyConfigured, match=r"^SERVICE_TEST_FLAG must be true, false, 1, 0, yes or no"):
+        env_bool("SERVICE_TEST_FLAG")
+
+
+def test_env_int_reads_integers_and_defaults_when_unset_or_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERVICE_TEST_NUMBER", " 42 ")
+    assert env_int("SERVICE_TEST_NUMBER", 7, minimum=1, maximum=65535) == 42
+    monkeypatch.setenv("SERVICE_TEST_NUMBER", "")
+    assert env_int("SERVICE_TEST_NUMBER", 7) == 7
+    monkeypatch.delenv("SERVICE_TEST_NUMBER")
+    assert env_int("SERVICE_TEST_NUMBER", 7) == 7
+
+
+@pytest.mark.parametrize("raw", ["abc", "1.5", "8000x", "0x1f"])
+def test_env_int_refuses_text_naming_the_variable(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    monkeypatch.setenv("SERVICE_TEST_NUMBER", raw)
+    with pytest.raises(ImproperlyConfigured, match=rf"^SERVICE_TEST_NUMBER must be an integer, not '{re.escape(raw)}'"):
+        env_int("SERVICE_TEST_NUMBER", 7)
+
+
+@pytest.mark.parametrize(
+    ("raw", "minimum", "maximum", "expected"),
+    [("0", 1, 65535, "an integer from 1 to 65535"), ("65536", 1, 65535, "an integer from 1 to 65535"),
+     ("-3", 1, None, "an integer of at least 1"), ("11", None, 10, "an integer of at most 10")],
+)
+def test_env_int_refuses_values_out_of_range_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, raw: str, minimum: int | None, maximum: int | None, expected: str
+) -> None:
+    monkeypatch.setenv("SERVICE_TEST_NUMBER", raw)
+    with pytest.raises(ImproperlyConfigured, match=rf"^SERVICE_TEST_NUMBER must be {expected}, not '{raw}'"):
+        env_int("SERVICE_TEST_NUMBER", 7, minimum=minimum, maximum=maximum)
+
+
+def test_env_choice_takes_any_case_and_refuses_other_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    levels = ("debug", "info", "warning", "error")
+    monkeypatch.setenv("SERVICE_TEST_LEVEL", "Warning")
+    assert env_choice("SERVICE_TEST_LEVEL", "info", levels) == "warning"
+    monkeypatch.setenv("SERVICE_TEST_LEVEL", "verbose")
+    with pytest.raises(ImproperlyConfigured, match=r"^SERVICE_TEST_LEVEL must be one of debug, info, warning, error"):
+        env_choice("SERVICE_TEST_LEVEL", "info", levels)
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("true", True), ("TRUE", True), ("false", False), ("", False)])
+def test_env_true_only_takes_the_words_true_and_false(
+    monkeypatch: pytest.MonkeyPatch, raw: str, expected: bool
+) -> None:
+    monkeypatch.setenv("SERVICE_TEST_SWITCH", raw)
+    assert env_true_only("SERVICE_TEST_SWITCH") is expected
+
+
+@pytest.mark.parametrize("raw", ["1", "yes", "on", "ture"])
+def test_env_true_only_refuses_every_other_spelling_of_true(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    monkeypatch.setenv("SERVICE_TEST_SWITCH", raw)
+    with pytest.raises(ImproperlyConfigured, match=r"^SERVICE_TEST_SWITCH must be true or false \(only these two"):
+        env_true_only("SERVICE_TEST_SWITCH")
+
+
+# --- The settings module as a process sees it at start ----------------------------------------
+
+def test_settings_have_their_defaults_when_nothing_is_set(tmp_path: Path) -> None:
+    names = ["SERVICE_HOST", "SERVICE_PORT", "SERVICE_WORKERS", "SERVICE_THREADS", "SERVICE_TIMEOUT",
+             "SERVICE_LOG_LEVEL", "SERVICE_ALLOW_VALUE_READ", "SERVICE_ALLOW_SCRIPTS", "DEBUG",
+             "SERVICE_MAX_BODY_BYTES", "SERVICE_MAX_DEFINITION_BYTES"]
+    result = settings_in_subprocess(tmp_path, names)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "SERVICE_HOST": "127.0.0.1", "SERVICE_PORT": 8000, "SERVICE_WORKERS": 2, "SERVICE_THREADS": 4,
+        "SERVICE_TIMEOUT": 300, "SERVICE_LOG_LEVEL": "INFO", "SERVICE_ALLOW_VALUE_READ": False,
+        "SERVICE_ALLOW_SCRIPTS": False, "DEBUG": False, "SERVICE_MAX_BODY_BYTES": 1_048_576,
+        "SERVICE_MAX_DEFINITION_BYTES": 16 * 1_048_576,
+    }
+
+
+def test_value_read_is_enabled_by_the_word_true(tmp_path: Path) -> None:
+    result = settings_in_subprocess(tmp_path, ["SERVICE_ALLOW_VALUE_READ"], SERVICE_ALLOW_VALUE_READ="True")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"SERVICE_ALLOW_VALUE_READ": True}
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw"),
+    [("SERVICE_ALLOW_VALUE_READ", "1"), ("SERVICE_ALLOW_SCRIPTS", "ture"), ("SERVICE_DEBUG", "on"),
+     ("SERVICE_PORT", "70000"), ("SERVICE_WORKERS", "0"), ("SERVICE_THREADS", "four"), ("SERVICE_TIMEOUT", "0"),
+     ("SERVICE_MAX_BODY_BYTES", "1MB"), ("SERVICE_MAX_DEFINITION_BYTES", "0"), ("SERVICE_LOG_LEVEL", "trace")],
+)
+def test_a_value_the_settings_do_not_understand_refuses_to_start(tmp_path: Path, variable: str, raw: str) -> None:
+    result = settings_in_subprocess(tmp_path, ["SERVICE_PORT"], **{variable: raw})
+    assert result.returncode != 0
+    assert f"django.core.exceptions.ImproperlyConfigured: {variable} must be" in result.stderr
+
+
+def test_a_bad_port_stops_manage_py_with_one_line_naming_the_variable(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True,
+                            env=clean_env(tmp_path, SERVICE_PORT="80OO"), timeout=60)
+    assert result.returncode != 0
+    assert result.stderr == "Configuration error: SERVICE_PORT must be an integer from 1 to 65535, not '80OO'.\n"
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_no_module_but_settings_reads_a_service_variable_from_the_environment() -> None:
+    # A SERVICE_* name quoted right after an environment read on the same line
+    # (KUBERNETES_SERVICE_HOST is not one: the quote must come right before SERVICE_).
+    read = re.compile(r"""(?:\benviron\b|\bgetenv\b)[^\n]*["']SERVICE_""")
+    sources = [path for folder in ("secretsapi", "audit", "project") for path in (ROOT / folder).rglob("*.py")]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in [*sources, ROOT / "manage.py"] if path != ROOT / "project" / "settings.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1) if read.search(line)
+    ]
+    assert len(sources) > 20
+    assert offenders == []
+
+
+# --- Secret key and CORS ----------------------------------------------------------------------
 
 
 def test_secret_key_is_generated_once_with_mode_0600(tmp_path: Path) -> None:

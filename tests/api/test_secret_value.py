@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -49,9 +50,14 @@ def test_only_the_exact_word_true_enables_value_read(monkeypatch: pytest.MonkeyP
 
     import project.settings as module
 
-    for raw, expected in (("1", False), ("yes", False), ("on", False), ("TRUE", True), ("true", True)):
+    for raw, expected in (("TRUE", True), ("true", True), ("false", False), ("", False)):
         monkeypatch.setenv("SERVICE_ALLOW_VALUE_READ", raw)
         assert importlib.reload(module).SERVICE_ALLOW_VALUE_READ is expected, raw
+    # Other spellings of true stop the service at start (tests/test_settings.py).
+    for raw in ("1", "yes", "on"):
+        monkeypatch.setenv("SERVICE_ALLOW_VALUE_READ", raw)
+        with pytest.raises(ImproperlyConfigured, match="SERVICE_ALLOW_VALUE_READ must be true or false"):
+            module.env_true_only("SERVICE_ALLOW_VALUE_READ")
     monkeypatch.delenv("SERVICE_ALLOW_VALUE_READ")
     importlib.reload(module)
 

@@ -1,7 +1,8 @@
-"""``manage.py serve`` as a real gunicorn process."""
+"""``manage.py serve`` as a real gunicorn process, and the gunicorn config it runs with."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,13 @@ import pytest
 from tests.processes.live import free_port, http, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
+CONF = ROOT / "project" / "gunicorn.conf.py"
+
+
+def clean_env(tmp_path: Path, **given: str) -> dict[str, str]:
+    """The parent's environment less every service setting, then exactly the ones given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
+    return {**env, "SERVICE_DATA_DIR": str(tmp_path / "data"), **given}
 
 
 @pytest.fixture
@@ -79,3 +87,63 @@ def test_serve_refuses_a_bad_port() -> None:
                             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "--port" in result.stderr
+
+
+def test_the_gunicorn_config_takes_its_values_from_settings(tmp_path: Path) -> None:
+    code = (
+        "import json, runpy, sys\n"
+        "conf = runpy.run_path(sys.argv[1])\n"
+        "print(json.dumps({k: conf[k] for k in ('bind', 'workers', 'threads', 'timeout', 'loglevel')}))\n"
+    )
+    env = clean_env(tmp_path, SERVICE_HOST="192.0.2.1", SERVICE_PORT="8123", SERVICE_WORKERS="3",
+                    SERVICE_THREADS="5", SERVICE_TIMEOUT="77", SERVICE_LOG_LEVEL="Warning")
+    result = subprocess.run([sys.executable, "-c", code, str(CONF)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "bind": "192.0.2.1:8123", "workers": 3, "threads": 5, "timeout": 77, "loglevel": "warning",
+    }
+
+
+def test_the_gunicorn_config_refuses_a_bad_setting_naming_the_variable(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1])", str(CONF)],
+                            cwd=ROOT, env=clean_env(tmp_path, SERVICE_THREADS="many"),
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: SERVICE_THREADS must be an integer of at least 1, not 'many'." in result.stderr
+
+
+def test_gunicorn_options_as_serve_passes_them_win_over_the_config_file(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, SERVICE_PORT="8123", SERVICE_WORKERS="3", SERVICE_THREADS="5")
+    result = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "--config", str(CONF), "--bind", "127.0.0.1:9999", "--workers", "6",
+         "--log-level", "error", "--print-config", "project.wsgi:application"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    printed = {}
+    for line in result.stdout.splitlines():
+        name, _, value = line.partition(" = ")
+        printed[name.strip()] = value.strip()
+    assert {k: printed[k] for k in ("bind", "workers", "threads", "loglevel")} == {
+        "bind": "['127.0.0.1:9999']", "workers": "6", "threads": "5", "loglevel": "error",
+    }
+
+
+@pytest.mark.slow
+def test_serve_without_options_binds_where_the_settings_say(tmp_path: Path) -> None:
+    port = free_port()
+    env = clean_env(tmp_path, SERVICE_PORT=str(port), SERVICE_WORKERS="1", SERVICE_API_KEY="serve-test-key",
+                    SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
+    proc = subprocess.Popen([sys.executable, "manage.py", "serve"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health")
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert f"Serving on http://127.0.0.1:{port} (1 workers)" in output
+    assert proc.returncode == 0

@@ -32,8 +32,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--port", type=int, help="Port (default: SERVICE_PORT, else 8000).")
-        parser.add_argument("--host", default=os.environ.get("SERVICE_HOST", "127.0.0.1"))
-        parser.add_argument("--workers", type=int, default=int(os.environ.get("SERVICE_WORKERS", "2")))
+        parser.add_argument("--host", default=settings.SERVICE_HOST)
+        parser.add_argument("--workers", type=int, default=settings.SERVICE_WORKERS)
         parser.add_argument(
             "--log-level",
             choices=["debug", "info", "warning", "error"],
@@ -59,19 +59,23 @@ class Command(BaseCommand):
             self.stderr.write(INSECURE_WARNING)
         env = {
             **os.environ,
-            "SERVICE_HOST": options["host"],
-            "SERVICE_PORT": str(port),
-            "SERVICE_WORKERS": str(options["workers"]),
+            # Django's logging in the workers follows --log-level too: settings read it from here.
             "SERVICE_LOG_LEVEL": options["log_level"],
             # glibc gives each thread its own malloc arena and rarely returns their free space:
             # with 4 threads a worker's RSS kept every request's peak. Two arenas hold it down.
             "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2"),
         }
+        # gunicorn's own options win over its config file (whose values come from settings).
+        overrides = [
+            "--bind", f"{options['host']}:{port}",
+            "--workers", str(options["workers"]),
+            "--log-level", options["log_level"],
+        ]
         self.stdout.write(f"Serving on http://{options['host']}:{port} ({options['workers']} workers)")
         sys.stdout.flush()
         # exec: gunicorn's master takes this PID, so SIGTERM reaches it and it stops gracefully.
         os.execve(
             sys.executable,
-            [sys.executable, "-m", "gunicorn", "--config", str(CONF), "project.wsgi:application"],
+            [sys.executable, "-m", "gunicorn", "--config", str(CONF), *overrides, "project.wsgi:application"],
             env,
         )
