@@ -1,4 +1,6 @@
-"""AWS clients for the ``aws/*`` kinds: settings from the provider or the AWS_* environment.
+"""What the ``aws/*`` kinds share: clients, error translation, and the write and read of a named entry.
+
+Clients take their settings from the provider or the AWS_* environment.
 
 Provider settings (``config``, or ``auth.config``): ``region`` (``region_name``),
 ``endpoint_url``, ``profile`` (``profile_name``), ``access_key_id`` / ``secret_access_key`` /
@@ -10,20 +12,25 @@ AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_PROFILE, shared files, instance metadat
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from secretsapi.service.definition.model import TargetSpec
+from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext
 from secretsapi.service.targets.remote import (
     ClientCache,
     Provider,
-    digest,
+    checked_group,
+    checked_provider,
+    collect,
     load_sdk,
-    provider_of,
-    unreachable,
+    same_config,
+    sdk_errors,
+    sdk_failure,
 )
+from secretsapi.service.util.hashing import sha256_text
 
 AUTH_KINDS = ("ambient", "env", "static", "access_key", "profile")
 _ENV = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
@@ -42,16 +49,12 @@ def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str)
     """A cached boto3 client with short timeouts and one retry, for ``target``'s provider."""
     boto3 = load_sdk("boto3", "boto3", type_)
     botocore_config = load_sdk("botocore.config", "boto3", type_)
-    provider = provider_of(target, ctx)
-    if provider.auth_kind is not None and provider.auth_kind not in AUTH_KINDS:
-        raise TargetError(f"provider '{provider.alias}': auth kind '{provider.auth_kind}' is not "
-                          f"supported for AWS (supported: {', '.join(AUTH_KINDS)})")
+    provider = checked_provider(target, ctx, AUTH_KINDS, "AWS")
     timeout = provider.timeout
     options = _options(provider)
-    key = digest(service, options, timeout, {name: os.environ.get(name) for name in _ENV})
 
     def make() -> Any:
-        try:
+        with sdk_errors(client_error, f"provider '{provider.alias}'", "client setup"):
             session = boto3.session.Session(
                 aws_access_key_id=options["access_key_id"],
                 aws_secret_access_key=options["secret_access_key"],
@@ -64,10 +67,8 @@ def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str)
                 retries={"max_attempts": 2, "mode": "standard"},
             )
             return session.client(service, endpoint_url=options["endpoint_url"], config=config)
-        except Exception as exc:
-            raise client_error(exc, f"provider '{provider.alias}'", "client setup") from None
 
-    return _clients.get(key, make)
+    return _clients.get((service, options, timeout, {name: os.environ.get(name) for name in _ENV}), make)
 
 
 def _options(provider: Provider) -> dict[str, str | None]:
@@ -115,13 +116,32 @@ def client_error(exc: BaseException, where: str, operation: str) -> TargetError:
         return TargetError(f"{where}: the AWS profile is not configured")
     if name == "ParamValidationError":  # its message can quote the value
         return TargetError(f"{where}: {operation} rejected by the SDK's parameter validation")
-    return unreachable(where, exc) or TargetError(f"{where}: {operation} failed ({name})")
+    return sdk_failure(exc, where, operation)
 
 
-class NamedByConfig:
-    """Where an AWS target is: ``config.name`` of its provider's account and region."""
+class NamedEntryKind(ABC):
+    """An AWS kind keeping a secret as one entry named by ``config.name``, in the provider's region.
+
+    Each kind says what its config holds (``validate``, ``agreed``) and how to ``store`` and
+    ``fetch`` the entry; ids, groups, and the write and read around those calls are shared.
+    A group is that one entry: write and read check only its first placement's config, since
+    the others name the same entry and a write's ``same_config`` makes them agree on the rest.
+    """
 
     type: str
+    service: str  # boto3's name for the service
+    agreed: tuple[str, ...]  # config keys every placement of a group must agree on
+
+    @abstractmethod
+    def validate(self, target: TargetSpec, where: str) -> list[str]: ...
+
+    @abstractmethod
+    def store(self, client: Any, config: Mapping[str, Any], value: str, where: str) -> None:
+        """Write ``value`` to the entry ``config`` names; a TargetError (never SDK text) if it fails."""
+
+    @abstractmethod
+    def fetch(self, client: Any, name: str, where: str) -> tuple[str, str | None] | None:
+        """The entry's hash and value (value None when not reusable, e.g. binary); None if absent."""
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
         return f"{target.provider}/{target.kind}/{target.config.get('name')}"
@@ -131,3 +151,25 @@ class NamedByConfig:
 
     def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
         return (self.type, target.provider, str(target.config.get("name")))
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        if not items:
+            return {}
+        target = items[0][0].target
+        where = checked_group(self.validate, [target], self.location(target, ctx))
+        config = same_config([p for p, _ in items], self.agreed, where)
+        (value,) = collect(items, lambda p: str(config["name"]), where).values()
+        self.store(aws_client(self.service, target, ctx, self.type), config, value, where)
+        return {p.key: sha256_text(value) for p, _ in items}
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        if not items:
+            return {}
+        target = items[0].target
+        where = checked_group(self.validate, [target], self.location(target, ctx))
+        name = str(target.config["name"])
+        fetched = self.fetch(aws_client(self.service, target, ctx, self.type), name, where)
+        if fetched is None:
+            return {p.key: ReadBack(False, None, name) for p in items}
+        stored_hash, stored = fetched
+        return {p.key: ReadBack(True, stored_hash, name, stored) for p in items}

@@ -33,14 +33,13 @@ from secretsapi.service.targets.remote import (
     Provider,
     check_labels,
     check_text,
+    checked_group,
+    checked_provider,
     collect,
-    digest,
     load_sdk,
     local_path,
-    provider_of,
-    read_secret_file,
-    require_valid,
-    unreachable,
+    sdk_errors,
+    sdk_failure,
 )
 from secretsapi.service.util.hashing import sha256_text
 
@@ -109,16 +108,14 @@ class KubernetesSecretKind:
             return {}
         target = items[0][0].target
         namespace, name = _namespace(target), _name(target)
-        where = f"{target.provider}/{target.kind}/{namespace}/{name}"
-        for placement, _ in items:
-            require_valid(self.validate(placement.target, where))
+        where = checked_group(self.validate, [p.target for p, _ in items], f"{namespace}/{name}")
         values = collect(items, _data_key, where)
         metadata = {field: self._merged(items, field, where) for field in ("labels", "annotations")}
         data = {key: base64.b64encode(value.encode("utf-8")).decode("ascii") for key, value in values.items()}
         k8s = load_sdk("kubernetes.client", "kubernetes", self.type)
         api, timeout = self._api(target, ctx)
         patch = {"metadata": {k: v for k, v in metadata.items() if v}, "data": data}
-        try:
+        with sdk_errors(_error, where, "write"):
             try:
                 self._call(api.patch_namespaced_secret, name, namespace, patch, timeout=timeout)
             except Exception as exc:
@@ -135,10 +132,6 @@ class KubernetesSecretKind:
                     if getattr(created, "status", None) != 409:  # created meanwhile: patch it
                         raise
                     self._call(api.patch_namespaced_secret, name, namespace, patch, timeout=timeout)
-        except TargetError:
-            raise
-        except Exception as exc:
-            raise _error(exc, where, "write") from None
         return {p.key: sha256_text(values[_data_key(p)]) for p, _ in items}
 
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
@@ -146,9 +139,7 @@ class KubernetesSecretKind:
             return {}
         target = items[0].target
         namespace, name = _namespace(target), _name(target)
-        where = f"{target.provider}/{target.kind}/{namespace}/{name}"
-        for placement in items:
-            require_valid(self.validate(placement.target, where))
+        where = checked_group(self.validate, [p.target for p in items], f"{namespace}/{name}")
         api, timeout = self._api(target, ctx)
         try:
             secret = self._call(api.read_namespaced_secret, name, namespace, timeout=timeout)
@@ -202,16 +193,13 @@ class KubernetesSecretKind:
 
     def _api(self, target: TargetSpec, ctx: TargetContext) -> tuple[Any, float]:
         k8s = load_sdk("kubernetes.client", "kubernetes", self.type)
-        provider = provider_of(target, ctx)
-        if provider.auth_kind is not None and provider.auth_kind not in AUTH_KINDS:
-            raise TargetError(f"provider '{provider.alias}': auth kind '{provider.auth_kind}' is not "
-                              f"supported for Kubernetes (supported: {', '.join(AUTH_KINDS)})")
+        provider = checked_provider(target, ctx, AUTH_KINDS, "Kubernetes")
         timeout = provider.timeout
         host = provider.text("host", "server")
         if host:
             settings = self._direct(provider, ctx)
-            key = digest("host", host, settings, timeout)
-            return _clients.get(key, lambda: self._direct_client(k8s, host, settings)), timeout
+            return _clients.get(("host", host, settings, timeout),
+                                lambda: self._direct_client(k8s, host, settings)), timeout
         config = load_sdk("kubernetes.config", "kubernetes", self.type)
         given = provider.text("kubeconfig", "config_file")
         path = local_path(given, ctx) if given else os.environ.get("KUBECONFIG") or "~/.kube/config"
@@ -219,16 +207,14 @@ class KubernetesSecretKind:
         context = provider.text("context")
         if any(f.is_file() for f in files):
             stamps = [(str(f), f.stat().st_mtime_ns) for f in files if f.is_file()]
-            key = digest("kubeconfig", stamps, context, timeout)
-            return _clients.get(key, lambda: self._loaded_client(
+            return _clients.get(("kubeconfig", stamps, context, timeout), lambda: self._loaded_client(
                 k8s, lambda cfg: config.load_kube_config(
                     config_file=path, context=context, client_configuration=cfg, persist_config=False),
                 provider.alias)), timeout
         if given:
             raise TargetError(f"provider '{provider.alias}': kubeconfig '{given}' not found")
         if os.environ.get("KUBERNETES_SERVICE_HOST"):
-            key = digest("in-cluster", timeout)
-            return _clients.get(key, lambda: self._loaded_client(
+            return _clients.get(("in-cluster", timeout), lambda: self._loaded_client(
                 k8s, lambda cfg: config.load_incluster_config(client_configuration=cfg),
                 provider.alias)), timeout
         raise TargetError(f"provider '{provider.alias}': no Kubernetes configuration (set host and "
@@ -236,10 +222,7 @@ class KubernetesSecretKind:
 
     @staticmethod
     def _direct(provider: Provider, ctx: TargetContext) -> dict[str, Any]:
-        token = provider.text("token")
-        token_file = provider.text("token_file")
-        if token is None and token_file is not None:
-            token = read_secret_file(token_file, ctx, "token_file", provider.alias)
+        token = provider.token(ctx)
         verify = provider.settings.get("verify", True)
         if not isinstance(verify, bool):
             raise TargetError(f"provider '{provider.alias}': verify must be true or false")
@@ -290,4 +273,4 @@ def _error(exc: BaseException, where: str, operation: str) -> TargetError:
         if status == 409:
             return TargetError(f"{where}: changed by another writer during the {operation}; try again")
         return TargetError(f"{where}: {operation} failed (HTTP {status})")
-    return unreachable(where, exc) or TargetError(f"{where}: {operation} failed ({type(exc).__name__})")
+    return sdk_failure(exc, where, operation)

@@ -1,4 +1,4 @@
-"""Plumbing shared by the remote target kinds: provider settings, lazy SDKs, clients, errors.
+"""Plumbing shared by the remote target kinds: providers, lazy SDKs, clients, group checks, errors.
 
 Remote kinds never put a value, a credential or an SDK's own error text in a TargetError:
 SDK messages may echo request parameters (the value) or response bodies. Errors name the
@@ -15,7 +15,8 @@ import socket
 import ssl
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,14 @@ class Provider:
             return value
         return None
 
+    def token(self, ctx: TargetContext) -> str | None:
+        """``token``, else the content of ``token_file``; None when neither is set."""
+        token = self.text("token")
+        token_file = self.text("token_file")
+        if token is None and token_file is not None:
+            token = read_secret_file(token_file, ctx, "token_file", self.alias)
+        return token
+
 
 def provider_of(target: TargetSpec, ctx: TargetContext) -> Provider:
     """The provider a target names; an undeclared alias is a provider kind with no settings.
@@ -76,6 +85,18 @@ def provider_of(target: TargetSpec, ctx: TargetContext) -> Provider:
     return Provider(spec.alias, spec.kind, auth_kind if isinstance(auth_kind, str) else None, settings)
 
 
+def checked_provider(target: TargetSpec, ctx: TargetContext, auth_kinds: Sequence[str], family: str) -> Provider:
+    """The target's provider, if its auth kind (when it names one) is one of ``auth_kinds``.
+
+    ``family`` names the store in the error: ``AWS``, ``Vault``, ``Kubernetes``.
+    """
+    provider = provider_of(target, ctx)
+    if provider.auth_kind is not None and provider.auth_kind not in auth_kinds:
+        raise TargetError(f"provider '{provider.alias}': auth kind '{provider.auth_kind}' is not "
+                          f"supported for {family} (supported: {', '.join(auth_kinds)})")
+    return provider
+
+
 def load_sdk(module: str, package: str, type_: str) -> Any:
     """Import an optional SDK at use, so the engine imports (and file targets work) without it."""
     try:
@@ -86,9 +107,7 @@ def load_sdk(module: str, package: str, type_: str) -> Any:
 
 def read_secret_file(path_text: str, ctx: TargetContext, what: str, alias: str) -> str:
     """A token file's stripped content; relative paths are relative to the definition folder."""
-    path = Path(os.path.expanduser(path_text))
-    if not path.is_absolute():
-        path = ctx.base_dir / path
+    path = Path(local_path(path_text, ctx))
     try:
         return path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
@@ -114,6 +133,7 @@ class ClientCache:
 
     Creating clients is slow (boto3 loads service models), so one per distinct settings is
     kept for the process; different endpoints, credentials or timeouts get different clients.
+    The cache digests the settings itself, so no caller can keep a credential as a key.
     """
 
     def __init__(self, size: int = 32) -> None:
@@ -121,7 +141,9 @@ class ClientCache:
         self._items: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: str, factory: Callable[[], Any]) -> Any:
+    def get(self, settings: Sequence[Any], factory: Callable[[], Any]) -> Any:
+        """The client for ``settings`` (everything the client depends on), made once by ``factory``."""
+        key = digest(*settings)
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
@@ -172,6 +194,44 @@ def network_cause(exc: BaseException) -> str | None:
 def unreachable(where: str, exc: BaseException) -> TargetError | None:
     cause = network_cause(exc)
     return TargetError(f"{where}: cannot reach the endpoint ({cause})") if cause else None
+
+
+def sdk_failure(exc: BaseException, where: str, operation: str) -> TargetError:
+    """The last word on an SDK failure no kind recognised: its network cause, else its class."""
+    return unreachable(where, exc) or TargetError(f"{where}: {operation} failed ({type(exc).__name__})")
+
+
+@contextmanager
+def sdk_errors(translate: Callable[[BaseException, str, str], TargetError], where: str,
+               operation: str) -> Iterator[None]:
+    """Raise ``translate(exc, where, operation)`` for an SDK failure in the block, a TargetError as is.
+
+    ``from None``: the SDK's exception, whose text may quote the request, never rides along.
+    """
+    try:
+        yield
+    except TargetError:
+        raise
+    except Exception as exc:
+        raise translate(exc, where, operation) from None
+
+
+# -- groups ------------------------------------------------------------------------------------
+
+
+def checked_group(validate: Callable[[TargetSpec, str], list[str]], targets: Sequence[TargetSpec],
+                  location: str) -> str:
+    """``<provider>/<kind>/<location>``, a group's name in errors, once each of ``targets`` is valid.
+
+    A write or read checks its group's config with the kind's ``validate`` before any request,
+    so an invalid config never reaches the store. ``location`` names the group's store entry
+    (a parameter, a Vault path, a Secret), not one placement in it.
+    """
+    first = targets[0]
+    where = f"{first.provider}/{first.kind}/{location}"
+    for target in targets:
+        require_valid(validate(target, where))
+    return where
 
 
 def collect(items: Sequence[tuple[Placement, str]], store_key: Callable[[Placement], str],

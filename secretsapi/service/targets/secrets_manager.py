@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from secretsapi.service.definition.model import Placement, TargetSpec
-from secretsapi.service.targets.aws import NamedByConfig, aws_client, client_error, error_code
-from secretsapi.service.targets.base import ReadBack, TargetContext
-from secretsapi.service.targets.remote import check_text, collect, require_valid, same_config
+from secretsapi.service.definition.model import TargetSpec
+from secretsapi.service.targets.aws import NamedEntryKind, client_error, error_code
+from secretsapi.service.targets.remote import check_text
 from secretsapi.service.util.hashing import sha256_text
 
 
-class SecretsManagerKind(NamedByConfig):
+class SecretsManagerKind(NamedEntryKind):
     type = "aws/secrets_manager"
+    service = "secretsmanager"
+    agreed = ("description", "kms_key_id")
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -38,16 +39,8 @@ class SecretsManagerKind(NamedByConfig):
                 + check_text(config, "description", where)
                 + check_text(config, "kms_key_id", where))
 
-    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
-        if not items:
-            return {}
-        target = items[0][0].target
-        where = self.target_id(target, ctx)
-        require_valid(self.validate(target, where))
-        config = same_config([p for p, _ in items], ("description", "kms_key_id"), where)
+    def store(self, client: Any, config: Mapping[str, Any], value: str, where: str) -> None:
         name = str(config["name"])
-        (value,) = collect(items, lambda p: name, where).values()
-        client = aws_client("secretsmanager", target, ctx, self.type)
         create: dict[str, Any] = {"Name": name, "SecretString": value}
         if config.get("description"):
             create["Description"] = config["description"]
@@ -59,7 +52,6 @@ class SecretsManagerKind(NamedByConfig):
             if error_code(exc) != "ResourceExistsException":
                 raise client_error(exc, where, "create_secret") from None
             self._put(client, name, value, where)
-        return {p.key: sha256_text(value) for p, _ in items}
 
     @staticmethod
     def _put(client: Any, name: str, value: str, where: str) -> None:
@@ -74,24 +66,16 @@ class SecretsManagerKind(NamedByConfig):
         except Exception as exc:
             raise client_error(exc, where, operation) from None
 
-    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
-        if not items:
-            return {}
-        target = items[0].target
-        where = self.target_id(target, ctx)
-        require_valid(self.validate(target, where))
-        name = str(target.config["name"])
-        client = aws_client("secretsmanager", target, ctx, self.type)
+    def fetch(self, client: Any, name: str, where: str) -> tuple[str, str | None] | None:
         try:
             response = client.get_secret_value(SecretId=name)
         except Exception as exc:
             # InvalidRequestException: scheduled for deletion, which is gone for its readers.
             if error_code(exc) in ("ResourceNotFoundException", "InvalidRequestException"):
-                return {p.key: ReadBack(False, None, name) for p in items}
+                return None
             raise client_error(exc, where, "get_secret_value") from None
         stored = response.get("SecretString")
         if isinstance(stored, str):
-            return {p.key: ReadBack(True, sha256_text(stored), name, stored) for p in items}
+            return sha256_text(stored), stored
         # A binary secret: hashed as stored, never a value this service wrote or can reuse.
-        binary = response.get("SecretBinary") or b""
-        return {p.key: ReadBack(True, hashlib.sha256(binary).hexdigest(), name) for p in items}
+        return hashlib.sha256(response.get("SecretBinary") or b"").hexdigest(), None

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.aws import NamedByConfig, aws_client, client_error, error_code
-from secretsapi.service.targets.base import ReadBack, TargetContext
-from secretsapi.service.targets.remote import check_text, collect, require_valid, same_config
+from secretsapi.service.targets.aws import NamedEntryKind, client_error, error_code
+from secretsapi.service.targets.remote import check_text
 from secretsapi.service.util.hashing import sha256_text
 
 TYPES = ("SecureString", "String", "StringList")
 TIERS = ("Standard", "Advanced", "Intelligent-Tiering")
 
 
-class SsmParameterKind(NamedByConfig):
+class SsmParameterKind(NamedEntryKind):
     type = "aws/ssm_parameter"
+    service = "ssm"
+    agreed = ("type", "tier", "description", "kms_key_id", "overwrite")
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -52,15 +53,7 @@ class SsmParameterKind(NamedByConfig):
             problems.append(f"{where}: config.overwrite must be true or false")
         return problems
 
-    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
-        if not items:
-            return {}
-        target = items[0][0].target
-        where = self.target_id(target, ctx)
-        require_valid(self.validate(target, where))
-        config = same_config([p for p, _ in items],
-                             ("type", "tier", "description", "kms_key_id", "overwrite"), where)
-        (value,) = collect(items, lambda p: str(config["name"]), where).values()
+    def store(self, client: Any, config: Mapping[str, Any], value: str, where: str) -> None:
         request: dict[str, Any] = {
             "Name": config["name"], "Value": value, "Type": config.get("type") or "SecureString",
             "Tier": config.get("tier") or "Standard", "Overwrite": config.get("overwrite", True),
@@ -69,27 +62,18 @@ class SsmParameterKind(NamedByConfig):
             request["Description"] = config["description"]
         if config.get("kms_key_id") and request["Type"] == "SecureString":
             request["KeyId"] = config["kms_key_id"]
-        client = aws_client("ssm", target, ctx, self.type)
         try:
             client.put_parameter(**request)
         except Exception as exc:
             if error_code(exc) == "ParameterAlreadyExists":
                 raise TargetError(f"{where}: the parameter exists and config.overwrite is false") from None
             raise client_error(exc, where, "put_parameter") from None
-        return {p.key: sha256_text(value) for p, _ in items}
 
-    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
-        if not items:
-            return {}
-        target = items[0].target
-        where = self.target_id(target, ctx)
-        require_valid(self.validate(target, where))
-        name = str(target.config["name"])
-        client = aws_client("ssm", target, ctx, self.type)
+    def fetch(self, client: Any, name: str, where: str) -> tuple[str, str | None] | None:
         try:
             stored = client.get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"]
         except Exception as exc:
             if error_code(exc) == "ParameterNotFound":
-                return {p.key: ReadBack(False, None, name) for p in items}
+                return None
             raise client_error(exc, where, "get_parameter") from None
-        return {p.key: ReadBack(True, sha256_text(stored), name, stored) for p in items}
+        return sha256_text(stored), stored

@@ -25,15 +25,14 @@ from secretsapi.service.targets.base import ReadBack, TargetContext
 from secretsapi.service.targets.remote import (
     ClientCache,
     check_text,
+    checked_group,
+    checked_provider,
     collect,
-    digest,
     load_sdk,
     local_path,
-    provider_of,
-    read_secret_file,
-    require_valid,
     same_config,
-    unreachable,
+    sdk_errors,
+    sdk_failure,
 )
 from secretsapi.service.util.hashing import sha256_text, sha256_value
 
@@ -98,15 +97,12 @@ class VaultKvKind:
         if not items:
             return {}
         target = items[0][0].target
-        where = f"{target.provider}/{target.kind}/{_mount(target)}/{_path(target)}"
-        for placement, _ in items:
-            require_valid(self.validate(placement.target, where))
+        mount, path = _mount(target), _path(target)
+        where = checked_group(self.validate, [p.target for p, _ in items], f"{mount}/{path}")
         version = same_config([p for p, _ in items], ("version",), where).get("version", 2)
         values = collect(items, lambda p: _key(p.target), where)
-        client = self._client(target, ctx)
-        kv = client.secrets.kv
-        mount, path = _mount(target), _path(target)
-        try:
+        kv = self._client(target, ctx).secrets.kv
+        with sdk_errors(_error, where, "write"):
             if version == 1:
                 current, exists = self._read_v1(kv, mount, path)
                 if not exists or {**current, **values} != current:
@@ -117,30 +113,20 @@ class VaultKvKind:
                 if cas == 0 or {**current, **values} != current:
                     kv.v2.create_or_update_secret(path=path, secret={**current, **values}, cas=cas,
                                                   mount_point=mount)
-        except TargetError:
-            raise
-        except Exception as exc:
-            raise _error(exc, where, "write") from None
         return {p.key: sha256_text(values[_key(p.target)]) for p, _ in items}
 
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
         if not items:
             return {}
         target = items[0].target
-        where = f"{target.provider}/{target.kind}/{_mount(target)}/{_path(target)}"
-        for placement in items:
-            require_valid(self.validate(placement.target, where))
-        kv = self._client(target, ctx).secrets.kv
         mount, path = _mount(target), _path(target)
-        try:
+        where = checked_group(self.validate, [p.target for p in items], f"{mount}/{path}")
+        kv = self._client(target, ctx).secrets.kv
+        with sdk_errors(_error, where, "read"):
             if target.config.get("version", 2) == 1:
                 data, _ = self._read_v1(kv, mount, path)
             else:
                 data, _ = self._read_v2(kv, mount, path)
-        except TargetError:
-            raise
-        except Exception as exc:
-            raise _error(exc, where, "read") from None
         backs = {}
         for placement in items:
             location = self.location(placement.target, ctx)
@@ -157,18 +143,12 @@ class VaultKvKind:
 
     def _client(self, target: TargetSpec, ctx: TargetContext) -> Any:
         hvac = load_sdk("hvac", "hvac", self.type)
-        provider = provider_of(target, ctx)
-        if provider.auth_kind is not None and provider.auth_kind not in AUTH_KINDS:
-            raise TargetError(f"provider '{provider.alias}': auth kind '{provider.auth_kind}' is not "
-                              f"supported for Vault (supported: {', '.join(AUTH_KINDS)})")
+        provider = checked_provider(target, ctx, AUTH_KINDS, "Vault")
         address = provider.text("address", "url") or os.environ.get("VAULT_ADDR")
         if not address:
             raise TargetError(f"provider '{provider.alias}': no Vault address (set address in the "
                               "provider, or VAULT_ADDR)")
-        token = provider.text("token")
-        token_file = provider.text("token_file")
-        if token is None and token_file is not None:
-            token = read_secret_file(token_file, ctx, "token_file", provider.alias)
+        token = provider.token(ctx)
         if token is None:
             token = hvac.utils.get_token_from_env()  # VAULT_TOKEN, then ~/.vault-token
         if not token:
@@ -177,9 +157,8 @@ class VaultKvKind:
         namespace = provider.text("namespace") or os.environ.get("VAULT_NAMESPACE") or None
         verify = _verify(provider.settings.get("verify"), ctx, provider.alias)
         timeout = provider.timeout
-        key = digest(address, token, namespace, verify, timeout)
-        return _clients.get(key, lambda: hvac.Client(url=address, token=token, namespace=namespace,
-                                                      verify=verify, timeout=timeout))
+        return _clients.get((address, token, namespace, verify, timeout), lambda: hvac.Client(
+            url=address, token=token, namespace=namespace, verify=verify, timeout=timeout))
 
     @staticmethod
     def _read_v2(kv: Any, mount: str, path: str) -> tuple[dict[str, Any], int]:
@@ -245,4 +224,4 @@ def _error(exc: BaseException, where: str, operation: str) -> TargetError:
     if name in ("RateLimitExceeded", "InternalServerError", "BadGateway", "VaultNotInitialized",
                 "UnexpectedError", "PreconditionFailed", "UnsupportedOperation"):
         return TargetError(f"{where}: {operation} failed ({name})")
-    return unreachable(where, exc) or TargetError(f"{where}: {operation} failed ({name})")
+    return sdk_failure(exc, where, operation)
