@@ -24,6 +24,21 @@ def clean_env(tmp_path: Path, **given: str) -> dict[str, str]:
     return {**env, "SERVICE_DATA_DIR": str(tmp_path / "data"), **given}
 
 
+def serve_until_healthy(args: list[str], env: dict[str, str], port: int) -> tuple[str, int | None]:
+    """Run ``manage.py serve`` until /health answers, then stop it with SIGTERM: (output, exit code)."""
+    proc = subprocess.Popen([sys.executable, "manage.py", "serve", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health")
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    return output, proc.returncode
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
     port = free_port()
@@ -68,17 +83,7 @@ def test_serve_warns_loudly_in_insecure_mode(tmp_path: Path) -> None:
     env = {**os.environ, "SERVICE_DATA_DIR": str(tmp_path), "SERVICE_CONFIG": str(tmp_path / "none.yml")}
     env.pop("SERVICE_API_KEY", None)
     env.pop("DATABASE_URL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "1"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        wait_for(f"http://127.0.0.1:{port}/health")
-        proc.send_signal(signal.SIGTERM)
-        output, _ = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    output, _ = serve_until_healthy(["--port", str(port), "--workers", "1"], env, port)
     assert "INSECURE MODE" in output
 
 
@@ -135,15 +140,6 @@ def test_serve_without_options_binds_where_the_settings_say(tmp_path: Path) -> N
     port = free_port()
     env = clean_env(tmp_path, SERVICE_PORT=str(port), SERVICE_WORKERS="1", SERVICE_API_KEY="serve-test-key",
                     SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
-    proc = subprocess.Popen([sys.executable, "manage.py", "serve"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        wait_for(f"http://127.0.0.1:{port}/health")
-        proc.send_signal(signal.SIGTERM)
-        output, _ = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
+    output, returncode = serve_until_healthy([], env, port)
     assert f"Serving on http://127.0.0.1:{port} (1 workers)" in output
-    assert proc.returncode == 0
+    assert returncode == 0
