@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.model import Definition, SecretDef
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined
 from secretsapi.service.results import SecretStatus, SecretSummary
 from secretsapi.service.state.lockfile import LockEntry
@@ -28,10 +28,18 @@ def list_secrets(ws: Workspace) -> Sequence[SecretSummary]:
 
 
 def _summarize(definition: Definition) -> tuple[SecretSummary, ...]:
-    return tuple(
-        SecretSummary(s.name, s.kind, s.rotation_period, s.target_types, s.one_time, s.description)
-        for s in definition.secrets
-    )
+    return tuple(summary(s) for s in definition.secrets)
+
+
+def summary(secret: SecretDef) -> SecretSummary:
+    return SecretSummary(secret.name, secret.kind, secret.rotation_period, declared_targets(secret),
+                         secret.one_time, secret.description)
+
+
+def declared_targets(secret: SecretDef) -> list[str]:
+    """SecretZero's listing (``secretzero list``, ``show``): ``<provider>/<kind>`` as written, one per
+    entry of the secret's own ``targets:``, in order, repeats included (a template's are not)."""
+    return [f"{t.provider}/{t.kind}" for t in secret.targets]
 
 
 def secret_status(ws: Workspace, name: str) -> SecretStatus:

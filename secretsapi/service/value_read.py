@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from secretsapi.service.definition.model import Unit
-from secretsapi.service.results import RevealedSecret, SecretSummary
+from secretsapi.service.results import RevealedSecret
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.readback import read_back
-from secretsapi.service.status import secret_status
+from secretsapi.service.status import secret_status, summary
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.workspace import Workspace
 
@@ -31,15 +31,13 @@ def read_value(ws: Workspace, name: str) -> RevealedSecret:
     for unit in secret.units:
         entry = doc.entry(unit.lock_key)
         values[unit.lock_key] = _read(unit, entry.hash if entry else None, ctx)
-    summary = SecretSummary(secret.name, secret.kind, secret.rotation_period, secret.target_types,
-                            secret.one_time, secret.description)
     value: Any
     if secret.template is None:
         value = values[secret.name].value
     else:
         value = {key.split(".", 1)[1]: found.value for key, found in values.items()}
     return RevealedSecret(
-        definition=summary,
+        definition=summary(secret),
         status=secret_status(ws, name),
         value=value,
         verified=all(v.verified for v in values.values()),

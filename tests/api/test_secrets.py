@@ -8,7 +8,7 @@ from audit.models import AuditEntry
 from tests.factories import Project, definition, file_secret
 
 
-def test_list_gives_each_secret_with_kind_period_and_target_types(authed_api: APIClient, project: Project) -> None:
+def test_list_gives_each_secret_with_kind_period_and_targets(authed_api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("db", rotation_period="90d"), file_secret("tok", kind="uuid")))
     body = authed_api.get("/secrets").json()
     assert body["count"] == 2
@@ -16,6 +16,40 @@ def test_list_gives_each_secret_with_kind_period_and_target_types(authed_api: AP
         {"name": "db", "kind": "random_password", "rotation_period": "90d", "targets": ["local/file"]},
         {"name": "tok", "kind": "uuid", "rotation_period": None, "targets": ["local/file"]},
     ]
+
+
+def test_list_names_every_declared_target_in_order_repeats_included(authed_api: APIClient, project: Project) -> None:
+    # SecretZero's listing: `<provider>/<kind>` as written, one per target, not a set of types.
+    db = file_secret("db")
+    db["targets"] += [
+        {"provider": "local", "kind": "file", "config": {"path": "out/b.json"}},
+        {"provider": "vault", "kind": "vault_kv", "config": {"path": "app/db"}},
+        {"provider": "local", "kind": "file", "config": {"path": "out/c.yaml"}},
+    ]
+    project.write(definition(db))
+    assert authed_api.get("/secrets").json()["secrets"][0]["targets"] == [
+        "local/file", "local/file", "vault/vault_kv", "local/file",
+    ]
+
+
+def test_list_names_a_target_by_the_provider_alias_as_written(authed_api: APIClient, project: Project) -> None:
+    tok = {"name": "tok", "kind": "random_string",
+           "targets": [{"provider": "secrets", "kind": "vault_kv", "config": {"path": "app/tok"}}]}
+    project.write(definition(tok, providers={"secrets": {"kind": "vault", "config": {"address": "http://vault"}}}))
+    assert authed_api.get("/secrets").json()["secrets"][0]["targets"] == ["secrets/vault_kv"]
+
+
+def test_list_gives_a_template_secret_its_own_targets_only(authed_api: APIClient, project: Project) -> None:
+    template = {
+        "fields": {"password": {"generator": {"kind": "random_password"},
+                                "targets": [{"provider": "local", "kind": "file", "config": {"path": "out/p.env"}}]}},
+        "targets": [{"provider": "local", "kind": "file", "config": {"path": "out/db.json"}}],
+    }
+    own = {"provider": "local", "kind": "file", "config": {"path": "out/own.yaml"}}
+    project.write(definition({"name": "db", "kind": "templates.creds", "targets": [own]},
+                             {"name": "bare", "kind": "templates.creds"}, templates={"creds": template}))
+    listed = {s["name"]: s["targets"] for s in authed_api.get("/secrets").json()["secrets"]}
+    assert listed == {"db": ["local/file"], "bare": []}
 
 
 def test_list_without_definition_file_is_404(authed_api: APIClient, project: Project) -> None:

@@ -11,7 +11,12 @@ class SecretEntrySerializer(serializers.Serializer):  # type: ignore[type-arg]
     name = serializers.CharField()
     kind = serializers.CharField(help_text="Generator kind, or `templates.<name>`.")
     rotation_period = serializers.CharField(allow_null=True, help_text="`<N>d|w|m|y`, or null.")
-    targets = serializers.ListField(child=serializers.CharField(), help_text="Target types, e.g. `local/file`.")
+    targets = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="`<provider>/<kind>` of each target the secret declares, in definition order, repeats "
+        "included (SecretZero's listing): two files give `local/file` twice; a template secret "
+        "lists its own `targets`, not the template's.",
+    )
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         # The fields above are the schema; a SecretSummary's values already have their types.
@@ -56,7 +61,9 @@ class SecretDefinitionSerializer(serializers.Serializer):  # type: ignore[type-a
     name = serializers.CharField()
     kind = serializers.CharField()
     rotation_period = serializers.CharField(allow_null=True)
-    targets = serializers.ListField(child=serializers.CharField())
+    targets = serializers.ListField(
+        child=serializers.CharField(), help_text="`<provider>/<kind>` per declared target, as in `GET /secrets`."
+    )
     one_time = serializers.BooleanField()
     description = serializers.CharField(allow_null=True)
 
