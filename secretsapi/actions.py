@@ -136,14 +136,14 @@ def _resource(secret_name: str | None) -> str:
 
 
 def list_secrets(ws: Workspace, *, actor: str | None) -> Sequence[SecretSummary]:
-    with audited("list_secrets", "secrets", actor) as facts:
+    with audited("list_secrets", "secrets", actor, {"var_files": list(ws.var_files)}) as facts:
         secrets = service.list_secrets(ws)
         facts["count"] = len(secrets)
     return secrets
 
 
 def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatus:
-    with audited("get_secret_status", f"secret:{name}", actor) as facts:
+    with audited("get_secret_status", f"secret:{name}", actor, {"var_files": list(ws.var_files)}) as facts:
         found = service.secret_status(ws, name)
         facts["exists"] = found.exists
     return found
@@ -161,7 +161,8 @@ def sync(
 
 
 def check_rotation(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> RotationCheckResult:
-    with audited("check_rotation", _resource(secret_name), actor, {"secret_name": secret_name}) as facts:
+    request = {"secret_name": secret_name, "var_files": list(ws.var_files)}
+    with audited("check_rotation", _resource(secret_name), actor, request) as facts:
         result = service.check_rotation(ws, secret_name=secret_name)
         facts.update(checked=result.secrets_checked, due=len(result.secrets_due), overdue=len(result.secrets_overdue))
     return result
@@ -170,7 +171,7 @@ def check_rotation(ws: Workspace, *, actor: str | None, secret_name: str | None 
 def execute_rotation(
     ws: Workspace, *, actor: str | None, secret_name: str | None = None, force: bool = False
 ) -> RotationResult:
-    request = {"secret_name": secret_name, "force": force}
+    request = {"secret_name": secret_name, "force": force, "var_files": list(ws.var_files)}
     with audited("execute_rotation", _resource(secret_name), actor, request, changes=True) as facts:
         result = service.execute_rotation(ws, secret_name=secret_name, force=force)
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
@@ -178,14 +179,16 @@ def execute_rotation(
 
 
 def check_policy(ws: Workspace, *, actor: str | None, fail_on_warning: bool = False) -> PolicyResult:
-    with audited("check_policy", "secrets", actor, {"fail_on_warning": fail_on_warning}) as facts:
+    request = {"fail_on_warning": fail_on_warning, "var_files": list(ws.var_files)}
+    with audited("check_policy", "secrets", actor, request) as facts:
         result = service.check_policies(ws, fail_on_warning=fail_on_warning)
         facts.update(compliant=result.compliant, errors=len(result.errors), warnings=len(result.warnings))
     return result
 
 
 def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> DriftResult:
-    with audited("check_drift", _resource(secret_name), actor, {"secret_name": secret_name}) as facts:
+    request = {"secret_name": secret_name, "var_files": list(ws.var_files)}
+    with audited("check_drift", _resource(secret_name), actor, request) as facts:
         result = service.detect_drift(ws, secret_name=secret_name)
         facts.update(has_drift=result.has_drift, secrets_with_drift=result.secrets_with_drift,
                      findings=len(result.details))
@@ -200,8 +203,9 @@ def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
 
 
 def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationReport:
-    with audited("validate_config", "config", actor, {"file": ws.definition_path.name}) as facts:
-        report = service.validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes)
+    request = {"file": ws.definition_path.name, "var_files": list(ws.var_files)}
+    with audited("validate_config", "config", actor, request) as facts:
+        report = service.validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes, var_files=ws.var_files)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
@@ -216,7 +220,7 @@ def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any]
 
 def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> RevealedSecret:
     """The value endpoint: off unless SERVICE_ALLOW_VALUE_READ=true and an API key is set."""
-    with audited("read_secret_value", f"secret:{name}", actor) as facts:
+    with audited("read_secret_value", f"secret:{name}", actor, {"var_files": list(ws.var_files)}) as facts:
         if not settings.SERVICE_ALLOW_VALUE_READ:
             raise ValueReadDisabled(
                 "Reading secret values is disabled; set SERVICE_ALLOW_VALUE_READ=true to enable it."

@@ -63,6 +63,17 @@ def definition(*secrets: dict[str, Any], **top: Any) -> dict[str, Any]:
     return {"version": "1.0", "secrets": list(secrets), **top}
 
 
+def env_secret(name: str, *, kind: str = "random_hex", fmt: str = "env", **fields: Any) -> dict[str, Any]:
+    """A secret whose file moves with the environment: ``out/{{ var.env }}.<fmt>``."""
+    return file_secret(name, f"out/{{{{ var.env }}}}.{fmt}", kind=kind, **fields)
+
+
+def environments(project: Project, *secrets: dict[str, Any], **top: Any) -> Project:
+    """``env`` is ``dev`` in the definition and ``prod`` in the var file ``prod.yml``."""
+    (project.root / "prod.yml").write_text("env: prod\n")
+    return project.write(definition(*secrets, variables={"env": "dev"}, **top))
+
+
 # -- definition files, loaded straight through the engine (the loader, checker and units tests)
 
 

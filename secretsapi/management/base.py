@@ -26,6 +26,12 @@ def cli_actor() -> str:
         return "cli:unknown"
 
 
+def add_var_file_option(parser: ArgumentParser) -> None:
+    """``--var-file``, repeatable, as ``sync`` takes it: the operation renders the definition with them."""
+    parser.add_argument("--var-file", action="append", default=[], dest="var_files",
+                        help="Variable file relative to the definition's folder (repeatable).")
+
+
 class EngineCommand(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--definition", type=Path, help="Definition file (default: SERVICE_CONFIG).")
@@ -35,8 +41,10 @@ class EngineCommand(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
 
     def workspace(self, options: dict[str, Any], var_files: list[str] | None = None) -> actions.Workspace:
+        """Commands that take ``--var-file`` (``add_var_file_option``) get theirs from ``options``."""
         return actions.workspace(
-            definition=options.get("definition"), lockfile=options.get("lockfile"), var_files=var_files or ()
+            definition=options.get("definition"), lockfile=options.get("lockfile"),
+            var_files=var_files or options.get("var_files") or (),
         )
 
     def execute(self, *args: Any, **options: Any) -> Any:

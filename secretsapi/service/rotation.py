@@ -4,29 +4,40 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
-from secretsapi.service.definition.model import SecretDef, Unit
-from secretsapi.service.errors import LockEntryCorrupted
+from secretsapi.service.definition.model import Definition, SecretDef, TargetSpec, Unit
+from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import OperationError, RotationCheckResult, RotationResult, RotationStatus
 from secretsapi.service.state import write_transaction
 from secretsapi.service.state.lockfile import LockDocument, parse_time
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.write_transaction import Plan
+from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.workspace import Workspace
 
 DEFAULT_WINDOW_DAYS = 7
 
 
 def check_rotation(ws: Workspace, *, secret_name: str | None = None) -> RotationCheckResult:
+    """Which secrets are due. A secret that a rotation would move (see ``move_problem``) keeps
+    its due state, and its status says why it cannot be rotated with these var files."""
     definition = ws.definition()
     doc = read_lockfile(ws.lockfile_path)
-    return _check(doc, definition.select(secret_name), ws)
+    return _check(doc, definition, definition.select(secret_name), ws)
 
 
-def _check(doc: LockDocument, secrets: tuple[SecretDef, ...], ws: Workspace) -> RotationCheckResult:
+def _check(
+    doc: LockDocument, definition: Definition, secrets: tuple[SecretDef, ...], ws: Workspace
+) -> RotationCheckResult:
     now = ws.now()
-    results = [rotation_status(doc, secret, now, ws.warning_days) for secret in secrets]
+    ctx = TargetContext.of(definition)
+    results = []
+    for secret in secrets:
+        status = rotation_status(doc, secret, now, ws.warning_days)
+        problem = move_problem(doc, secret, ctx, ws.var_files)
+        results.append(replace(status, status=f"{status.status}; {problem}") if problem else status)
     due = [r.name for r in results if r.should_rotate and r.status.startswith("due")]
     overdue = [r.name for r in results if r.should_rotate and r.status.startswith("overdue")]
     return RotationCheckResult(len(results), due, overdue, results)
@@ -68,17 +79,20 @@ def rotation_status(doc: LockDocument, secret: SecretDef, now: datetime, warning
 def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bool = False) -> RotationResult:
     """Rotate due secrets (all selected ones when forced).
 
-    A one-time secret is rotated only when it is named and forced (rule 3).
+    A one-time secret is rotated only when it is named and forced (rule 3). A rotation never
+    moves a secret: one whose recorded targets this rendering of the definition would not all
+    write fails, and nothing is written for it (``move_problem``).
     """
     definition = ws.definition()
     selected = definition.select(secret_name)
+    ctx = TargetContext.of(definition)
 
     def due(doc: LockDocument) -> Plan:
-        check = {r.name: r for r in _check(doc, selected, ws).results}
+        now = ws.now()
         work: list[tuple[SecretDef, Sequence[Unit]]] = []
         errors: list[OperationError] = []
         for secret in selected:
-            status = check[secret.name]
+            status = rotation_status(doc, secret, now, ws.warning_days)
             if status.status.startswith("lockfile entry is corrupted") or status.status == "not generated yet":
                 if secret_name is not None:
                     errors.append(OperationError(secret.name, None, f"cannot rotate: {status.status}"))
@@ -86,6 +100,10 @@ def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bo
             if secret.one_time and not (force and secret_name is not None):
                 continue
             if force or status.should_rotate:
+                problem = move_problem(doc, secret, ctx, ws.var_files)
+                if problem:
+                    errors.append(OperationError(secret.name, None, f"not rotated: {problem}"))
+                    continue
                 work.append((secret, secret.units))
         return Plan(work, [], errors)
 
@@ -94,6 +112,63 @@ def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bo
     rotated = outcome.stored if outcome else []
     errors = planned.errors + (outcome.errors if outcome else [])
     return RotationResult(rotated, failed, errors, _message(rotated, failed))
+
+
+def move_problem(doc: LockDocument, secret: SecretDef, ctx: TargetContext, var_files: Sequence[str]) -> str | None:
+    """Why rotating ``secret`` would move it, or None.
+
+    A rotation records only the targets it writes, so a target the lockfile records but this
+    rendering does not declare (the secret was synced with other var files, or the definition
+    lost the target) would keep the old value and drop out of the lockfile. Moving a secret
+    is a forced sync's job.
+    """
+    recorded: dict[str, None] = {}
+    rendered: dict[str, None] = {}
+    moves = False
+    for unit in secret.units:
+        try:
+            entry = doc.entry(unit.lock_key)
+        except LockEntryCorrupted:
+            return None  # reported as such by the status; a rotation skips it
+        if entry is None:
+            continue
+        ids = _declared_ids(unit, ctx)
+        # SecretZero's older, pathless file id stands for any file target of its provider.
+        accepted = {*ids, *(f"{p.target.provider}/file/" for p in unit.placements if p.target.kind == "file")}
+        moves = moves or any(tid not in accepted for tid in entry.targets)
+        recorded.update(dict.fromkeys(entry.targets))
+        rendered.update(dict.fromkeys(ids))
+    if not moves:
+        return None
+    given = f"var files [{', '.join(var_files)}]" if var_files else "no var files"
+    return (
+        f"rotating would move it: the lockfile records its targets [{', '.join(recorded)}], but the "
+        f"definition rendered with {given} has [{', '.join(rendered)}]; pass the var files it was synced "
+        "with (or move it with a forced sync)"
+    )
+
+
+def _declared_ids(unit: Unit, ctx: TargetContext) -> list[str]:
+    """The target ids a write of ``unit`` would record, in definition order."""
+    ids: list[str] = []
+    for placement in unit.placements:
+        target = placement.target
+        try:
+            ids.append(get_kind(target.type).target_id(target, ctx))
+        except TargetError:  # a kind this service cannot write: the id SecretZero records for it
+            ids.append(_secretzero_id(target))
+    return ids
+
+
+def _secretzero_id(target: TargetSpec) -> str:
+    """SecretZero's ``SyncEngine._build_target_id``."""
+    config = target.config
+    if target.kind == "file":
+        identifier = config.get("path", "")
+    else:
+        keys = ("target_id", "record_uid", "name", "path", "title")
+        identifier = next((config[k] for k in keys if config.get(k)), "")
+    return f"{target.provider}/{target.kind}/{identifier}"
 
 
 def _message(rotated: list[str], failed: list[str]) -> str:

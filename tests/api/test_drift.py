@@ -10,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.factories import Project, definition, file_secret
+from tests.factories import Project, definition, env_secret, environments, file_secret
 
 TARGET = "local/file/out/app.env"
 
@@ -222,6 +222,29 @@ def test_wrong_secret_name_type_is_422(authed_api: APIClient, project: Project) 
 def test_drift_check_without_key_is_401(api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("db")))
     assert api.post("/drift/check", {}, format="json").status_code == 401
+
+
+def test_drift_reads_the_targets_the_var_files_render(authed_api: APIClient, project: Project) -> None:
+    environments(project, env_secret("db"))
+    assert authed_api.post("/sync", {"var_files": ["prod.yml"]}, format="json").status_code == 200
+    assert check(authed_api, {"var_files": ["prod.yml"]})["has_drift"] is False
+    # Without them the definition says out/dev.env, which the lockfile does not record.
+    assert finding(check(authed_api), "db", "untracked_target")["details"]["target"] == "local/file/out/dev.env"
+
+
+@pytest.mark.parametrize("path", ["/drift/check", "/drift"])
+def test_drift_var_files_are_404_when_missing_and_400_outside_the_folder(
+    authed_api: APIClient, project: Project, path: str
+) -> None:
+    environments(project, env_secret("db"))
+    assert authed_api.post(path, {"var_files": ["nope.yml"]}, format="json").status_code == 404
+    assert authed_api.post(path, {"var_files": ["../prod.yml"]}, format="json").status_code == 400
+
+
+def test_drift_audit_row_records_the_var_files(authed_api: APIClient, project: Project) -> None:
+    environments(project, env_secret("db"))
+    check(authed_api, {"var_files": ["prod.yml"]})
+    assert AuditEntry.objects.get(action="check_drift").details["var_files"] == ["prod.yml"]
 
 
 def test_drift_check_is_audited(authed_api: APIClient, project: Project) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
@@ -255,6 +256,35 @@ def test_wrong_fail_on_warning_type_is_422(authed_api: APIClient, project: Proje
 def test_policy_check_without_key_is_401(api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("db")))
     assert api.post("/policy/check", {}, format="json").status_code == 401
+
+
+def period_by_environment(project: Project) -> None:
+    """A 30-day period in dev, 90 days in prod (``prod.yml``), under a 60-day max_age."""
+    project.write(definition(file_secret("db", rotation_period="{{ var.period }}"), variables={"period": "30d"},
+                             policies={"age": {"kind": "rotation", "max_age": "60d"}}))
+    (project.root / "prod.yml").write_text("period: 90d\n")
+
+
+def test_policies_are_checked_on_the_definition_the_var_files_render(authed_api: APIClient, project: Project) -> None:
+    period_by_environment(project)
+    assert violations(check(authed_api), "age", "db") == []
+    (item,) = violations(check(authed_api, {"var_files": ["prod.yml"]}), "age", "db")
+    assert item["message"] == "rotation_period 90d exceeds max_age 60d"
+
+
+@pytest.mark.parametrize("path", ["/policy/check", "/policy"])
+def test_policy_var_files_are_404_when_missing_and_400_outside_the_folder(
+    authed_api: APIClient, project: Project, path: str
+) -> None:
+    period_by_environment(project)
+    assert authed_api.post(path, {"var_files": ["nope.yml"]}, format="json").status_code == 404
+    assert authed_api.post(path, {"var_files": ["../prod.yml"]}, format="json").status_code == 400
+
+
+def test_policy_audit_row_records_the_var_files(authed_api: APIClient, project: Project) -> None:
+    period_by_environment(project)
+    check(authed_api, {"var_files": ["prod.yml"]})
+    assert AuditEntry.objects.get(action="check_policy").details["var_files"] == ["prod.yml"]
 
 
 def test_policy_check_is_audited(authed_api: APIClient, project: Project) -> None:

@@ -6,10 +6,11 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.factories import Project, definition, file_secret
+from tests.factories import Project, definition, env_secret, environments, file_secret
 
 
 def sha(text: str) -> str:
@@ -306,6 +307,64 @@ def test_rotation_endpoints_without_key_are_401(api: APIClient, project: Project
         assert response.status_code == 401, path
         assert "WWW-Authenticate" in response.headers, path
     assert not project.lockfile.exists()
+
+
+# -- var files: a rotation renders the definition with them and never moves a secret --------
+
+
+def synced_in_prod(client: APIClient, project: Project) -> Project:
+    environments(project, env_secret("db", rotation_period="30d"))
+    response = client.post("/sync", {"var_files": ["prod.yml"]}, format="json")
+    assert response.json()["secrets_generated"] == ["db"], response.content
+    return project
+
+
+def test_rotation_execute_writes_the_targets_the_var_files_render(authed_api: APIClient, project: Project) -> None:
+    synced_in_prod(authed_api, project)
+    body = execute(authed_api, {"force": True, "var_files": ["prod.yml"]})
+    assert body["rotated"] == ["db"]
+    assert project.lock()["secrets"]["db"]["rotation_count"] == 1
+    assert list(project.lock()["secrets"]["db"]["targets"]) == ["local/file/out/prod.env"]
+
+
+def test_a_rotation_without_the_var_files_it_was_synced_with_fails_that_secret(
+    authed_api: APIClient, project: Project
+) -> None:
+    synced_in_prod(authed_api, project)
+    body = execute(authed_api, {"force": True})
+    assert (body["rotated"], body["failed"]) == ([], ["db"])
+    message = body["errors"][0]["message"]
+    assert "[local/file/out/prod.env]" in message and "[local/file/out/dev.env]" in message
+    assert "pass the var files it was synced with (or move it with a forced sync)" in message
+    assert not (project.root / "out/dev.env").exists()
+    assert project.lock()["secrets"]["db"]["rotation_count"] == 0
+
+
+def test_rotation_check_says_when_these_var_files_cannot_rotate_a_secret(
+    authed_api: APIClient, project: Project
+) -> None:
+    synced_in_prod(authed_api, project).backdate("db", 40)
+    item = result_for(check(authed_api), "db")
+    assert item["should_rotate"] is True
+    assert item["status"].startswith("overdue by 10 days; rotating would move it: ")
+    assert result_for(check(authed_api, {"var_files": ["prod.yml"]}), "db")["status"] == "overdue by 10 days"
+
+
+@pytest.mark.parametrize("path", ["/rotation/check", "/rotation/execute"])
+def test_rotation_var_files_are_404_when_missing_and_400_outside_the_folder(
+    authed_api: APIClient, project: Project, path: str
+) -> None:
+    synced_in_prod(authed_api, project)
+    assert authed_api.post(path, {"var_files": ["nope.yml"]}, format="json").status_code == 404
+    assert authed_api.post(path, {"var_files": ["../prod.yml"]}, format="json").status_code == 400
+
+
+def test_rotation_audit_rows_record_the_var_files(authed_api: APIClient, project: Project) -> None:
+    synced_in_prod(authed_api, project)
+    check(authed_api, {"var_files": ["prod.yml"]})
+    execute(authed_api, {"var_files": ["prod.yml"]})
+    for action in ("check_rotation", "execute_rotation"):
+        assert AuditEntry.objects.get(action=action).details["var_files"] == ["prod.yml"]
 
 
 # -- audit -----------------------------------------------------------------------------------

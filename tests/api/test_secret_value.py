@@ -12,7 +12,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.factories import Project, definition, file_secret
+from tests.factories import Project, definition, env_secret, environments, file_secret
 
 
 @pytest.fixture
@@ -84,6 +84,22 @@ def test_a_value_changed_behind_our_back_is_reported_not_hidden(
     assert body["value"] == "tampered"
     assert body["verified"] is False
     assert "differs from the lockfile" in body["messages"][0]
+
+
+def test_a_value_read_renders_the_definition_with_the_var_files_given(
+    authed_api: APIClient, project: Project, enabled: None
+) -> None:
+    environments(project, env_secret("db", fmt="json"))
+    authed_api.post("/sync", {"var_files": ["prod.yml"]}, format="json")
+    assert authed_api.get("/secrets/db").json()["verified"] is False  # out/dev.json: never written
+    body = authed_api.get("/secrets/db?var_files=prod.yml").json()
+    assert (body["verified"], body["sources"]) == (True, {"db": "local/file/out/prod.json"})
+    rows = AuditEntry.objects.filter(action="read_secret_value").order_by("id")
+    assert [row.details["var_files"] for row in rows] == [[], ["prod.yml"]]
+
+
+def test_a_value_read_with_a_missing_var_file_is_404(authed_api: APIClient, synced: Project, enabled: None) -> None:
+    assert authed_api.get("/secrets/db?var_files=nope.yml").status_code == 404
 
 
 def test_unknown_secret_is_404(authed_api: APIClient, synced: Project, enabled: None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.factories import Project, definition, file_secret
+from tests.factories import Project, definition, env_secret, environments, file_secret
 
 
 def test_list_gives_each_secret_with_kind_period_and_targets(authed_api: APIClient, project: Project) -> None:
@@ -76,7 +76,7 @@ def test_list_is_audited(authed_api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("db")))
     authed_api.get("/secrets")
     row = AuditEntry.objects.get(action="list_secrets")
-    assert (row.resource, row.success, row.details) == ("secrets", True, {"count": 1})
+    assert (row.resource, row.success, row.details) == ("secrets", True, {"var_files": [], "count": 1})
 
 
 def test_status_before_sync_carries_only_name_and_exists(authed_api: APIClient, project: Project) -> None:
@@ -121,7 +121,7 @@ def test_status_is_audited_per_secret(authed_api: APIClient, project: Project) -
     project.write(definition(file_secret("db")))
     authed_api.get("/secrets/db/status")
     row = AuditEntry.objects.get(action="get_secret_status")
-    assert (row.resource, row.details) == ("secret:db", {"exists": False})
+    assert (row.resource, row.details) == ("secret:db", {"var_files": [], "exists": False})
 
 
 def test_template_secret_exists_when_all_fields_exist(authed_api: APIClient, project: Project) -> None:
@@ -158,3 +158,34 @@ def test_an_edited_definition_changes_the_status_lookup(authed_api: APIClient, p
     project.write(definition(file_secret("alpha", path="out/other.env")))
     assert authed_api.post("/sync", {"force": True}, format="json").json()["secrets_generated"] == ["alpha"]
     assert authed_api.get("/secrets/alpha/status").json()["targets"] == ["local/file/out/other.env"]
+
+
+# -- var_files, a repeated query parameter -------------------------------------------------
+
+
+def test_list_renders_the_definition_with_the_var_files_given(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", rotation_period="{{ var.period }}"), variables={"period": "30d"}))
+    (project.root / "prod.yml").write_text("period: 90d\n")
+    assert authed_api.get("/secrets").json()["secrets"][0]["rotation_period"] == "30d"
+    assert authed_api.get("/secrets?var_files=prod.yml").json()["secrets"][0]["rotation_period"] == "90d"
+
+
+def test_status_takes_var_files_in_order_and_audits_them(authed_api: APIClient, project: Project) -> None:
+    environments(project, env_secret("db"))
+    (project.root / "eu.yml").write_text("region: eu\n")
+    authed_api.post("/sync", {"var_files": ["prod.yml"]}, format="json")
+    body = authed_api.get("/secrets/db/status?var_files=prod.yml&var_files=eu.yml").json()
+    assert body["targets"] == ["local/file/out/prod.env"]
+    row = AuditEntry.objects.get(action="get_secret_status")
+    assert row.details["var_files"] == ["prod.yml", "eu.yml"]
+
+
+def test_status_var_files_are_404_when_missing_400_outside_the_folder_422_when_too_many(
+    authed_api: APIClient, project: Project
+) -> None:
+    environments(project, env_secret("db"))
+    assert authed_api.get("/secrets/db/status?var_files=nope.yml").status_code == 404
+    assert authed_api.get("/secrets/db/status?var_files=../prod.yml").status_code == 400
+    too_many = "&".join(["var_files=prod.yml"] * 65)
+    response = authed_api.get(f"/secrets/db/status?{too_many}")
+    assert response.status_code == 422 and "var_files" in response.json()["detail"]

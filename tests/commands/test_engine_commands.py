@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from audit.models import AuditEntry
-from tests.factories import Project, definition, file_secret
+from tests.factories import Project, definition, env_secret, environments, file_secret
 
 pytestmark = pytest.mark.django_db
 
@@ -118,3 +118,67 @@ def test_validate_exits_2_on_an_invalid_definition(proj: Project) -> None:
 
 def test_missing_definition_exits_1(project: Project) -> None:
     assert run("sync")[0] == 1
+
+
+# -- --var-file on every command that renders the definition ---------------------------------
+
+
+@pytest.fixture
+def prod(project: Project) -> Project:
+    """One secret synced to out/prod.env with ``--var-file prod.yml``."""
+    environments(project, env_secret("db", rotation_period="30d"))
+    assert run("sync", "--var-file", "prod.yml")[0] == 0
+    return project
+
+
+def test_drift_takes_the_var_files_it_was_synced_with(prod: Project) -> None:
+    assert run("drift", "--var-file", "prod.yml")[0] == 0
+    code, out = run("drift")
+    assert code == 2 and "untracked_target: local/file/out/dev.env" in out
+
+
+def test_rotate_takes_var_files_and_never_moves_a_secret(prod: Project) -> None:
+    code, out = run("rotate", "--force")
+    assert code == 1 and "pass the var files it was synced with" in out
+    assert not (prod.root / "out/dev.env").exists()
+    assert run("rotate", "--force", "--var-file", "prod.yml")[0] == 0
+    assert prod.lock()["secrets"]["db"]["rotation_count"] == 1
+
+
+def test_rotate_check_reports_a_secret_these_var_files_cannot_rotate(prod: Project) -> None:
+    prod.backdate("db", 40)
+    code, out = run("rotate")
+    assert code == 2 and "overdue by 10 days; rotating would move it" in out
+    code, out = run("rotate", "--var-file", "prod.yml")
+    assert code == 2 and "rotating would move it" not in out
+
+
+def test_status_takes_var_files(prod: Project) -> None:
+    code, out = run("status", "db", "--json", "--var-file", "prod.yml")
+    assert code == 0 and json.loads(out)["targets"] == ["local/file/out/prod.env"]
+    assert run("status", "--var-file", "nope.yml")[0] == 1
+
+
+def test_policy_takes_var_files(project: Project) -> None:
+    project.write(definition(file_secret("db", rotation_period="{{ var.period }}"), variables={"period": "30d"},
+                             policies={"age": {"kind": "rotation", "max_age": "60d"}}))
+    (project.root / "prod.yml").write_text("period: 90d\n")
+    assert run("policy")[0] == 0
+    code, out = run("policy", "--var-file", "prod.yml")
+    assert code == 2 and "exceeds max_age 60d" in out
+
+
+def test_validate_checks_the_definition_with_the_var_files(project: Project) -> None:
+    project.write(definition(file_secret("db", rotation_period="{{ var.period }}"), variables={"period": "30d"}))
+    (project.root / "bad.yml").write_text("period: 9q\n")
+    assert run("validate")[0] == 0
+    code, out = run("validate", "--var-file", "bad.yml")
+    assert code == 2 and "rotation_period" in out
+    assert run("validate", "--var-file", "../outside.yml")[0] == 1
+
+
+def test_every_command_audits_its_var_files(prod: Project) -> None:
+    for command in ("drift", "policy", "validate", "rotate"):
+        run(command, "--var-file", "prod.yml")
+    for action in ("check_drift", "check_policy", "validate_config", "check_rotation"):
+        assert AuditEntry.objects.get(action=action).details["var_files"] == ["prod.yml"], action

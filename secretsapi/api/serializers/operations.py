@@ -12,14 +12,17 @@ def secret_name_field(help_text: str) -> serializers.CharField:
     return serializers.CharField(max_length=255, allow_null=True, required=False, default=None, help_text=help_text)
 
 
+VAR_FILES_HELP = (
+    "Variable files (YAML mappings) merged over `variables`, later files win; paths relative to the "
+    "definition file's folder, which they may not leave. Give the ones the secrets were synced with."
+)
+
+
 class VarFilesField(serializers.ListField):
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(
-            child=serializers.CharField(max_length=4096), max_length=64, required=False, default=list,
-            help_text="Variable files (YAML mappings) merged over `variables`, later files win; "
-            "paths relative to the definition file's folder, which they may not leave.",
-            **kwargs,
-        )
+        options: dict[str, Any] = {"child": serializers.CharField(max_length=4096), "max_length": 64,
+                                   "required": False, "default": list, "help_text": VAR_FILES_HELP}
+        super().__init__(**{**options, **kwargs})
 
 
 class SyncRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -48,12 +51,17 @@ class SyncResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
 class RotationCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
     secret_name = secret_name_field("Check only this secret.")
     dry_run = serializers.BooleanField(default=True, help_text="Accepted and ignored: a check changes nothing.")
+    var_files = VarFilesField()
 
 
 class RotationStatusSerializer(serializers.Serializer):  # type: ignore[type-arg]
     name = serializers.CharField()
     should_rotate = serializers.BooleanField()
-    status = serializers.CharField(help_text="`up to date`, `due in N days` or `overdue by N days`.")
+    status = serializers.CharField(
+        help_text="`up to date`, `due in N days` or `overdue by N days`; followed by `; rotating would move "
+        "it: ...` when the lockfile records targets that the definition rendered with these `var_files` "
+        "does not have (a rotation then fails the secret)."
+    )
     due_at = serializers.CharField(allow_null=True, help_text="When rotation falls due (ISO 8601).")
 
 
@@ -67,6 +75,7 @@ class RotationCheckResultSerializer(serializers.Serializer):  # type: ignore[typ
 class RotationExecuteRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
     secret_name = secret_name_field("Rotate only this secret.")
     force = serializers.BooleanField(default=False, help_text="Rotate even if not due.")
+    var_files = VarFilesField()
 
 
 class RotationExecuteResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -80,6 +89,7 @@ class PolicyCheckRequestSerializer(serializers.Serializer):  # type: ignore[type
     fail_on_warning = serializers.BooleanField(
         default=False, help_text="Treat warnings as failures: `compliant` is false when there are any."
     )
+    var_files = VarFilesField()
 
 
 class PolicyItemSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -98,6 +108,7 @@ class PolicyResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 class DriftCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
     secret_name = secret_name_field("Check only this secret.")
+    var_files = VarFilesField()
 
 
 class DriftItemSerializer(serializers.Serializer):  # type: ignore[type-arg]

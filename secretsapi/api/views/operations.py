@@ -36,8 +36,9 @@ class RotationCheckView(APIView):
     def post(self, request: Request) -> Response:
         body = s.RotationCheckRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        q = body.validated_data
         result = actions.check_rotation(
-            actions.workspace(), actor=actor(request), secret_name=body.validated_data["secret_name"]
+            actions.workspace(var_files=q["var_files"]), actor=actor(request), secret_name=q["secret_name"]
         )
         return Response(s.RotationCheckResultSerializer(result).data)
 
@@ -51,7 +52,8 @@ class RotationExecuteView(APIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.execute_rotation(
-            actions.workspace(), actor=actor(request), secret_name=q["secret_name"], force=q["force"]
+            actions.workspace(var_files=q["var_files"]), actor=actor(request),
+            secret_name=q["secret_name"], force=q["force"],
         )
         return Response(s.RotationExecuteResultSerializer(result).data)
 
@@ -62,9 +64,9 @@ class PolicyCheckView(APIView):
     def post(self, request: Request) -> Response:
         body = s.PolicyCheckRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        q = body.validated_data
         result = actions.check_policy(
-            actions.workspace(), actor=actor(request),
-            fail_on_warning=body.validated_data["fail_on_warning"],
+            actions.workspace(var_files=q["var_files"]), actor=actor(request), fail_on_warning=q["fail_on_warning"]
         )
         return Response(s.PolicyResultSerializer(result).data)
 
@@ -75,8 +77,9 @@ class DriftCheckView(APIView):
     def post(self, request: Request) -> Response:
         body = s.DriftCheckRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        q = body.validated_data
         result = actions.check_drift(
-            actions.workspace(), actor=actor(request), secret_name=body.validated_data["secret_name"]
+            actions.workspace(var_files=q["var_files"]), actor=actor(request), secret_name=q["secret_name"]
         )
         return Response(s.DriftResultSerializer(result).data)
 

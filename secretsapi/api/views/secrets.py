@@ -20,6 +20,7 @@ from secretsapi.api.serializers.secrets import (
     SecretListSerializer,
     SecretStatusSerializer,
     SecretValueSerializer,
+    VarFilesQuerySerializer,
 )
 from secretsapi.service.results import SecretSummary
 
@@ -33,22 +34,36 @@ def _render(secrets: Sequence[SecretSummary]) -> bytes:
     return body
 
 
+def _var_files(request: Request) -> list[str]:
+    # Most reads name no var file: the hot status read then skips the serializer.
+    if "var_files" not in request.query_params:
+        return []
+    query = VarFilesQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    var_files: list[str] = query.validated_data["var_files"]
+    return var_files
+
+
 class SecretListView(APIView):
-    @extend_schema(responses={200: SecretListSerializer, **errors(401, 404, 500)}, tags=["secrets"],
+    @extend_schema(parameters=[VarFilesQuerySerializer],
+                   responses={200: SecretListSerializer, **errors(400, 401, 404, 422, 500)}, tags=["secrets"],
                    operation_id="secrets_list")
     def get(self, request: Request) -> HttpResponse:
-        secrets = actions.list_secrets(actions.workspace(), actor=actor(request))
+        secrets = actions.list_secrets(actions.workspace(var_files=_var_files(request)), actor=actor(request))
         return HttpResponse(_rendered.get(secrets, _render), content_type="application/json")
 
 
 class SecretStatusView(APIView):
     @extend_schema(
-        responses={200: SecretStatusSerializer, **errors(401, 500)},
+        parameters=[VarFilesQuerySerializer],
+        responses={200: SecretStatusSerializer, **errors(400, 401, 404, 422, 500)},
         tags=["secrets"],
-        description="An unknown or not yet generated secret is 200 with `exists: false`, never 404.",
+        description="An unknown or not yet generated secret is 200 with `exists: false`, never 404 "
+        "(404 is a `var_files` entry that does not exist).",
     )
     def get(self, request: Request, secret_name: str) -> HttpResponse:
-        status = actions.secret_status(actions.workspace(), secret_name, actor=actor(request))
+        ws = actions.workspace(var_files=_var_files(request))
+        status = actions.secret_status(ws, secret_name, actor=actor(request))
         # Rendered here like the list: a DRF Response's template machinery was a tenth of
         # this endpoint's time, for the same bytes.
         body: bytes = JSONRenderer().render(SecretStatusSerializer(status).data)
@@ -57,7 +72,8 @@ class SecretStatusView(APIView):
 
 class SecretValueView(APIView):
     @extend_schema(
-        responses={200: SecretValueSerializer, **errors(401, 403, 404, 500)},
+        parameters=[VarFilesQuerySerializer],
+        responses={200: SecretValueSerializer, **errors(400, 401, 403, 404, 422, 500)},
         operation_id="secret_value_retrieve",
         tags=["secrets"],
         description="The secret's definition, status and value, read back from its first readable "
@@ -66,7 +82,7 @@ class SecretValueView(APIView):
         "the response is never cached.",
     )
     def get(self, request: Request, name: str) -> Response:
-        revealed = actions.reveal_secret(actions.workspace(), name, actor=actor(request))
+        revealed = actions.reveal_secret(actions.workspace(var_files=_var_files(request)), name, actor=actor(request))
         response = Response(SecretValueSerializer(revealed).data)
         response["Cache-Control"] = "no-store"
         return response

@@ -6,7 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
-from secretsapi.management.base import EngineCommand, cli_actor
+from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
 
 class Command(EngineCommand):
@@ -14,6 +14,7 @@ class Command(EngineCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         super().add_arguments(parser)
+        add_var_file_option(parser)
         parser.add_argument("--fail-on-warning", action="store_true", help="Warnings make it non-compliant.")
 
     def handle(self, *args: Any, **options: Any) -> None:
