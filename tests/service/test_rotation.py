@@ -121,6 +121,22 @@ def test_a_recorded_target_of_a_kind_this_service_cannot_write_is_not_a_move(tmp
     assert [e.target for e in result.errors] == ["github/github_secret"]
 
 
+def test_a_template_secret_fails_when_its_fields_would_move(tmp_path: Path) -> None:
+    path = tmp_path / "Secretfile.yml"
+    template = {"fields": {"user": {"generator": {"kind": "random_string"}},
+                           "password": {"generator": {"kind": "random_password"}}},
+                "targets": [{"provider": "local", "kind": "file", "config": {"path": "out/{{ var.env }}.json"}}]}
+    path.write_text(yaml.safe_dump(definition({"name": "db", "kind": "templates.creds", "rotation_period": "30d"},
+                                              variables={"env": "dev"}, templates={"creds": template})))
+    (tmp_path / "prod.szvar").write_text("env: prod\n")
+    ws = Workspace(definition_path=path, environ={}, clock=lambda: SYNCED_AT)
+    assert sync(ws).secrets_generated == ["db"]
+    result = execute_rotation(prod(replace(ws, clock=lambda: LATER)))
+    assert result.failed == ["db"]
+    assert "[local/file/out/dev.json]" in result.errors[0].message
+    assert execute_rotation(replace(ws, clock=lambda: LATER)).rotated == ["db"]
+
+
 def test_the_check_keeps_the_due_state_and_says_it_cannot_rotate(tmp_path: Path) -> None:
     ws = project(tmp_path)
     (status,) = check_rotation(prod(ws)).results
