@@ -29,13 +29,14 @@ class LocalFileKind:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "description": "A key in a local file inside the definition folder, written atomically "
+            "description": "A key in a local file inside the allowed target roots, written atomically "
                            "(mode 0600 when new). Comments and other keys are kept, except that "
                            "YAML comments are lost when the file must be re-dumped (keys whose "
                            "current value is not a one-line scalar).",
             "config": {
                 "path": {"type": "string", "default": None,
-                         "description": "file path relative to the definition folder"},
+                         "description": "file path, relative to the definition folder or "
+                                        "absolute, inside SERVICE_TARGET_ROOTS"},
                 "format": {"type": "string", "default": None,
                            "description": "dotenv | json | yaml | toml | tfvars; inferred from "
                                           "the extension, dotenv when unknown"},
@@ -135,7 +136,7 @@ class LocalFileKind:
         name = names.pop()
         if name not in FORMATS:
             raise TargetError(f"{location}: unknown format '{name}'")
-        return confined_path(ctx.base_dir, first.config, "path"), location, FORMATS[name]
+        return confined_path(ctx.base_dir, first.config, "path", ctx.target_roots), location, FORMATS[name]
 
     @staticmethod
     def _format_name(target: TargetSpec) -> str:

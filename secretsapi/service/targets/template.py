@@ -115,9 +115,10 @@ class LocalTemplateKind:
             "config": {
                 "template_path": {"type": "string", "default": None,
                                   "description": "Jinja2 template, relative to the "
-                                                 "definition folder"},
+                                                 "definition folder or absolute"},
                 "output_path": {"type": "string", "default": None,
-                                "description": "rendered file, relative to the definition folder"},
+                                "description": "rendered file, relative to the definition "
+                                               "folder or absolute"},
             },
         }
 
@@ -144,8 +145,8 @@ class LocalTemplateKind:
         if len(sources) != 1:
             raise TargetError(f"{location}: placements name different templates")
         template_name = sources.pop()
-        template_path = confined_path(ctx.base_dir, target.config, "template_path")
-        output_path = confined_path(ctx.base_dir, target.config, "output_path")
+        template_path = confined_path(ctx.base_dir, target.config, "template_path", ctx.target_roots)
+        output_path = confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots)
         source = read_text(template_path, f"template '{template_name}'")
         if source is None:
             raise TargetError(f"template '{template_name}' not found")
@@ -162,6 +163,7 @@ class LocalTemplateKind:
         if not items:
             return {}
         location = self.location(items[0].target, ctx)
-        digest = read_hash(confined_path(ctx.base_dir, items[0].target.config, "output_path"),
+        digest = read_hash(confined_path(ctx.base_dir, items[0].target.config, "output_path",
+                                         ctx.target_roots),
                            location)
         return {p.key: ReadBack(digest is not None, digest, location) for p in items}

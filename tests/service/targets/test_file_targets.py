@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -330,22 +331,83 @@ def test_keys_the_format_cannot_hold_are_refused(ctx: TargetContext, name: str, 
 
 # --- confinement ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", ["../escape.env", "a/../../escape.env", "/tmp/abs.env", "", "."])
-def test_paths_outside_the_definition_folder_are_refused(ctx: TargetContext, path: str) -> None:
-    with pytest.raises(TargetError):
+@pytest.mark.parametrize("path", ["../escape.env", "a/../../escape.env", "/tmp/abs.env", "."])
+def test_paths_outside_the_definition_folder_are_refused_naming_the_setting(
+        ctx: TargetContext, path: str) -> None:
+    with pytest.raises(TargetError, match=r"outside the allowed target roots \(SERVICE_TARGET_ROOTS\)"):
         write(ctx, path, {"A": "x"})
-    with pytest.raises(TargetError):
+    with pytest.raises(TargetError, match="SERVICE_TARGET_ROOTS"):
         read(ctx, path, "A")
+
+
+@pytest.mark.parametrize("path", ["", "a\x00b"])
+def test_paths_without_a_usable_shape_are_validation_errors(ctx: TargetContext, path: str) -> None:
     assert KIND.validate(place(path, "A").target, "secrets[0].targets[0]")
+
+
+@pytest.mark.parametrize("path", ["../escape.env", "/srv/app/.env"])
+def test_paths_outside_the_folder_have_a_valid_shape_for_the_kind(path: str) -> None:
+    # The roots are a setting: validation checks them with the folder (see validate's tests).
+    assert KIND.validate(place(path, "A").target, "secrets[0].targets[0]") == []
+
+
+def test_absolute_path_inside_an_allowed_root_is_written_and_read(
+        ctx: TargetContext, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("srv")
+    rooted = replace(ctx, target_roots=(ctx.base_dir, root))
+    path = str(root / "app" / ".env")
+    assert write(rooted, path, {"A": "x"}) == {"A": sha256_text("x")}
+    assert (root / "app" / ".env").read_text() == "A=x\n"
+    assert read(rooted, path, "A")["A"].hash == sha256_text("x")
+
+
+def test_absolute_path_inside_the_definition_folder_is_allowed_by_default(ctx: TargetContext) -> None:
+    write(ctx, str(ctx.base_dir / "abs.env"), {"A": "x"})
+    assert (ctx.base_dir / "abs.env").read_text() == "A=x\n"
+
+
+def test_relative_path_leaving_the_folder_is_allowed_when_a_root_holds_it(ctx: TargetContext) -> None:
+    (ctx.base_dir / "project").mkdir()
+    nested = replace(ctx, base_dir=ctx.base_dir / "project", target_roots=(ctx.base_dir,))
+    write(nested, "../shared.env", {"A": "x"})
+    assert (ctx.base_dir / "shared.env").read_text() == "A=x\n"
+
+
+def test_roots_replace_the_definition_folder(
+        ctx: TargetContext, tmp_path_factory: pytest.TempPathFactory) -> None:
+    elsewhere = replace(ctx, target_roots=(tmp_path_factory.mktemp("srv"),))
+    with pytest.raises(TargetError, match="SERVICE_TARGET_ROOTS"):
+        write(elsewhere, "inside.env", {"A": "x"})
+    assert not (ctx.base_dir / "inside.env").exists()
+
+
+def test_a_root_itself_is_not_a_file(ctx: TargetContext) -> None:
+    with pytest.raises(TargetError, match="SERVICE_TARGET_ROOTS"):
+        write(ctx, str(ctx.base_dir), {"A": "x"})
 
 
 def test_symlink_escaping_the_folder_is_refused(
         ctx: TargetContext, tmp_path_factory: pytest.TempPathFactory) -> None:
     outside = tmp_path_factory.mktemp("outside")
     (ctx.base_dir / "link").symlink_to(outside, target_is_directory=True)
-    with pytest.raises(TargetError, match="escapes"):
+    with pytest.raises(TargetError, match="outside the allowed target roots"):
         write(ctx, "link/a.env", {"A": "x"})
     assert not (outside / "a.env").exists()
+
+
+def test_symlink_in_a_root_pointing_outside_every_root_is_refused_for_absolute_paths(
+        ctx: TargetContext, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root, outside = tmp_path_factory.mktemp("srv"), tmp_path_factory.mktemp("outside")
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    rooted = replace(ctx, target_roots=(root,))
+    with pytest.raises(TargetError, match="SERVICE_TARGET_ROOTS"):
+        write(rooted, str(root / "link" / "a.env"), {"A": "x"})
+    assert not (outside / "a.env").exists()
+
+
+def test_target_id_of_an_absolute_path_is_the_path_as_written(ctx: TargetContext) -> None:
+    # SecretZero's _build_target_id: f"{provider}/{kind}/{config['path']}"
+    assert KIND.target_id(place("/srv/app/.env", "A").target, ctx) == "local/file//srv/app/.env"
 
 
 def test_symlink_inside_the_folder_is_followed_and_kept(ctx: TargetContext) -> None:
