@@ -118,12 +118,18 @@ class LocalFileKind:
             stored = fmt.load(text)
         except FormatError as exc:
             raise TargetError(f"{location}: {exc}") from None
-        return {
-            p.key: ReadBack(True, _value_hash(stored[p.key]), location, _text(stored[p.key]))
-            if p.key in stored
-            else ReadBack(False, None, location)
-            for p in items
-        }
+        # SecretZero's reading never fails: it skips the lines it cannot split.
+        theirs = fmt.load_secretzero(text) if fmt.load_secretzero else {}
+        found: dict[str, ReadBack] = {}
+        for p in items:
+            if p.key not in stored:
+                found[p.key] = ReadBack(False, None, location)
+                continue
+            value = stored[p.key]
+            other = theirs.get(p.key)
+            misencoded = other if isinstance(other, str) and other != value else None
+            found[p.key] = ReadBack(True, _value_hash(value), location, _text(value), misencoded)
+        return found
 
     def _resolve(self, placements: Sequence[Placement], ctx: TargetContext
                  ) -> tuple[Path, str, FileFormat]:
