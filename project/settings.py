@@ -38,6 +38,12 @@ def env_list(name: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
+def env_paths(name: str) -> tuple[Path, ...]:
+    """Absolute paths separated by ``:`` (as in PATH); blank items are dropped, relative ones are
+    taken from the working folder at startup."""
+    return tuple(Path(item.strip()).absolute() for item in os.environ.get(name, "").split(":") if item.strip())
+
+
 def env_bool(name: str, default: bool = False) -> bool:
     """true/false, 1/0 or yes/no in any case."""
     value = _given(name)
@@ -102,6 +108,8 @@ SERVICE_PORT = env_int("SERVICE_PORT", 8000, minimum=1, maximum=65535)
 SERVICE_CONFIG = Path(env_str("SERVICE_CONFIG") or "Secretfile.yml").absolute()
 SERVICE_LOCKFILE = Path(lockfile).absolute() if (lockfile := env_str("SERVICE_LOCKFILE")) else None
 SERVICE_ALLOW_SCRIPTS = env_bool("SERVICE_ALLOW_SCRIPTS")
+# Folders local targets may write in; empty: the definition's folder.
+SERVICE_TARGET_ROOTS = env_paths("SERVICE_TARGET_ROOTS")
 # Reading values over HTTP must be a deliberate choice: only the exact word "true" enables it
 # (not "1" or "yes", which stop the service at start), and never in insecure mode (see
 # actions.reveal_secret).

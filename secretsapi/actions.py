@@ -111,6 +111,7 @@ def workspace(
         settings.SERVICE_MAX_DEFINITION_BYTES,
         database_locks.extra_lockfile_lock(),
         os.getcwd() if relative else "",
+        settings.SERVICE_TARGET_ROOTS,
     )
 
 
@@ -118,6 +119,7 @@ def workspace(
 def _workspace(
     definition: Path, lockfile: Path | None, var_files: tuple[str, ...], allow_scripts: bool,
     max_definition_bytes: int, extra_lock: ExtraLock | None, cwd: str,
+    target_roots: tuple[Path, ...] = (),
 ) -> Workspace:
     # Every request asks for the same one: built once per settings (and working folder, which
     # relative paths depend on) rather than a few path objects per read (~5% of a status read).
@@ -128,6 +130,7 @@ def _workspace(
         var_files=var_files,
         max_definition_bytes=max_definition_bytes,
         extra_lock=extra_lock,
+        target_roots=target_roots or None,
     )
 
 
@@ -197,7 +200,7 @@ def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = N
 
 def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
     with audited("validate_config", "config", actor) as facts:
-        report = service.validate_document(document)
+        report = service.validate_document(document, target_roots=settings.SERVICE_TARGET_ROOTS)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
@@ -205,7 +208,8 @@ def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
 def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationReport:
     request = {"file": ws.definition_path.name, "var_files": list(ws.var_files)}
     with audited("validate_config", "config", actor, request) as facts:
-        report = service.validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes, var_files=ws.var_files)
+        report = service.validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes,
+                                       var_files=ws.var_files, target_roots=ws.target_roots)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 

@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 
 from project.secret_key import load_or_create
-from project.settings import env_bool, env_choice, env_int, env_true_only
+from project.settings import env_bool, env_choice, env_int, env_paths, env_true_only
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,6 +115,29 @@ def test_env_true_only_refuses_every_other_spelling_of_true(monkeypatch: pytest.
     monkeypatch.setenv("SERVICE_TEST_SWITCH", raw)
     with pytest.raises(ImproperlyConfigured, match=r"^SERVICE_TEST_SWITCH must be true or false \(only these two"):
         env_true_only("SERVICE_TEST_SWITCH")
+
+
+def test_env_paths_splits_on_colons_drops_blanks_and_makes_paths_absolute(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SERVICE_TARGET_ROOTS", "/srv/app: :rel/dir::")
+    assert env_paths("SERVICE_TARGET_ROOTS") == (Path("/srv/app"), tmp_path / "rel" / "dir")
+
+
+def test_env_paths_is_empty_when_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SERVICE_TARGET_ROOTS", raising=False)
+    assert env_paths("SERVICE_TARGET_ROOTS") == ()
+
+
+def test_target_roots_default_to_none_given_and_are_read_at_start(tmp_path: Path) -> None:
+    code = "import project.settings as s; print([str(p) for p in s.SERVICE_TARGET_ROOTS])"
+    default = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean_env(tmp_path),
+                             capture_output=True, text=True, timeout=60)
+    given = subprocess.run([sys.executable, "-c", code], cwd=ROOT,
+                           env=clean_env(tmp_path, SERVICE_TARGET_ROOTS="/srv/app:/etc/app"),
+                           capture_output=True, text=True, timeout=60)
+    assert default.stdout.strip() == "[]", default.stderr
+    assert given.stdout.strip() == "['/srv/app', '/etc/app']", given.stderr
 
 
 # --- The settings module as a process sees it at start ----------------------------------------

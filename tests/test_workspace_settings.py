@@ -57,6 +57,15 @@ def test_changed_engine_settings_reach_the_workspace(configured: Any, tmp_path: 
     assert (after.allow_scripts, after.max_definition_bytes, after.var_files) == (True, 2000, ("vars.yml",))
 
 
+def test_changed_target_roots_reach_the_workspace_and_none_means_the_definition_folder(
+        configured: Any, tmp_path: Path) -> None:
+    configured.SERVICE_CONFIG = tmp_path / "Secretfile.yml"
+    configured.SERVICE_TARGET_ROOTS = ()
+    assert actions.workspace().target_roots is None
+    configured.SERVICE_TARGET_ROOTS = (Path("/srv/app"),)
+    assert actions.workspace().target_roots == (Path("/srv/app"),)
+
+
 def test_absolute_settings_work_in_a_removed_working_folder(
     configured: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

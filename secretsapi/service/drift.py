@@ -13,6 +13,7 @@ from secretsapi.service.results import DriftItem, DriftResult
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
+from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
 
 MESSAGES = {
@@ -21,6 +22,7 @@ MESSAGES = {
     "untracked_target": "target is in the definition but not recorded in the lockfile",
     "target_missing": "secret is missing from its expected target",
     "value_changed": "value in target storage differs from the lockfile",
+    "misencoded": "target holds the recorded value, written so that standard dotenv readers misparse it",
     "target_unreadable": "target cannot be read",
     "unknown_target_kind": "target kind is not supported",
     "definition_changed": "secret definition changed since it was last synced",
@@ -35,6 +37,7 @@ class _Check:
     kind: TargetKind
     target_id: str
     expected: str
+    unit_hash: str  # the entry's hash: the value's
 
 
 def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResult:
@@ -95,7 +98,7 @@ def _plan_read(
     expected = entry.targets.get(tid)
     if expected is None:
         return [_item(secret, "untracked_target", tid, kind.location(placement.target, ctx), key=placement.key)]
-    checks.append(_Check(secret, lock_key, placement, kind, tid, expected))
+    checks.append(_Check(secret, lock_key, placement, kind, tid, expected, entry.hash))
     return []
 
 
@@ -119,10 +122,25 @@ def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
             where = back.location
             if not back.present:
                 found.append(_item(c.secret, "target_missing", c.target_id, where, key=c.placement.key))
+            elif back.hash != c.expected and _secretzero_template(back, c):
+                continue
+            elif back.hash != c.expected and _misencoded(back, c.expected):
+                found.append(_item(c.secret, "misencoded", c.target_id, where, key=c.placement.key))
             elif back.hash != c.expected:
                 found.append(_item(c.secret, "value_changed", c.target_id, where, key=c.placement.key,
                                    expected_hash=c.expected, actual_hash=back.hash))
     return found
+
+
+def _secretzero_template(back: ReadBack, check: _Check) -> bool:
+    """SecretZero records a template target under the value's hash, not the output's: a kind that
+    holds no value (templates) can then only be checked for presence."""
+    return back.value is None and check.expected == check.unit_hash and check.kind.type == "local/template"
+
+
+def _misencoded(back: ReadBack, expected: str) -> bool:
+    """SecretZero's own reading of the entry gives the recorded value (its unescaped quoting)."""
+    return back.misencoded_value is not None and sha256_text(back.misencoded_value) == expected
 
 
 def _describe(placement: Placement | None, ctx: TargetContext) -> tuple[str | None, str | None]:

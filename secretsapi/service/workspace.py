@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,8 @@ class Workspace:
     max_definition_bytes: int = MAX_BYTES
     # None: the file lock alone, enough when every writer shares this machine's filesystem.
     extra_lock: ExtraLock | None = None
+    # Folders local targets may write in (SERVICE_TARGET_ROOTS); None: the definition's folder.
+    target_roots: tuple[Path, ...] | None = None
 
     @property
     def lockfile_path(self) -> Path:
@@ -49,10 +51,13 @@ class Workspace:
 
     def definition(self) -> Definition:
         """The definition as every operation sees it: var_files, variables and environment applied."""
-        return load_definition(
+        definition = load_definition(
             self.definition_path, var_files=self.var_files, variables=self.variables, environ=self.environ,
             max_bytes=self.max_definition_bytes,
         )
+        if self.target_roots:
+            definition = replace(definition, target_roots=self.target_roots)
+        return definition
 
     def now(self) -> datetime:
         return self.clock()

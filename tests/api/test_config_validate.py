@@ -178,3 +178,17 @@ def test_validation_audit_never_holds_static_values(authed_api: APIClient) -> No
     validate(authed_api, config)
     row = AuditEntry.objects.get(action="validate_config")
     assert "hunter2-static" not in str(row.details)
+
+
+def test_an_absolute_path_outside_the_configured_roots_is_an_error_naming_secret_and_target(
+        authed_api: APIClient, settings: Any) -> None:
+    settings.SERVICE_TARGET_ROOTS = ("/etc/app",)
+    body = validate(authed_api, definition(file_secret("db", "/srv/app/.env"), file_secret("ok", "/etc/app/.env")))
+    assert body["valid"] is False
+    assert body["errors"] == ["secret 'db' target local/file config.path: path /srv/app/.env is outside the "
+                              "allowed target roots (SERVICE_TARGET_ROOTS)"]
+
+
+def test_absolute_paths_are_valid_in_a_submitted_document_when_no_roots_are_configured(
+        authed_api: APIClient) -> None:
+    assert validate(authed_api, definition(file_secret("db", "/srv/app/.env")))["errors"] == []

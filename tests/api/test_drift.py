@@ -258,3 +258,54 @@ def test_drift_check_is_audited(authed_api: APIClient, project: Project) -> None
     assert rows[0].details["secrets_with_drift"] == ["db"]
     assert rows[1].details["has_drift"] is False
     assert all("edited-by-hand-42" not in str(r.details) for r in rows)
+
+
+def test_a_value_written_in_secretzero_raw_quoting_is_misencoded_not_changed(
+        authed_api: APIClient, project: Project) -> None:
+    value = 'say "hi" \\n now'  # SecretZero writes KEY="<raw>" with no escaping
+    project.write(definition(file_secret("db", kind="static", config={"value": value})))
+    authed_api.post("/sync", {}, format="json")
+    (project.root / "out/app.env").write_text(f'db="{value}"\n')
+    body = check(authed_api)
+    assert body["has_drift"] is True
+    item = finding(body, "db", "misencoded")
+    assert item["details"] == {"reason": "misencoded", "target": TARGET, "path": "out/app.env", "key": "db"}
+    assert "misparse" in item["message"]
+    assert reasons(body) == [("db", "misencoded")]
+
+
+def test_another_value_in_secretzero_quoting_is_still_value_changed(
+        authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", kind="static", config={"value": 'say "hi" \\n now'})))
+    authed_api.post("/sync", {}, format="json")
+    (project.root / "out/app.env").write_text('db="say "bye" \\n now"\n')
+    assert reasons(check(authed_api)) == [("db", "value_changed")]
+
+
+def template_secret(project: Project) -> Project:
+    (project.root / "app.conf.j2").write_text("password={{ db }}\n")  # SecretZero's bare placeholder
+    target = {"provider": "local", "kind": "template",
+              "config": {"template_path": "app.conf.j2", "output_path": "out/app.conf"}}
+    return project.write(definition({"name": "db", "kind": "random_hex", "targets": [target]}))
+
+
+def test_a_template_target_secretzero_recorded_under_the_value_hash_is_not_drift(
+        authed_api: APIClient, project: Project) -> None:
+    template_secret(project)
+    authed_api.post("/sync", {}, format="json")
+    lock = project.lock()
+    entry = lock["secrets"]["db"]
+    assert list(entry["targets"]) == ["local/template/"]  # SecretZero's id for an unnamed template
+    entry["targets"]["local/template/"] = entry["hash"]  # what SecretZero records there
+    project.save_lock(lock)
+    assert check(authed_api)["has_drift"] is False
+    (project.root / "out/app.conf").unlink()
+    assert reasons(check(authed_api)) == [("db", "target_missing")]
+
+
+def test_a_template_output_edited_behind_our_back_is_still_value_changed(
+        authed_api: APIClient, project: Project) -> None:
+    template_secret(project)
+    authed_api.post("/sync", {}, format="json")
+    (project.root / "out/app.conf").write_text("password=edited\n")
+    assert reasons(check(authed_api)) == [("db", "value_changed")]

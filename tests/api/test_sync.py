@@ -218,3 +218,32 @@ def test_template_target_renders_secrets_not_regenerated_in_this_run(authed_api:
     db_line = rendered.splitlines()[0].removeprefix("db=")
     assert sha(db_line) == db_hash
     assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False
+
+
+def test_absolute_target_inside_a_configured_root_is_written(
+        authed_api: APIClient, project: Project, settings: Any, tmp_path_factory: Any) -> None:
+    root = tmp_path_factory.mktemp("srv")
+    settings.SERVICE_TARGET_ROOTS = (project.root, root)
+    project.write(definition(file_secret("db", str(root / "app" / ".env"))))
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert body["secrets_generated"] == ["db"] and body["errors"] == []
+    assert "db" in env_values(root / "app" / ".env")
+    assert list(project.lock()["secrets"]["db"]["targets"]) == [f"local/file/{root}/app/.env"]
+
+
+def test_a_path_made_absolute_by_a_variable_outside_the_roots_fails_that_target_only(
+        authed_api: APIClient, project: Project, tmp_path_factory: Any) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    project.write(definition(
+        file_secret("db", "out/app.env"),
+        {"name": "api", "kind": "random_password", "targets": [
+            {"provider": "local", "kind": "file", "config": {"path": "out/app.env"}},
+            {"provider": "local", "kind": "file", "config": {"path": "{{ var.dir }}/.env"}}]},
+        variables={"dir": str(outside)},
+    ))
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert body["errors"] == [{
+        "secret": "api", "target": f"local/file/{outside}/.env",
+        "message": f"path {outside}/.env is outside the allowed target roots (SERVICE_TARGET_ROOTS)"}]
+    assert set(env_values(project.root / "out/app.env")) == {"db", "api"}
+    assert not (outside / ".env").exists()

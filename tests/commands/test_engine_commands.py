@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -114,6 +115,17 @@ def test_validate_exits_2_on_an_invalid_definition(proj: Project) -> None:
     proj.write({"secrets": [{"name": "x", "kind": "random_hex", "rotation_period": "9q"}]})
     code, out = run("validate")
     assert code == 2 and "Missing required field: version" in out and "rotation_period" in out
+
+
+def test_validate_reports_a_path_outside_the_target_roots_and_takes_the_setting(
+        project: Project, settings: Any) -> None:
+    project.write(definition(file_secret("db", "/srv/app/.env")))
+    code, out = run("validate")
+    assert code == 2
+    assert "secret 'db' target local/file config.path: path /srv/app/.env is outside the allowed target " \
+           "roots (SERVICE_TARGET_ROOTS)" in out
+    settings.SERVICE_TARGET_ROOTS = (project.root, Path("/srv/app"))
+    assert run("validate")[0] == 0
 
 
 def test_missing_definition_exits_1(project: Project) -> None:

@@ -51,7 +51,7 @@ def test_a_target_path_outside_the_definition_folder_is_refused_and_nothing_is_w
     assert response.status_code == 200
     body = response.json()
     assert body["secrets_generated"] == ["inside"] and body["secrets_failed"] == ["escaper"]
-    assert "definition folder" in body["errors"][0]["message"]
+    assert "outside the allowed target roots (SERVICE_TARGET_ROOTS)" in body["errors"][0]["message"]
     # relative_to raises for a file written outside the definition folder
     written = {p.relative_to(fenced.root).as_posix() for p in files_under(tmp_path) - before}
     target_locks = {p for p in written if p.startswith(".gitsecrets.lock.targets/")}
@@ -66,7 +66,7 @@ def test_a_symlinked_folder_that_points_outside_is_refused(
     os.symlink(outside, fenced.root / "out")
     fenced.write(definition(file_secret("escaper", "out/app.env")))
     body = authed_api.post("/sync", {}, format="json").json()
-    assert body["secrets_failed"] == ["escaper"] and "definition folder" in body["errors"][0]["message"]
+    assert body["secrets_failed"] == ["escaper"] and "SERVICE_TARGET_ROOTS" in body["errors"][0]["message"]
     assert list(outside.iterdir()) == []
 
 

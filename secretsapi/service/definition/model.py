@@ -108,6 +108,8 @@ class Definition:
     variables_hash: str
     var_files: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    # Where local targets may write (SERVICE_TARGET_ROOTS); empty: the definition's folder.
+    target_roots: tuple[Path, ...] = ()
     _by_name: Mapping[str, SecretDef] = field(default_factory=dict, repr=False, compare=False)
 
     @property

@@ -30,7 +30,8 @@ class UnitReadBack:
 def read_back(unit: Unit, recorded_hash: str, ctx: TargetContext) -> UnitReadBack:
     """Read ``unit``'s targets in definition order until one holds the recorded value.
 
-    Kinds that hold no value (templates) and absent entries are passed over.
+    Kinds that hold no value (templates) and absent entries are passed over. A copy read as
+    SecretZero reads it (``misencoded_value``) counts when its hash is the recorded one.
     """
     other: Copy | None = None
     problems: list[str] = []
@@ -44,8 +45,8 @@ def read_back(unit: Unit, recorded_hash: str, ctx: TargetContext) -> UnitReadBac
             continue
         if back.value is None:
             continue
-        copy = Copy(target_id, back.value)
-        if sha256_text(back.value) == recorded_hash:
-            return UnitReadBack(copy, None, tuple(problems))
-        other = other or copy
+        for candidate in (back.value, back.misencoded_value):
+            if candidate is not None and sha256_text(candidate) == recorded_hash:
+                return UnitReadBack(Copy(target_id, candidate), None, tuple(problems))
+        other = other or Copy(target_id, back.value)
     return UnitReadBack(None, other, tuple(problems))

@@ -19,13 +19,16 @@ class TargetContext:
     # the values being written in that run.
     value_of: Callable[[str], str | None]
     lock_keys: tuple[str, ...]  # every unit's lock key in the definition
+    # Where local targets may write (SERVICE_TARGET_ROOTS); empty: ``base_dir`` alone.
+    target_roots: tuple[Path, ...] = ()
 
     @classmethod
     def of(cls, definition: Definition, value_of: Callable[[str], str | None] | None = None) -> TargetContext:
         """The context of ``definition``'s targets. Only writes need ``value_of`` (templates
         render other units' values); without it every unit's value is unknown."""
         lock_keys = tuple(unit.lock_key for secret in definition.secrets for unit in secret.units)
-        return cls(definition.base_dir, definition.providers, value_of or _unknown, lock_keys)
+        return cls(definition.base_dir, definition.providers, value_of or _unknown, lock_keys,
+                   definition.target_roots)
 
 
 def _unknown(lock_key: str) -> str | None:
@@ -40,6 +43,9 @@ class ReadBack:
     # The stored value, for kinds that hold values (None for templates). Callers use it only
     # to re-write or render a secret they did not regenerate, never to report it.
     value: str | None = field(default=None, repr=False)
+    # A dotenv line standard readers misparse but SecretZero's own reading (outer double quotes
+    # stripped, nothing unescaped) gives this: the recorded value, misencoded (drift: "misencoded").
+    misencoded_value: str | None = field(default=None, repr=False)
 
 
 @runtime_checkable

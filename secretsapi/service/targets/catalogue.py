@@ -32,7 +32,8 @@ _TIMEOUT = _opt("number", 5, "seconds before a remote call gives up (connect and
 # may sit in the provider's `config` or its `auth.config`; credentials belong in auth.
 PROVIDER_KINDS: dict[str, dict[str, Any]] = {
     "local": {
-        "description": "Files inside the definition folder; needs no providers entry.",
+        "description": "Files inside the allowed target roots (SERVICE_TARGET_ROOTS, by default "
+                       "the definition folder); needs no providers entry.",
         "config": {},
         "auth": {"kinds": [], "config": {}},
     },

@@ -29,13 +29,14 @@ class LocalFileKind:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "description": "A key in a local file inside the definition folder, written atomically "
+            "description": "A key in a local file inside the allowed target roots, written atomically "
                            "(mode 0600 when new). Comments and other keys are kept, except that "
                            "YAML comments are lost when the file must be re-dumped (keys whose "
                            "current value is not a one-line scalar).",
             "config": {
                 "path": {"type": "string", "default": None,
-                         "description": "file path relative to the definition folder"},
+                         "description": "file path, relative to the definition folder or "
+                                        "absolute, inside SERVICE_TARGET_ROOTS"},
                 "format": {"type": "string", "default": None,
                            "description": "dotenv | json | yaml | toml | tfvars; inferred from "
                                           "the extension, dotenv when unknown"},
@@ -117,12 +118,18 @@ class LocalFileKind:
             stored = fmt.load(text)
         except FormatError as exc:
             raise TargetError(f"{location}: {exc}") from None
-        return {
-            p.key: ReadBack(True, _value_hash(stored[p.key]), location, _text(stored[p.key]))
-            if p.key in stored
-            else ReadBack(False, None, location)
-            for p in items
-        }
+        # SecretZero's reading never fails: it skips the lines it cannot split.
+        theirs = fmt.load_secretzero(text) if fmt.load_secretzero else {}
+        found: dict[str, ReadBack] = {}
+        for p in items:
+            if p.key not in stored:
+                found[p.key] = ReadBack(False, None, location)
+                continue
+            value = stored[p.key]
+            other = theirs.get(p.key)
+            misencoded = other if isinstance(other, str) and other != value else None
+            found[p.key] = ReadBack(True, _value_hash(value), location, _text(value), misencoded)
+        return found
 
     def _resolve(self, placements: Sequence[Placement], ctx: TargetContext
                  ) -> tuple[Path, str, FileFormat]:
@@ -135,7 +142,7 @@ class LocalFileKind:
         name = names.pop()
         if name not in FORMATS:
             raise TargetError(f"{location}: unknown format '{name}'")
-        return confined_path(ctx.base_dir, first.config, "path"), location, FORMATS[name]
+        return confined_path(ctx.base_dir, first.config, "path", ctx.target_roots), location, FORMATS[name]
 
     @staticmethod
     def _format_name(target: TargetSpec) -> str:

@@ -1,27 +1,25 @@
-"""Confinement of target paths to the definition folder (local targets never write outside it)."""
+"""Confinement of local target paths to the allowed roots (SERVICE_TARGET_ROOTS, by default the
+definition folder): relative paths are taken from the definition folder, absolute ones as written."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from secretsapi.service.errors import TargetError
 
+ROOTS_SETTING = "SERVICE_TARGET_ROOTS"
+
 
 def path_problem(value: object, field: str) -> str | None:
-    """A lexical check usable without a folder (validation); symlinks are checked at use."""
+    """The shape check usable without a folder (validation); roots and symlinks are checked at use."""
     if not isinstance(value, str) or not value.strip():
         return f"config.{field} is required and must be a non-empty string"
     if "\x00" in value:
         return f"config.{field} contains a NUL character"
-    if os.path.isabs(value):
-        return f"config.{field} '{value}' must be relative to the definition folder"
-    normal = os.path.normpath(value)
-    if normal == "." or normal == ".." or normal.startswith(".." + os.sep):
-        return f"config.{field} '{value}' escapes the definition folder"
     return None
 
 
@@ -30,19 +28,36 @@ def lexical_key(base_dir: Path, config: Mapping[str, Any], field: str) -> str:
     return os.path.normpath(os.path.join(os.path.abspath(base_dir), str(config.get(field, ""))))
 
 
-def confined_path(base_dir: Path, config: Mapping[str, Any], field: str) -> Path:
-    """The real path of ``config[field]`` inside ``base_dir``, symlinks resolved.
+def outside_message(path: str) -> str:
+    """Names the path as written (never a value derived from elsewhere) and the setting."""
+    return f"path {path} is outside the allowed target roots ({ROOTS_SETTING})"
 
-    Writing to the resolved path keeps a symlink inside the folder a symlink.
+
+def within_roots(path: str, roots: Sequence[Path]) -> bool:
+    """Lexically (no disk access): ``path`` (absolute, normalized) lies strictly inside a root or is
+    a file named by it. Used by validation, which must not depend on the disk."""
+    for root in roots:
+        base = os.path.normpath(os.path.abspath(root))
+        if path != base and (path.startswith(base.rstrip(os.sep) + os.sep)):
+            return True
+    return False
+
+
+def confined_path(base_dir: Path, config: Mapping[str, Any], field: str,
+                  roots: Sequence[Path] | None = None) -> Path:
+    """The real path of ``config[field]``, symlinks resolved, inside one of ``roots``.
+
+    ``roots`` None or empty: the definition folder alone. Writing to the resolved path keeps a
+    symlink inside a root a symlink; a path whose real location leaves every root is refused.
     """
     value = config.get(field)
     problem = path_problem(value, field)
     if problem or not isinstance(value, str):  # path_problem names every non-string
         raise TargetError(problem or f"{field} must be a string")
-    base = Path(base_dir).resolve()
-    resolved = (base / value).resolve()
-    if resolved == base or not resolved.is_relative_to(base):
-        raise TargetError(f"config.{field} '{value}' escapes the definition folder")
+    allowed = [Path(root).resolve() for root in (roots or (base_dir,))]
+    resolved = (Path(base_dir).resolve() / value).resolve()
+    if not any(resolved != root and resolved.is_relative_to(root) for root in allowed):
+        raise TargetError(outside_message(value))
     return resolved
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jinja2
+from jinja2 import meta
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -77,11 +78,32 @@ def _environment() -> SandboxedEnvironment:
                                 keep_trailing_newline=True)
 
 
+def _bare_names(keys: Sequence[str]) -> dict[str, str]:
+    """SecretZero's bare placeholders: ``{{ db_password }}`` for a secret, ``{{ field }}`` for a
+    template field (SecretZero names a field by itself), each to its lock key. A field name that
+    is also a secret's, or two secrets' field, stays with the first in definition order."""
+    names: dict[str, str] = {}
+    for key in keys:
+        names.setdefault(key, key)
+    for key in keys:
+        names.setdefault(key.rpartition(".")[2], key)
+    return names
+
+
 def render(source: str, name: str, ctx: TargetContext) -> str:
-    """Render ``source``; TargetError messages name the template and never quote values."""
+    """Render ``source``; TargetError messages name the template and never quote values.
+
+    Every unit is ``secrets['<lock key>']``; as in SecretZero, secrets and fields are also
+    bare variables (``{{ db_password }}``), fetched only when the template names them.
+    """
     secrets = _Secrets(ctx.lock_keys, ctx.value_of)
     try:
-        return _environment().from_string(source).render(secrets=secrets)
+        environment = _environment()
+        parsed = environment.parse(source)
+        bare = _bare_names(ctx.lock_keys)
+        used = [n for n in sorted(meta.find_undeclared_variables(parsed)) if n in bare and n != "secrets"]
+        context = {n: secrets[bare[n]] for n in used}
+        return environment.from_string(parsed).render(**context, secrets=secrets)
     except jinja2.TemplateSyntaxError as exc:
         # The message comes from the template text, which holds no values.
         raise TargetError(f"template '{name}' line {exc.lineno}: {exc.message}") from None
@@ -103,6 +125,9 @@ def render(source: str, name: str, ctx: TargetContext) -> str:
         raise TargetError(f"template '{name}' failed to render ({type(exc).__name__})") from None
 
 
+_ID_KEYS = ("target_id", "record_uid", "name", "path", "title")
+
+
 class LocalTemplateKind:
     type = "local/template"
 
@@ -110,14 +135,21 @@ class LocalTemplateKind:
         return {
             "description": "A file rendered from a sandboxed Jinja2 template with every secret "
                            "as secrets['<lock key>'] (template fields also as "
-                           "secrets.<secret>.<field>); written atomically, mode 0600 when new. "
-                           "The recorded hash is the output's.",
+                           "secrets.<secret>.<field>) and, as in SecretZero, as bare "
+                           "{{ name }} (a field by its own name); written atomically, mode 0600 "
+                           "when new. The recorded hash is the output's.",
             "config": {
                 "template_path": {"type": "string", "default": None,
                                   "description": "Jinja2 template, relative to the "
-                                                 "definition folder"},
+                                                 "definition folder or absolute"},
                 "output_path": {"type": "string", "default": None,
-                                "description": "rendered file, relative to the definition folder"},
+                                "description": "rendered file, relative to the definition "
+                                               "folder or absolute"},
+                "name": {"type": "string", "default": None,
+                         "description": "names the target in the lockfile (local/template/<name>; "
+                                        "SecretZero also takes target_id, record_uid, path, title)"},
+                "overwrite": {"type": "boolean", "default": True,
+                              "description": "accepted for SecretZero, which ignores it too"},
             },
         }
 
@@ -126,7 +158,12 @@ class LocalTemplateKind:
         return [f"{where}: {problem}" for problem in problems if problem]
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return f"{target.provider}/{target.kind}/{target.config.get('output_path')}"
+        """SecretZero's (``SyncEngine._build_target_id``): the first of ``target_id``,
+        ``record_uid``, ``name``, ``path``, ``title`` in the config, else nothing:
+        ``local/template/`` for a target that names none."""
+        config = target.config
+        identifier = next((config[k] for k in _ID_KEYS if config.get(k)), "")
+        return f"{target.provider}/{target.kind}/{identifier}"
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         return str(target.config.get("output_path"))
@@ -144,8 +181,8 @@ class LocalTemplateKind:
         if len(sources) != 1:
             raise TargetError(f"{location}: placements name different templates")
         template_name = sources.pop()
-        template_path = confined_path(ctx.base_dir, target.config, "template_path")
-        output_path = confined_path(ctx.base_dir, target.config, "output_path")
+        template_path = confined_path(ctx.base_dir, target.config, "template_path", ctx.target_roots)
+        output_path = confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots)
         source = read_text(template_path, f"template '{template_name}'")
         if source is None:
             raise TargetError(f"template '{template_name}' not found")
@@ -162,6 +199,7 @@ class LocalTemplateKind:
         if not items:
             return {}
         location = self.location(items[0].target, ctx)
-        digest = read_hash(confined_path(ctx.base_dir, items[0].target.config, "output_path"),
+        digest = read_hash(confined_path(ctx.base_dir, items[0].target.config, "output_path",
+                                         ctx.target_roots),
                            location)
         return {p.key: ReadBack(digest is not None, digest, location) for p in items}

@@ -59,3 +59,17 @@ def test_targets_that_cannot_be_read_are_reported_as_problems(tmp_path: Path) ->
     found = _read(ws)
     assert (found.recorded, found.other) == (None, None)
     assert len(found.problems) == 2
+
+
+def test_a_copy_only_secretzero_reads_right_is_the_recorded_one(tmp_path: Path) -> None:
+    value = "a\\nb c"  # a backslash and an n: standard readers take "\n" for a newline
+    target = {"provider": "local", "kind": "file", "config": {"path": "out/app.env"}}
+    path = tmp_path / "Secretfile.yml"
+    path.write_text(yaml.safe_dump(definition(
+        {"name": "token", "kind": "static", "config": {"value": value}, "targets": [target]})))
+    ws = Workspace(definition_path=path)
+    assert sync(ws).secrets_generated == ["token"]
+    (tmp_path / "out/app.env").write_text(f'token="{value}"\n')  # as SecretZero writes it
+    found = _read(ws)
+    assert found.recorded is not None
+    assert (found.recorded.target_id, found.recorded.value) == ("local/file/out/app.env", value)

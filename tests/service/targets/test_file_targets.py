@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind, kinds
 from secretsapi.service.targets.formats import FORMATS, infer_format
+from secretsapi.service.targets.formats.dotenv import load_secretzero
 from secretsapi.service.util import atomic_files
 from secretsapi.service.util.hashing import sha256_text
 from tests.factories import COMPAT
@@ -96,7 +99,7 @@ def test_rewriting_one_compat_dotenv_key_keeps_the_other_lines(compat: TargetCon
     path = compat.base_dir / "out/dev.env"
     lines = path.read_text().splitlines()
     write(compat, "out/dev.env", {"api_key": "new value"})
-    assert path.read_text().splitlines() == [lines[0], 'api_key="new value"', lines[2]]
+    assert path.read_text().splitlines() == [lines[0], "api_key='new value'", lines[2]]
 
 
 def test_rewriting_the_compat_tfvars_key_keeps_the_comment(compat: TargetContext) -> None:
@@ -143,9 +146,15 @@ def test_nasty_value_round_trips_through_an_existing_file_keeping_other_keys(
     assert "# header" in path.read_text() or fmt == "json"
 
 
-def test_dotenv_escapes_dollar_and_backtick_for_shells(ctx: TargetContext) -> None:
+def test_dotenv_single_quotes_dollar_and_backtick_when_the_value_has_no_single_quote(
+        ctx: TargetContext) -> None:
     write(ctx, "a.env", {"K": "$HOME `id`"})
-    assert (ctx.base_dir / "a.env").read_text() == 'K="\\$HOME \\`id\\`"\n'
+    assert (ctx.base_dir / "a.env").read_text() == "K='$HOME `id`'\n"
+
+
+def test_dotenv_escapes_dollar_and_backtick_when_no_literal_form_exists(ctx: TargetContext) -> None:
+    write(ctx, "a.env", {"K": "it's $HOME `id`"})
+    assert (ctx.base_dir / "a.env").read_text() == 'K="it\'s \\$HOME \\`id\\`"\n'
 
 
 def test_dotenv_writes_simple_values_bare(ctx: TargetContext) -> None:
@@ -330,22 +339,83 @@ def test_keys_the_format_cannot_hold_are_refused(ctx: TargetContext, name: str, 
 
 # --- confinement ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", ["../escape.env", "a/../../escape.env", "/tmp/abs.env", "", "."])
-def test_paths_outside_the_definition_folder_are_refused(ctx: TargetContext, path: str) -> None:
-    with pytest.raises(TargetError):
+@pytest.mark.parametrize("path", ["../escape.env", "a/../../escape.env", "/tmp/abs.env", "."])
+def test_paths_outside_the_definition_folder_are_refused_naming_the_setting(
+        ctx: TargetContext, path: str) -> None:
+    with pytest.raises(TargetError, match=r"outside the allowed target roots \(SERVICE_TARGET_ROOTS\)"):
         write(ctx, path, {"A": "x"})
-    with pytest.raises(TargetError):
+    with pytest.raises(TargetError, match="SERVICE_TARGET_ROOTS"):
         read(ctx, path, "A")
+
+
+@pytest.mark.parametrize("path", ["", "a\x00b"])
+def test_paths_without_a_usable_shape_are_validation_errors(ctx: TargetContext, path: str) -> None:
     assert KIND.validate(place(path, "A").target, "secrets[0].targets[0]")
+
+
+@pytest.mark.parametrize("path", ["../escape.env", "/srv/app/.env"])
+def test_paths_outside_the_folder_have_a_valid_shape_for_the_kind(path: str) -> None:
+    # The roots are a setting: validation checks them with the folder (see validate's tests).
+    assert KIND.validate(place(path, "A").target, "secrets[0].targets[0]") == []
+
+
+def test_absolute_path_inside_an_allowed_root_is_written_and_read(
+        ctx: TargetContext, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("srv")
+    rooted = replace(ctx, target_roots=(ctx.base_dir, root))
+    path = str(root / "app" / ".env")
+    assert write(rooted, path, {"A": "x"}) == {"A": sha256_text("x")}
+    assert (root / "app" / ".env").read_text() == "A=x\n"
+    assert read(rooted, path, "A")["A"].hash == sha256_text("x")
+
+
+def test_absolute_path_inside_the_definition_folder_is_allowed_by_default(ctx: TargetContext) -> None:
+    write(ctx, str(ctx.base_dir / "abs.env"), {"A": "x"})
+    assert (ctx.base_dir / "abs.env").read_text() == "A=x\n"
+
+
+def test_relative_path_leaving_the_folder_is_allowed_when_a_root_holds_it(ctx: TargetContext) -> None:
+    (ctx.base_dir / "project").mkdir()
+    nested = replace(ctx, base_dir=ctx.base_dir / "project", target_roots=(ctx.base_dir,))
+    write(nested, "../shared.env", {"A": "x"})
+    assert (ctx.base_dir / "shared.env").read_text() == "A=x\n"
+
+
+def test_roots_replace_the_definition_folder(
+        ctx: TargetContext, tmp_path_factory: pytest.TempPathFactory) -> None:
+    elsewhere = replace(ctx, target_roots=(tmp_path_factory.mktemp("srv"),))
+    with pytest.raises(TargetError, match="SERVICE_TARGET_ROOTS"):
+        write(elsewhere, "inside.env", {"A": "x"})
+    assert not (ctx.base_dir / "inside.env").exists()
+
+
+def test_a_root_itself_is_not_a_file(ctx: TargetContext) -> None:
+    with pytest.raises(TargetError, match="SERVICE_TARGET_ROOTS"):
+        write(ctx, str(ctx.base_dir), {"A": "x"})
 
 
 def test_symlink_escaping_the_folder_is_refused(
         ctx: TargetContext, tmp_path_factory: pytest.TempPathFactory) -> None:
     outside = tmp_path_factory.mktemp("outside")
     (ctx.base_dir / "link").symlink_to(outside, target_is_directory=True)
-    with pytest.raises(TargetError, match="escapes"):
+    with pytest.raises(TargetError, match="outside the allowed target roots"):
         write(ctx, "link/a.env", {"A": "x"})
     assert not (outside / "a.env").exists()
+
+
+def test_symlink_in_a_root_pointing_outside_every_root_is_refused_for_absolute_paths(
+        ctx: TargetContext, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root, outside = tmp_path_factory.mktemp("srv"), tmp_path_factory.mktemp("outside")
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    rooted = replace(ctx, target_roots=(root,))
+    with pytest.raises(TargetError, match="SERVICE_TARGET_ROOTS"):
+        write(rooted, str(root / "link" / "a.env"), {"A": "x"})
+    assert not (outside / "a.env").exists()
+
+
+def test_target_id_of_an_absolute_path_is_the_path_as_written(ctx: TargetContext) -> None:
+    # SecretZero's _build_target_id: f"{provider}/{kind}/{config['path']}"
+    assert KIND.target_id(place("/srv/app/.env", "A").target, ctx) == "local/file//srv/app/.env"
 
 
 def test_symlink_inside_the_folder_is_followed_and_kept(ctx: TargetContext) -> None:
@@ -419,3 +489,62 @@ def test_read_back_value_is_kept_out_of_its_repr() -> None:
     back = ReadBack(True, "0" * 64, "out/app.env", "s3cret-value")
     assert back.value == "s3cret-value"
     assert "s3cret-value" not in repr(back)
+
+
+# --- dotenv for every reader ---------------------------------------------------------------
+
+def bash_reads(path: Path, key: str) -> str:
+    """What a shell that sources the file holds: ``set -a; . ./file``."""
+    result = subprocess.run(["bash", "-c", f'set -a; . ./{path.name}; printf %s "${key}"'],
+                            cwd=path.parent, capture_output=True, text=True, timeout=10,
+                            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+SHELL_EXACT = [v for v in NASTY if "\r" not in v]  # a CR is written as \r, which a shell keeps
+
+
+@pytest.mark.parametrize("value", SHELL_EXACT, ids=range(len(SHELL_EXACT)))
+def test_bash_sourcing_the_dotenv_file_reads_every_value_exactly(ctx: TargetContext, value: str) -> None:
+    write(ctx, "a.env", {"K": value})
+    assert bash_reads(ctx.base_dir / "a.env", "K") == value
+
+
+def literal_form_exists(value: str) -> bool:
+    return "\n" not in value and "\r" not in value and (
+        "'" not in value or not any(ch in value for ch in '"\\$`'))
+
+
+SECRETZERO_EXACT = [v for v in NASTY if literal_form_exists(v)]
+
+
+@pytest.mark.parametrize("value", SECRETZERO_EXACT, ids=range(len(SECRETZERO_EXACT)))
+def test_secretzero_reads_every_value_with_a_literal_form_exactly(ctx: TargetContext, value: str) -> None:
+    write(ctx, "a.env", {"K": value})
+    assert load_secretzero((ctx.base_dir / "a.env").read_text())["K"] == value
+
+
+@pytest.mark.parametrize(("value", "line"), [
+    ("abc-DEF_1", "K=abc-DEF_1"), ("", "K="), ("a b $c \\d \"e\"", "K='a b $c \\d \"e\"'"),
+    ("it's", "K=\"it's\""), ("it's $x", "K=\"it's \\$x\""), ("a\nb", 'K="a\nb"'),
+])
+def test_dotenv_writes_the_first_form_every_reader_reads_exactly(
+        ctx: TargetContext, value: str, line: str) -> None:
+    write(ctx, "a.env", {"K": value})
+    assert (ctx.base_dir / "a.env").read_text() == line + "\n"
+
+
+@pytest.mark.parametrize("value", ["a\\nb c", 'say "hi" now', "p@ss w$rd\\t", "x \\\\ y"])
+def test_secretzero_raw_quoting_reads_as_misencoded_with_its_own_reading(
+        ctx: TargetContext, value: str) -> None:
+    (ctx.base_dir / "a.env").write_text(f'K="{value}"\n')  # SecretZero's _format_dotenv
+    back = read(ctx, "a.env", "K")["K"]
+    assert back.misencoded_value == value
+    assert back.hash != sha256_text(value)
+
+
+def test_a_value_every_reader_agrees_on_has_no_misencoded_reading(ctx: TargetContext) -> None:
+    (ctx.base_dir / "a.env").write_text('K="two words"\nL=\'x y\'\n')
+    backs = read(ctx, "a.env", "K", "L")
+    assert (backs["K"].misencoded_value, backs["L"].misencoded_value) == (None, None)

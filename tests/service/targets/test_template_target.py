@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -148,19 +149,57 @@ def test_paths_outside_the_definition_folder_are_refused(
     base = tmp_path / "project"
     base.mkdir()
     (tmp_path / "t.j2").write_text("x")
-    with pytest.raises(TargetError, match=r"escapes|relative"):
+    with pytest.raises(TargetError, match=r"outside the allowed target roots \(SERVICE_TARGET_ROOTS\)"):
         KIND.write([(place("k", template, output), "v")], make_ctx(base))
-    assert KIND.validate(place("k", template, output).target, "here")
     assert not (tmp_path / "out.conf").exists()
 
 
-def test_target_id_uses_the_output_path(tmp_path: Path) -> None:
-    assert KIND.target_id(place("k").target, make_ctx(tmp_path)) == "local/template/out/app.conf"
+def test_target_id_is_secretzeros_which_ignores_the_output_path(tmp_path: Path) -> None:
+    assert KIND.target_id(place("k").target, make_ctx(tmp_path)) == "local/template/"
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ({"name": "app"}, "app"), ({"path": "p", "name": "n"}, "n"), ({"target_id": "t", "name": "n"}, "t"),
+    ({"record_uid": "r", "title": "x"}, "r"), ({"title": "x"}, "x"), ({"name": ""}, ""),
+])
+def test_target_id_takes_the_first_naming_key_as_secretzero_does(
+        tmp_path: Path, extra: dict[str, str], expected: str) -> None:
+    target = TargetSpec("local", "template", {"template_path": "t.j2", "output_path": "o", **extra})
+    assert KIND.target_id(target, make_ctx(tmp_path)) == f"local/template/{expected}"
 
 
 def test_validate_accepts_a_good_config() -> None:
     assert KIND.validate(place("k").target, "here") == []
 
 
-def test_describe_lists_both_paths() -> None:
-    assert set(KIND.describe()["config"]) == {"template_path", "output_path"}
+def test_describe_lists_both_paths_and_secretzeros_keys() -> None:
+    assert set(KIND.describe()["config"]) == {"template_path", "output_path", "name", "overwrite"}
+
+
+def test_bare_placeholders_name_secrets_as_in_secretzero(tmp_path: Path) -> None:
+    assert render_with(tmp_path, "{{ api_key }}/{{ secrets['api_key'] }}") == "k-123/k-123"
+
+
+def test_bare_placeholders_name_template_fields_by_their_own_name(tmp_path: Path) -> None:
+    assert render_with(tmp_path, "{{ user }}:{{ pass }}") == "admin:hunter2"
+
+
+def test_bare_placeholders_fetch_only_the_values_they_name(tmp_path: Path) -> None:
+    calls: list[str] = []
+    (tmp_path / "app.conf.j2").write_text("{{ api_key }}")
+    KIND.write([(place("api_key"), "k-123")], make_ctx(tmp_path, calls=calls))
+    assert calls == ["api_key"]
+
+
+def test_an_unknown_bare_name_is_still_an_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match="'nope' is undefined"):
+        render_with(tmp_path, "{{ nope }}")
+
+
+def test_absolute_template_and_output_inside_a_root_are_used(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("srv")
+    (root / "t.j2").write_text("K={{ secrets['api_key'] }}\n")
+    ctx = replace(make_ctx(tmp_path), target_roots=(root,))
+    KIND.write([(place("api_key", str(root / "t.j2"), str(root / "out.env")), "k-123")], ctx)
+    assert (root / "out.env").read_text() == "K=k-123\n"

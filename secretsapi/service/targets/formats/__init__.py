@@ -19,13 +19,16 @@ class FileFormat:
     # New text with ``updates`` set; ``text`` None or blank starts a new file. Keeps comments,
     # order and other keys where the format allows.
     render: Callable[[str | None, Mapping[str, str]], str]
+    # SecretZero's own reading when it differs from the standard one (dotenv): a value written
+    # so that only SecretZero reads it back is reported as misencoded, not as another value.
+    load_secretzero: Callable[[str], dict[str, Any]] | None = None
 
 
 def _build() -> dict[str, FileFormat]:
     from secretsapi.service.targets.formats import dotenv, json_, tfvars, toml_, yaml_
 
     return {
-        "dotenv": FileFormat("dotenv", dotenv.load, dotenv.render),
+        "dotenv": FileFormat("dotenv", dotenv.load, dotenv.render, dotenv.load_secretzero),
         "json": FileFormat("json", json_.load, json_.render),
         "yaml": FileFormat("yaml", yaml_.load, yaml_.render),
         "toml": FileFormat("toml", toml_.load, toml_.render),

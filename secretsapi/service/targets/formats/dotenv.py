@@ -1,9 +1,18 @@
 """dotenv files: a line editor that keeps comments, blank lines, order and ``export`` prefixes.
 
 Reads unquoted values (with `` # comment`` after them), single-quoted literals and
-double-quoted values with escapes, across lines too. Writes simple values bare and every
-other value double-quoted, escaping ``\\ " $ ` `` and newline, CR and tab, so neither a shell
-nor a dotenv loader expands or splits it.
+double-quoted values with escapes, across lines too; ``load_secretzero`` reads as SecretZero
+does (one line each, outer quotes stripped, nothing unescaped).
+
+Writes each value in the first form that every common reader (``set -a; . ./file`` in bash,
+python-dotenv, docker compose, Node's dotenv, SecretZero) reads back exactly:
+
+* bare when it has only characters no reader treats specially (empty included);
+* single-quoted, taken literally by all of them, when it has no ``'`` and no line break
+  (python-dotenv alone turns a ``\\\\`` pair inside single quotes into one backslash);
+* double-quoted without escapes when it has a ``'`` but no ``" \\ $ ` `` and no line break;
+* otherwise double-quoted, escaping ``\\ " $ ` `` as a shell does, newlines and tabs kept as
+  they are (a CR becomes ``\\r``): no literal form exists, and the shell's reading is kept.
 """
 
 from __future__ import annotations
@@ -21,8 +30,9 @@ _KEY = re.compile(r"[A-Za-z0-9_.\-]+")
 _SIMPLE = re.compile(r"[A-Za-z0-9_./:@+,=\-]+")
 _TAIL = re.compile(r"[ \t]*(?:#[^\n]*)?\r?(?:\n|$)")
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t", "$": "$", "`": "`", "'": "'"}
-_ENCODE = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "$": "\\$",
-           "`": "\\`"}
+# A shell's escapes inside double quotes; newlines and tabs stay literal (bash keeps them), a
+# CR is escaped since readers that open files in text mode would turn it into a newline.
+_ENCODE = {"\\": "\\\\", '"': '\\"', "$": "\\$", "`": "\\`", "\r": "\\r"}
 
 
 @dataclass(frozen=True)
@@ -122,9 +132,31 @@ def load(text: str) -> dict[str, str]:
     return {a.key: a.value for a in _scan(text)}
 
 
+def load_secretzero(text: str) -> dict[str, str]:
+    """SecretZero's reading (its FileTarget._parse_dotenv): each line stripped, split at the
+    first ``=``, the value stripped and one pair of matching outer quotes removed, no escapes.
+    What SecretZero wrote as ``KEY="raw value"`` reads back exactly this way."""
+    result: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        value = value.strip()
+        if value and value[0] in "\"'" and value[-1] == value[0]:
+            value = value[1:-1]
+        result[key.strip()] = value
+    return result
+
+
 def encode(value: str) -> str:
-    if _SIMPLE.fullmatch(value):
+    if not value or _SIMPLE.fullmatch(value):
         return value
+    breaks = "\n" in value or "\r" in value
+    if "'" not in value and not breaks:
+        return "'" + value + "'"
+    if not breaks and not any(ch in value for ch in '"\\$`'):
+        return '"' + value + '"'
     return '"' + "".join(_ENCODE.get(ch, ch) for ch in value) + '"'
 
 
