@@ -12,6 +12,7 @@ from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import DriftItem, DriftResult
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.state.write_transaction import ENTRIES_HASH
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
 from secretsapi.service.workspace import Workspace
 
@@ -140,7 +141,11 @@ def _item(secret: str, reason: str, target: str | None, where: str | None, **ext
 
 
 def _secretfile_hash(doc: LockDocument) -> str | None:
+    """The definition file hash the entries were last all written from (see record_definition)."""
     block = doc.secretfile
-    return block.get("hash") if block is not None else None
+    if block is None:
+        return None
+    recorded = block.get(ENTRIES_HASH, block.get("hash"))
+    return recorded if isinstance(recorded, str) else None
 
 

@@ -32,6 +32,7 @@ def sync(
     )
     blocked = [error.secret for error in written.errors]
     if outcome is None:
+        write_transaction.record_definition_if_stale(ws, definition)
         return SyncResult([], written.skipped, blocked, written.errors, False,
                           _message([], written.skipped, blocked))
     failed = blocked + outcome.failed

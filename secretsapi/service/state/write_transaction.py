@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
 
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted
@@ -28,6 +30,12 @@ class Plan:
 
 
 Planner = Callable[[LockDocument], Plan]
+
+# SecretZero's manifest spec version, recorded in the block as SecretZero records it.
+MANIFEST_SPEC_VERSION = "1"
+# Our key in the ``secretfile`` block (SecretZero ignores unknown keys there, and drops them
+# when it rewrites the file): the definition file hash every entry was last written from.
+ENTRIES_HASH = "entries_definition_hash"
 
 
 def write(
@@ -61,25 +69,76 @@ def _commit(ws: Workspace, definition: Definition, outcome: StoreOutcome, *, rot
         write_lockfile(ws.lockfile_path, doc)
 
 
-def record_definition(doc: LockDocument, definition: Definition, ws: Workspace) -> None:
-    """Record the definition file the lockfile now matches.
+def record_definition_if_stale(ws: Workspace, definition: Definition) -> bool:
+    """Record the definition when the lockfile's record of it is missing or out of date.
 
-    Only once every secret's entry carries this definition's hash: until then the old file
-    hash is what tells drift that definitions changed since entries were written (entries from
-    other tools carry definition hashes we cannot recompute).
+    A sync with nothing to generate still records the definition, as SecretZero's does: a
+    record naming other var files or another variables hash makes SecretZero's next sync
+    treat every target as foreign and regenerate the secret. Returns whether it wrote.
     """
+    if _record_is_current(read_lockfile(ws.lockfile_path), definition):
+        return False
+    with ws.write_lock():
+        doc = read_lockfile(ws.lockfile_path, exact=True)
+        if _record_is_current(doc, definition):
+            return False
+        record_definition(doc, definition, ws)
+        write_lockfile(ws.lockfile_path, doc)
+    return True
+
+
+def _record_is_current(doc: LockDocument, definition: Definition) -> bool:
+    block = doc.secretfile
+    return block is not None and all(block.get(key) == value for key, value in _record(definition).items())
+
+
+def _record(definition: Definition) -> dict[str, Any]:
+    """The fields SecretZero compares to decide whether the definition or its variables changed."""
+    return {
+        "filename": definition.path.name,
+        "hash": definition.text_hash,
+        "var_files": [PurePath(name).name for name in definition.var_files],
+        "variables_hash": definition.variables_hash,
+    }
+
+
+def record_definition(doc: LockDocument, definition: Definition, ws: Workspace) -> None:
+    """Record the definition file the lockfile now matches, on every write (SecretZero's record).
+
+    SecretZero compares the file name, the var files' names and the variables hash with its
+    own run's and regenerates on a difference, so the block always names the definition
+    just used, even when some secret failed. Drift's ``definition_changed`` needs to know
+    whether entries were written from this file; that is kept in ``ENTRIES_HASH``: the file
+    hash once every secret's entry carries this definition's hash, else the hash recorded
+    before (entries from other tools carry definition hashes we cannot recompute).
+    """
+    before = doc.secretfile
+    doc.set_secretfile(
+        filename=definition.path.name,
+        text_hash=definition.text_hash,
+        variables_hash=definition.variables_hash,
+        var_files=[PurePath(name).name for name in definition.var_files],
+        synced_at=format_time(ws.now()),
+    )
+    block: dict[str, Any] = doc.raw["secretfile"]
+    block.setdefault("manifest_spec_version", MANIFEST_SPEC_VERSION)
+    block[ENTRIES_HASH] = _entries_hash(doc, definition, before)
+
+
+def _entries_hash(doc: LockDocument, definition: Definition, before: dict[str, Any] | None) -> str:
+    if _entries_match(doc, definition):
+        return definition.text_hash
+    previous = (before or {}).get(ENTRIES_HASH, (before or {}).get("hash"))
+    return previous if isinstance(previous, str) else ""
+
+
+def _entries_match(doc: LockDocument, definition: Definition) -> bool:
     for secret in definition.secrets:
         for unit in secret.units:
             try:
                 entry = doc.entry(unit.lock_key)
             except LockEntryCorrupted:
-                return
+                return False
             if entry is None or entry.definition_hash != secret.definition_hash:
-                return
-    doc.set_secretfile(
-        filename=definition.path.name,
-        text_hash=definition.text_hash,
-        variables_hash=definition.variables_hash,
-        var_files=list(definition.var_files),
-        synced_at=format_time(ws.now()),
-    )
+                return False
+    return True
