@@ -12,9 +12,13 @@ from typing import Any
 from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
+from secretsapi.service.errors import ServiceError
 from secretsapi.service.state.locks import lockfile_lock, stripe_locks
 
 LOCKFILE_NAME = ".gitsecrets.lock"
+DEFINITION_NAME = "Secretfile.yml"
+# SecretZero's machine-local lockfile, beside the shared one, for secrets marked ``local: true``.
+LOCAL_LOCKFILE_NAME = ".gitsecrets.local.lock"
 
 # Builds a lock that serializes writers beyond this machine (e.g. a database advisory lock):
 # called with the lockfile's absolute path and the timeout in seconds (negative: no limit).
@@ -28,7 +32,7 @@ def utc_now() -> datetime:
 @dataclass(frozen=True)
 class Workspace:
     definition_path: Path
-    # None: `.gitsecrets.lock` beside the definition (one path for every operation).
+    # None: SecretZero's default (see lockfile_path).
     lockfile_override: Path | None = None
     allow_scripts: bool = False
     lock_timeout: float = 60.0
@@ -45,7 +49,31 @@ class Workspace:
 
     @property
     def lockfile_path(self) -> Path:
-        return self.lockfile_override or self.definition_path.parent / LOCKFILE_NAME
+        """Where SecretZero would keep this definition's lockfile, unless overridden.
+
+        The default lane's ``environments.profiles.<name>.lockfile`` (relative to the
+        definition's folder), else ``.gitsecrets.lock`` beside a ``Secretfile.yml`` and
+        ``<stem>.lock`` beside any other definition file. The definition is cached, so this
+        costs a stat; a definition that cannot be loaded falls back to the file name rule
+        (the operation reports why it cannot be loaded).
+        """
+        if self.lockfile_override is not None:
+            return self.lockfile_override
+        folder = self.definition_path.parent
+        try:
+            profile = self.definition().environments.selected
+        except ServiceError:
+            profile = None
+        if profile is not None and profile.lockfile:
+            return folder / profile.lockfile  # an absolute lockfile replaces the folder
+        if self.definition_path.name == DEFINITION_NAME:
+            return folder / LOCKFILE_NAME
+        return folder / f"{self.definition_path.stem}.lock"
+
+    @property
+    def local_lockfile_path(self) -> Path:
+        """SecretZero's machine-local lockfile: ``.gitsecrets.local.lock`` beside the shared one."""
+        return self.lockfile_path.parent / LOCAL_LOCKFILE_NAME
 
     def definition(self) -> Definition:
         """The definition as every operation sees it: var_files, variables and environment applied."""

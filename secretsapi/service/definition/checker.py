@@ -9,7 +9,16 @@ from typing import Any
 
 from secretsapi.service.definition.field_checks import FieldChecks
 from secretsapi.service.definition.interpolation import Interpolator
-from secretsapi.service.definition.model import GeneratorSpec, PolicySpec, ProviderSpec, SecretDef, TargetSpec, Unit
+from secretsapi.service.definition.model import (
+    EnvironmentProfile,
+    Environments,
+    GeneratorSpec,
+    PolicySpec,
+    ProviderSpec,
+    SecretDef,
+    TargetSpec,
+    Unit,
+)
 from secretsapi.service.definition.units import Template, canon_gen, canon_targets, place, template_units
 from secretsapi.service.definition.var_files import deep_merge
 from secretsapi.service.generators import GENERATORS
@@ -20,6 +29,8 @@ SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
+# Parsed by _environments, apart from the sections above: only the default lane's lockfile is used.
+ENVIRONMENTS_KEY = "environments"
 POLICY_KINDS = ("rotation", "access", "compliance")
 SEVERITIES = ("error", "warning", "info")
 STANDARDS = ("soc2", "iso27001")
@@ -36,6 +47,7 @@ class ParsedDefinition:
     providers: dict[str, ProviderSpec] = field(default_factory=dict)
     secrets: list[SecretDef] = field(default_factory=list)
     policies: dict[str, PolicySpec] = field(default_factory=dict)
+    environments: Environments = field(default_factory=Environments)
 
 
 class DefinitionChecker(FieldChecks):
@@ -59,7 +71,7 @@ class DefinitionChecker(FieldChecks):
             self.errors.append(f"definition must be a mapping, got {got}")
             return out
         for key in doc:
-            if key not in TOP_LEVEL_KEYS:
+            if key not in TOP_LEVEL_KEYS and key != ENVIRONMENTS_KEY:
                 self.warnings.append(f"unknown top-level key '{key}' (kept, not used)")
         for key in ("version", "secrets") if self.strict else ():
             if key not in doc:
@@ -77,6 +89,7 @@ class DefinitionChecker(FieldChecks):
         # Everything but `variables` (resolved above) and unknown keys is interpolated.
         sections = {k: interpolator.render(doc.get(k), k) for k in TOP_LEVEL_KEYS[2:]}
         self.errors.extend(interpolator.errors)
+        out.environments = self._environments(doc.get(ENVIRONMENTS_KEY))
         if consume and isinstance(doc, dict):
             self._consume = True
             doc.clear()  # the sections hold what is still needed
@@ -89,6 +102,39 @@ class DefinitionChecker(FieldChecks):
         return out
 
     # -- sections --------------------------------------------------------------------------
+
+    def _environments(self, value: Any) -> Environments:
+        """SecretZero's ``environments`` block: ``default`` and ``profiles.<name>.{var_files, lockfile}``.
+
+        Shapes SecretZero refuses are errors; its other profile keys (target_profile, labels)
+        are kept out of the model, unused.
+        """
+        if value is None:
+            return Environments()
+        seen = len(self._interpolator.errors)
+        raw = self._mapping(self._interpolator.render(value, ENVIRONMENTS_KEY), ENVIRONMENTS_KEY)
+        self.errors.extend(self._interpolator.errors[seen:])
+        default = raw.get("default")
+        if default is not None and not isinstance(default, str):
+            self.errors.append("environments.default: must be a string")
+            default = None
+        profiles: dict[str, EnvironmentProfile] = {}
+        for name, profile in self._mapping(raw.get("profiles"), "environments.profiles").items():
+            where = f"environments.profiles.{name}"
+            body = self._mapping(profile, where)
+            var_files = body.get("var_files") or []
+            if not isinstance(var_files, list) or not all(isinstance(item, str) for item in var_files):
+                self.errors.append(f"{where}.var_files: must be a list of strings")
+                var_files = []
+            lockfile = body.get("lockfile")
+            if lockfile is not None and not isinstance(lockfile, str):
+                self.errors.append(f"{where}.lockfile: must be a string")
+                lockfile = None
+            profiles[str(name)] = EnvironmentProfile(tuple(var_files), lockfile or None)
+        if default is not None and default not in profiles:
+            known = ", ".join(sorted(profiles)) or "none"
+            self.warnings.append(f"environments.default: no profile named '{default}' (known: {known})")
+        return Environments(default, profiles)
 
     def _metadata(self, value: Any) -> dict[str, Any]:
         metadata = self._mapping(value, "metadata")

@@ -152,5 +152,6 @@ def _load(
         variables_hash=sha256_text(json.dumps(parsed.merged_variables, sort_keys=True, default=str)),
         var_files=var_files,
         warnings=tuple(checker.warnings),
+        environments=parsed.environments,
         _by_name={secret.name: secret for secret in parsed.secrets},
     )
