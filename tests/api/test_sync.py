@@ -218,3 +218,47 @@ def test_template_target_renders_secrets_not_regenerated_in_this_run(authed_api:
     db_line = rendered.splitlines()[0].removeprefix("db=")
     assert sha(db_line) == db_hash
     assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False
+
+
+def two_copies(project: Project) -> Project:
+    secret = file_secret("db", "out/a.env", kind="random_hex")
+    secret["targets"].append({"provider": "local", "kind": "file", "config": {"path": "out/b.json", "format": "json"}})
+    return project.write(definition(secret))
+
+
+def test_sync_with_repair_restores_a_missing_target_and_is_audited(authed_api: APIClient, project: Project) -> None:
+    two_copies(project)
+    authed_api.post("/sync", {}, format="json")
+    entry = project.lock()["secrets"]["db"]
+    (project.root / "out/a.env").unlink()
+    body = authed_api.post("/sync", {"repair": True}, format="json").json()
+    assert (body["secrets_repaired"], body["secrets_generated"], body["errors"]) == (["db"], [], [])
+    assert project.lock()["secrets"]["db"] == entry
+    assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False
+    row = AuditEntry.objects.filter(action="sync").first()
+    assert row is not None and row.details["repair"] is True and row.details["repaired"] == ["db"]
+
+
+def test_sync_repairs_nothing_unless_asked(authed_api: APIClient, project: Project) -> None:
+    two_copies(project)
+    authed_api.post("/sync", {}, format="json")
+    (project.root / "out/a.env").unlink()
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert (body["secrets_repaired"], body["secrets_skipped"]) == ([], ["db"])
+    assert not (project.root / "out/a.env").exists()
+
+
+def test_sync_repair_without_a_verified_copy_names_the_secret(authed_api: APIClient, project: Project) -> None:
+    two_copies(project)
+    authed_api.post("/sync", {}, format="json")
+    (project.root / "out/a.env").unlink()
+    (project.root / "out/b.json").write_text('{"db": "other"}')
+    body = authed_api.post("/sync", {"repair": True}, format="json").json()
+    assert body["secrets_repaired"] == []
+    assert body["errors"] == [{"secret": "db", "target": None,
+                               "message": "no target holds the recorded value: sync with force to replace it"}]
+
+
+def test_sync_repair_must_be_a_boolean(authed_api: APIClient, project: Project) -> None:
+    two_copies(project)
+    assert authed_api.post("/sync", {"repair": "maybe"}, format="json").status_code == 422

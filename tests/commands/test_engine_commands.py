@@ -118,3 +118,23 @@ def test_validate_exits_2_on_an_invalid_definition(proj: Project) -> None:
 
 def test_missing_definition_exits_1(project: Project) -> None:
     assert run("sync")[0] == 1
+
+
+def test_sync_repair_puts_a_lost_copy_back(proj: Project) -> None:
+    secret = file_secret("db", "out/app.env")
+    secret["targets"].append({"provider": "local", "kind": "file", "config": {"path": "out/b.json", "format": "json"}})
+    proj.write(definition(secret))
+    run("sync")
+    (proj.root / "out/app.env").unlink()
+    code, out = run("sync", "--repair")
+    assert code == 0 and "repaired   db" in out
+    assert (proj.root / "out/app.env").exists()
+
+
+def test_sync_repair_without_a_verified_copy_exits_1_and_writes_nothing(proj: Project) -> None:
+    run("sync")
+    (proj.root / "out/app.env").write_text("db=other\n")
+    code, out = run("sync", "--repair", "--dry-run", "--json")
+    assert code == 1  # db has no verified copy: named in errors
+    assert json.loads(out)["errors"][0]["secret"] == "db"
+    assert (proj.root / "out/app.env").read_text() == "db=other\n"

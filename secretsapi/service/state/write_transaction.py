@@ -18,7 +18,8 @@ from secretsapi.service.errors import LockEntryCorrupted
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
-from secretsapi.service.state.value_store import StoreOutcome, record, store, stripes_for
+from secretsapi.service.state.repair import RepairPlan, record_repairs
+from secretsapi.service.state.value_store import StoreOutcome, record, rewrite, store, stripes_for
 from secretsapi.service.workspace import Workspace
 
 
@@ -59,6 +60,41 @@ def write(
                 _commit(ws, definition, outcome, rotation=rotation)
                 return plan, outcome
     return plan, None
+
+
+@dataclass(frozen=True)
+class RepairOutcome:
+    plan: RepairPlan  # the plan made under the target locks
+    repaired: list[str]  # secrets with at least one target put back
+    errors: list[OperationError]  # the plan's and the writes'
+
+
+def repair(ws: Workspace, definition: Definition, planner: Callable[[LockDocument], RepairPlan]) -> RepairOutcome:
+    """Put recorded values back into broken targets, under the same locks as any write.
+
+    The loop is ``write``'s: plan on an unlocked read to know the targets to lock, then plan
+    again under their locks and write only when the locks held cover the plan.
+    """
+    plan = planner(read_lockfile(ws.lockfile_path))
+    held: frozenset[int] = frozenset()
+    while plan.repairs:
+        work = [(item.secret, [item.unit]) for item in plan.repairs]
+        held |= stripes_for(definition, work)
+        with ws.target_locks(held):
+            doc = read_lockfile(ws.lockfile_path, exact=True)
+            plan = planner(doc)
+            work = [(item.secret, [item.unit]) for item in plan.repairs]
+            if plan.repairs and stripes_for(definition, work) <= held:
+                written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in plan.repairs])
+                with ws.write_lock():
+                    doc = read_lockfile(ws.lockfile_path, exact=True)
+                    if record_repairs(doc, plan.repairs, written) or not _record_is_current(doc, definition):
+                        record_definition(doc, definition, ws)
+                        write_lockfile(ws.lockfile_path, doc)
+                done = {r.secret.name for r in plan.repairs if written.get(r.unit.lock_key)}
+                repaired = [name for name in plan.secrets if name in done]
+                return RepairOutcome(plan, repaired, plan.errors + errors)
+    return RepairOutcome(plan, [], list(plan.errors))
 
 
 def _commit(ws: Workspace, definition: Definition, outcome: StoreOutcome, *, rotation: bool) -> None:
