@@ -10,8 +10,8 @@ from secretsapi.service.definition.model import SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted
 from secretsapi.service.results import OperationError, RotationCheckResult, RotationResult, RotationStatus
 from secretsapi.service.state import write_transaction
+from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, parse_time
-from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.write_transaction import Plan
 from secretsapi.service.workspace import Workspace
 
@@ -20,7 +20,7 @@ DEFAULT_WINDOW_DAYS = 7
 
 def check_rotation(ws: Workspace, *, secret_name: str | None = None) -> RotationCheckResult:
     definition = ws.definition()
-    doc = read_lockfile(ws.lockfile_path)
+    doc = read_state(ws, definition)
     return _check(doc, definition.select(secret_name), ws)
 
 

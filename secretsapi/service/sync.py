@@ -8,8 +8,8 @@ from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted
 from secretsapi.service.results import OperationError, SyncResult
 from secretsapi.service.state import write_transaction
+from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument
-from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.repair import RepairPlan, plan_repairs
 from secretsapi.service.state.write_transaction import Plan
 from secretsapi.service.targets import TargetContext
@@ -29,7 +29,7 @@ def sync(
     definition = ws.definition()
     selected = definition.select(secret_name)
     if dry_run:
-        doc = read_lockfile(ws.lockfile_path)
+        doc = read_state(ws, definition)
         dry = plan(doc, selected, force=force)
         generated = [secret.name for secret, _ in dry.work]
         fixes = _plan_repairs(definition, doc, selected, generated) if repair else RepairPlan([], [])

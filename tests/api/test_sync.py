@@ -182,9 +182,11 @@ def test_one_sync_writes_the_lockfile_once(authed_api: APIClient, project: Proje
         original(*args, **kwargs)
 
     monkeypatch.setattr(lockfile_io, "write_lockfile", counting)
+    import secretsapi.service.state.lock_state as lock_state_module
     import secretsapi.service.state.write_transaction as transaction_module
 
     monkeypatch.setattr(transaction_module, "write_lockfile", lockfile_io.write_lockfile)
+    monkeypatch.setattr(lock_state_module, "write_lockfile", lockfile_io.write_lockfile)
     authed_api.post("/sync", {}, format="json")
     assert len(calls) == 1
     assert len(project.lock()["secrets"]) == 30

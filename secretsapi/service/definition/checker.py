@@ -26,6 +26,9 @@ from secretsapi.service.util.hashing import sha256_value
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")
 SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets", "description")
+# SecretZero's machine-local flag and its escape hatch, parsed by _local.
+LOCAL_KEYS = ("local", "local_allow_cloud")
+_LOCAL_TARGETS = (("local", "file"), ("local", "template"))
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
@@ -102,6 +105,20 @@ class DefinitionChecker(FieldChecks):
         return out
 
     # -- sections --------------------------------------------------------------------------
+
+    def _local(self, raw: Mapping[str, Any], targets: Sequence[TargetSpec], where: str) -> bool:
+        """SecretZero's ``local`` flag, read as it reads it ("true", "yes", "on", "1", any truthy
+        value); a local secret may only write local files and templates unless
+        ``local_allow_cloud`` is set, else SecretZero refuses the definition."""
+        local = _flag(raw.get("local"))
+        if local and not _flag(raw.get("local_allow_cloud")):
+            for target in targets:
+                if (target.provider, target.kind) not in _LOCAL_TARGETS:
+                    self.errors.append(
+                        f"{where}: a local secret cannot target {target.provider}/{target.kind}: "
+                        "use local/file or local/template targets, or set local_allow_cloud: true"
+                    )
+        return local
 
     def _environments(self, value: Any) -> Environments:
         """SecretZero's ``environments`` block: ``default`` and ``profiles.<name>.{var_files, lockfile}``.
@@ -236,7 +253,7 @@ class DefinitionChecker(FieldChecks):
     def _secret(
         self, raw: Mapping[str, Any], where: str, templates: dict[str, Template], names: dict[str, str]
     ) -> SecretDef | None:
-        self._unknown(raw, SECRET_KEYS, where)
+        self._unknown(raw, SECRET_KEYS + LOCAL_KEYS, where)
         name = self._required_str(raw, "name", where)
         if name is not None:
             if not _NAME.fullmatch(name):
@@ -275,6 +292,7 @@ class DefinitionChecker(FieldChecks):
         if description is not None and not isinstance(description, str):
             self.errors.append(f"{where}.description: must be a string")
         targets = self._targets(raw.get("targets"), f"{where}.targets")
+        local = self._local(raw, targets, where)
         if name is None or kind is None or (template is None and generator is None):
             return None
         canonical: dict[str, Any] = {
@@ -304,6 +322,7 @@ class DefinitionChecker(FieldChecks):
             units=units,
             definition_hash=sha256_value(canonical),
             template=kind[len(TEMPLATE_PREFIX) :] if template is not None else None,
+            local=local,
         )
 
     def _policies(self, value: Any) -> dict[str, PolicySpec]:
@@ -345,3 +364,10 @@ class DefinitionChecker(FieldChecks):
                     not isinstance(listed, list) or not all(isinstance(i, str) for i in listed)
                 ):
                     self.errors.append(f"{where}.{key}: must be a list of target kinds")
+
+
+def _flag(value: Any) -> bool:
+    """SecretZero's coerce_local_flag."""
+    if isinstance(value, str):
+        return value.strip().lower() in {"true", "1", "yes", "on"}
+    return bool(value)

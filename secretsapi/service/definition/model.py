@@ -67,6 +67,8 @@ class SecretDef:
     definition_hash: str
     # ``templates.<t>`` secrets: the template name; None for plain generator kinds.
     template: str | None = None
+    # ``local: true``: state in the machine-local lockfile (SecretZero's .gitsecrets.local.lock).
+    local: bool = False
 
     @property
     def target_types(self) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted
 from secretsapi.service.results import OperationError
+from secretsapi.service.state.lock_state import read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
 from secretsapi.service.state.repair import RepairPlan, record_repairs
@@ -48,12 +49,12 @@ def write(
     the lockfile is read again and planned again (another write may have just finished); if
     the plan now needs more targets, the locks are taken again, wider, so the loop ends.
     """
-    plan = planner(read_lockfile(ws.lockfile_path))
+    plan = planner(read_state(ws, definition))
     held: frozenset[int] = frozenset()
     while plan.work:
         held |= stripes_for(definition, plan.work)
         with ws.target_locks(held):
-            doc = read_lockfile(ws.lockfile_path, exact=True)
+            doc = read_state(ws, definition, exact=True)
             plan = planner(doc)
             if plan.work and stripes_for(definition, plan.work) <= held:
                 outcome = store(definition, doc, plan.work, allow_scripts=ws.allow_scripts)
@@ -75,22 +76,22 @@ def repair(ws: Workspace, definition: Definition, planner: Callable[[LockDocumen
     The loop is ``write``'s: plan on an unlocked read to know the targets to lock, then plan
     again under their locks and write only when the locks held cover the plan.
     """
-    plan = planner(read_lockfile(ws.lockfile_path))
+    plan = planner(read_state(ws, definition))
     held: frozenset[int] = frozenset()
     while plan.repairs:
         work = [(item.secret, [item.unit]) for item in plan.repairs]
         held |= stripes_for(definition, work)
         with ws.target_locks(held):
-            doc = read_lockfile(ws.lockfile_path, exact=True)
+            doc = read_state(ws, definition, exact=True)
             plan = planner(doc)
             work = [(item.secret, [item.unit]) for item in plan.repairs]
             if plan.repairs and stripes_for(definition, work) <= held:
                 written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in plan.repairs])
                 with ws.write_lock():
-                    doc = read_lockfile(ws.lockfile_path, exact=True)
+                    doc = read_state(ws, definition, exact=True)
                     if record_repairs(doc, plan.repairs, written) or not _record_is_current(doc, definition):
                         record_definition(doc, definition, ws)
-                        write_lockfile(ws.lockfile_path, doc)
+                        write_state(ws, doc)
                 done = {r.secret.name for r in plan.repairs if written.get(r.unit.lock_key)}
                 repaired = [name for name in plan.secrets if name in done]
                 return RepairOutcome(plan, repaired, plan.errors + errors)
@@ -99,10 +100,10 @@ def repair(ws: Workspace, definition: Definition, planner: Callable[[LockDocumen
 
 def _commit(ws: Workspace, definition: Definition, outcome: StoreOutcome, *, rotation: bool) -> None:
     with ws.write_lock():
-        doc = read_lockfile(ws.lockfile_path, exact=True)
+        doc = read_state(ws, definition, exact=True)
         record(doc, outcome, now=ws.now(), rotation=rotation)
         record_definition(doc, definition, ws)
-        write_lockfile(ws.lockfile_path, doc)
+        write_state(ws, doc)
 
 
 def record_definition_if_stale(ws: Workspace, definition: Definition) -> bool:
