@@ -76,9 +76,21 @@ class Workspace:
         return self.lockfile_path.parent / LOCAL_LOCKFILE_NAME
 
     def definition(self) -> Definition:
-        """The definition as every operation sees it: var_files, variables and environment applied."""
+        """The definition as every operation sees it: var_files, variables and environment applied.
+
+        The default environment profile's var files come first, then ``var_files``, as
+        SecretZero applies them (and records them in the lockfile: recording other var files
+        than its run's would make SecretZero regenerate).
+        """
+        definition = self._load(self.var_files)
+        profile = definition.environments.selected
+        if profile is None or not profile.var_files:
+            return definition
+        return self._load((*profile.var_files, *self.var_files))
+
+    def _load(self, var_files: Sequence[str]) -> Definition:
         return load_definition(
-            self.definition_path, var_files=self.var_files, variables=self.variables, environ=self.environ,
+            self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
             max_bytes=self.max_definition_bytes,
         )
 

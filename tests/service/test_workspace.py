@@ -63,3 +63,13 @@ def test_the_local_lockfile_sits_beside_the_shared_one(tmp_path: Path) -> None:
 def test_an_unloadable_definition_falls_back_to_the_file_name_rule(tmp_path: Path) -> None:
     ws = _ws(tmp_path, "secrets: [", "app.yml")
     assert ws.lockfile_path == tmp_path / "app.lock"
+
+
+def test_the_default_profile_var_files_apply_before_the_given_ones(tmp_path: Path) -> None:
+    (tmp_path / "dev.szvar").write_text("env: dev\nregion: eu\n")
+    (tmp_path / "ci.szvar").write_text("env: ci\n")
+    lanes = {"default": "dev", "profiles": {"dev": {"var_files": ["dev.szvar"]}}}
+    ws = _ws(tmp_path, definition(file_secret("s"), environments=lanes, variables={"env": "x", "region": "us"}),
+             var_files=("ci.szvar",))
+    loaded = ws.definition()
+    assert (loaded.var_files, dict(loaded.variables)) == (("dev.szvar", "ci.szvar"), {"env": "ci", "region": "eu"})

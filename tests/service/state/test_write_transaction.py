@@ -69,3 +69,13 @@ def test_drift_still_reports_a_changed_definition_after_a_sync_that_skipped_the_
     sync(ws)  # generates "new" only; the record now names the edited file
     reasons = {(item.secret, item.details["reason"]) for item in detect_drift(ws).details}
     assert reasons == {("old", "definition_changed")}
+
+
+def test_the_recorded_variables_hash_with_a_var_file_is_the_one_secretzero_records(tmp_path: Path) -> None:
+    # SecretZero 0.14.23 recorded this variables_hash syncing the same file with `--var-file qa.szvar`.
+    (tmp_path / "qa.szvar").write_text("env: qa\nnested:\n  b: y\n")
+    doc = definition(file_secret("tok", "out/{{ var.env }}.json", fmt="json"),
+                     variables={"env": "dev", "nested": {"a": 1, "b": "x"}})
+    ws = _workspace(tmp_path, doc, var_files=("qa.szvar",))
+    sync(ws)
+    assert _block(ws)["variables_hash"] == "26e075afc6f3b577cf5e27fc223c5ea05e1e5eda5a6fbdf43c0c116034efa9b8"
