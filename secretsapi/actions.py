@@ -153,8 +153,8 @@ def sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
     repair: bool = False,
 ) -> SyncResult:
-    request = {"dry_run": dry_run, "force": force, "secret_name": secret_name, "var_files": list(ws.var_files)}
-    request["repair"] = repair
+    request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
+               "var_files": list(ws.var_files)}
     with audited("sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair)
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
@@ -235,8 +235,8 @@ def agent_sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
     repair: bool = True,
 ) -> AgentSyncResult:
-    request = {"dry_run": dry_run, "force": force, "secret_name": secret_name, "var_files": list(ws.var_files)}
-    request["repair"] = repair
+    request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
+               "var_files": list(ws.var_files)}
     with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = service.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair)
         facts.update(status=result.status, generated=result.sync.secrets_generated,
