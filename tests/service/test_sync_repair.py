@@ -6,8 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.results import OperationError
+from secretsapi.service.state import repair as repair_module
+from secretsapi.service.state.readback import Copy, UnitReadBack
 from secretsapi.service.sync import sync
 from secretsapi.service.workspace import Workspace
 from tests.factories import definition, write_definition
@@ -127,4 +131,18 @@ def test_a_merge_false_file_keeps_its_other_keys_when_one_is_repaired(tmp_path: 
     ws = _synced(tmp_path, one, two)
     (tmp_path / "out/b.json").write_text(json.dumps({"one": "x"}))
     assert sync(ws, repair=True).secrets_repaired == ["one"]
+    assert detect_drift(ws).has_drift is False
+
+
+def test_a_target_that_is_its_own_verified_copy_is_rewritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A misencoded dotenv line: standard readers see another value, read_back finds the recorded
+    # one in the same target (ReadBack.misencoded_value), so the repair rewrites it in place.
+    ws = _synced(tmp_path, {"name": "db", "kind": "random_hex", "targets": [
+        {"provider": "local", "kind": "file", "config": {"path": "out/a.env"}}]})
+    value = (tmp_path / "out/a.env").read_text().strip().split("=", 1)[1].strip("'\"")
+    (tmp_path / "out/a.env").write_text("db=misread\n")
+    found = UnitReadBack(Copy("local/file/out/a.env", value), None, ())
+    monkeypatch.setattr(repair_module, "read_back", lambda *args: found)
+    assert sync(ws, repair=True).secrets_repaired == ["db"]
+    monkeypatch.undo()
     assert detect_drift(ws).has_drift is False
