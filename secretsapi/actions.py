@@ -153,13 +153,16 @@ def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatu
 
 
 def sync(
-    ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None
+    ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
+    repair: bool = False,
 ) -> SyncResult:
-    request = {"dry_run": dry_run, "force": force, "secret_name": secret_name, "var_files": list(ws.var_files)}
+    request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
+               "var_files": list(ws.var_files)}
     with audited("sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
-        result = service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
+        result = service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair)
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
                      failed=result.secrets_failed, errors=[asdict(e) for e in result.errors])
+        facts["repaired"] = result.secrets_repaired
     return result
 
 
@@ -237,13 +240,16 @@ def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> RevealedSec
 
 
 def agent_sync(
-    ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None
+    ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
+    repair: bool = True,
 ) -> AgentSyncResult:
-    request = {"dry_run": dry_run, "force": force, "secret_name": secret_name, "var_files": list(ws.var_files)}
+    request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
+               "var_files": list(ws.var_files)}
     with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
-        result = service.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
+        result = service.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair)
         facts.update(status=result.status, generated=result.sync.secrets_generated,
                      skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed)
+        facts["repaired"] = result.sync.secrets_repaired
     return result
 
 

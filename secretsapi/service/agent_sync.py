@@ -8,9 +8,10 @@ from secretsapi.service.workspace import Workspace
 
 
 def agent_sync(ws: Workspace, *, dry_run: bool = False, force: bool = False,
-               secret_name: str | None = None) -> AgentSyncResult:
-    """Idempotent: once everything exists, a repeat call writes nothing and says nothing_to_do."""
-    result = sync(ws, dry_run=dry_run, force=force, secret_name=secret_name)
+               secret_name: str | None = None, repair: bool = True) -> AgentSyncResult:
+    """Idempotent: once everything exists and every target holds its value, a repeat call
+    writes nothing and says nothing_to_do. Repairs broken targets unless ``repair`` is off."""
+    result = sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair)
     by_secret: dict[str, list[OperationError]] = {}
     for error in result.errors:
         by_secret.setdefault(error.secret, []).append(error)
@@ -18,16 +19,17 @@ def agent_sync(ws: Workspace, *, dry_run: bool = False, force: bool = False,
         SecretOutcome(name, "partial" if by_secret.get(name) else "generated", by_secret.get(name, []))
         for name in result.secrets_generated
     ]
-    outcomes += [SecretOutcome(name, "skipped", []) for name in result.secrets_skipped]
+    outcomes += [SecretOutcome(name, "repaired", by_secret.get(name, [])) for name in result.secrets_repaired]
+    outcomes += [SecretOutcome(name, "skipped", by_secret.get(name, [])) for name in result.secrets_skipped]
     outcomes += [SecretOutcome(name, "failed", by_secret.get(name, [])) for name in result.secrets_failed]
     return AgentSyncResult(_status(result), result, outcomes)
 
 
 def _status(result: SyncResult) -> str:
-    if result.secrets_failed and not result.secrets_generated:
+    if result.secrets_failed and not result.secrets_generated and not result.secrets_repaired:
         return "failed"
     if result.errors:
         return "partial"
-    if result.secrets_generated:
+    if result.secrets_generated or result.secrets_repaired:
         return "complete"
     return "nothing_to_do"

@@ -10,8 +10,9 @@ from typing import Any
 from secretsapi.service.definition.model import Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import DriftItem, DriftResult
+from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
-from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.state.write_transaction import ENTRIES_HASH
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
@@ -42,7 +43,7 @@ class _Check:
 
 def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResult:
     definition = ws.definition()
-    doc = read_lockfile(ws.lockfile_path)
+    doc = read_state(ws, definition)
     ctx = TargetContext.of(definition)
     items: list[DriftItem] = []
     checks: list[_Check] = []
@@ -66,7 +67,8 @@ def _entry_findings(
             entry = doc.entry(unit.lock_key)
         except LockEntryCorrupted as exc:
             found += _per_target(secret.name, unit, ctx, "corrupted_entry",
-                                 lockfile=str(ws.lockfile_path), problem=exc.reason)
+                                 lockfile=str(ws.local_lockfile_path if secret.local else ws.lockfile_path),
+                                 problem=exc.reason)
             continue
         if entry is None:
             found += _per_target(secret.name, unit, ctx, "not_generated")
@@ -158,7 +160,11 @@ def _item(secret: str, reason: str, target: str | None, where: str | None, **ext
 
 
 def _secretfile_hash(doc: LockDocument) -> str | None:
+    """The definition file hash the entries were last all written from (see record_definition)."""
     block = doc.secretfile
-    return block.get("hash") if block is not None else None
+    if block is None:
+        return None
+    recorded = block.get(ENTRIES_HASH, block.get("hash"))
+    return recorded if isinstance(recorded, str) else None
 
 

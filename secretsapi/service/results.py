@@ -44,6 +44,8 @@ class SyncResult:
     errors: list[OperationError]
     dry_run: bool
     message: str
+    # Existing secrets whose broken targets got their recorded value back (a repair).
+    secrets_repaired: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ class DriftResult:
 @dataclass(frozen=True)
 class SecretOutcome:
     secret: str
-    outcome: str  # generated | skipped | partial | failed
+    outcome: str  # generated | repaired | skipped | partial | failed
     errors: list[OperationError]
 
 

@@ -11,8 +11,8 @@ from secretsapi.service.definition.model import Definition, SecretDef, TargetSpe
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import OperationError, RotationCheckResult, RotationResult, RotationStatus
 from secretsapi.service.state import write_transaction
+from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, parse_time
-from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.write_transaction import Plan
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.workspace import Workspace
@@ -24,7 +24,7 @@ def check_rotation(ws: Workspace, *, secret_name: str | None = None) -> Rotation
     """Which secrets are due. A secret that a rotation would move (see ``move_problem``) keeps
     its due state, and its status says why it cannot be rotated with these var files."""
     definition = ws.definition()
-    doc = read_lockfile(ws.lockfile_path)
+    doc = read_state(ws, definition)
     return _check(doc, definition, definition.select(secret_name), ws)
 
 

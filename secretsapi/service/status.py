@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from secretsapi.service.definition.model import Definition, SecretDef
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined
 from secretsapi.service.results import SecretStatus, SecretSummary
+from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockEntry
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.util.last_result import LastResult
@@ -48,10 +49,14 @@ def secret_status(ws: Workspace, name: str) -> SecretStatus:
     The definition is consulted only to find a template secret's fields; the status still
     answers when the definition is missing or invalid, since the lockfile alone records state.
     """
-    doc = read_lockfile(ws.lockfile_path)
+    definition: Definition | None = None
+    with contextlib.suppress(DefinitionNotFound, DefinitionInvalid):
+        definition = ws.definition()
     lock_keys = [name]
-    with contextlib.suppress(DefinitionNotFound, DefinitionInvalid, SecretNotDefined):
-        lock_keys = [unit.lock_key for unit in ws.definition().secret(name).units]
+    if definition is not None:
+        with contextlib.suppress(SecretNotDefined):
+            lock_keys = [unit.lock_key for unit in definition.secret(name).units]
+    doc = read_state(ws, definition) if definition is not None else read_lockfile(ws.lockfile_path)
     entries: list[LockEntry] = []
     for key in lock_keys:
         entry = doc.entry(key)  # a corrupted entry raises: the status cannot be read

@@ -4,41 +4,66 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from secretsapi.service.definition.model import SecretDef, Unit
+from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted
 from secretsapi.service.results import OperationError, SyncResult
 from secretsapi.service.state import write_transaction
+from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument
-from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.state.repair import RepairPlan, plan_repairs
 from secretsapi.service.state.write_transaction import Plan
+from secretsapi.service.targets import TargetContext
 from secretsapi.service.workspace import Workspace
 
 
 def sync(
-    ws: Workspace, *, dry_run: bool = False, force: bool = False, secret_name: str | None = None
+    ws: Workspace, *, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
+    repair: bool = False,
 ) -> SyncResult:
     """Rules 2-5 of the spec: skip existing secrets unless forced; force ignores one_time and
-    keeps rotation metadata; a failed target does not stop the others."""
+    keeps rotation metadata; a failed target does not stop the others.
+
+    ``repair`` also puts the recorded value of existing secrets back into their broken
+    targets (see ``state.repair``), after the generation and in a write of its own.
+    """
     definition = ws.definition()
     selected = definition.select(secret_name)
     if dry_run:
-        dry = plan(read_lockfile(ws.lockfile_path), selected, force=force)
+        doc = read_state(ws, definition)
+        dry = plan(doc, selected, force=force)
         generated = [secret.name for secret, _ in dry.work]
-        return SyncResult(generated, dry.skipped, [], dry.errors, True,
-                          _message(generated, dry.skipped, [], dry_run=True))
+        fixes = _plan_repairs(definition, doc, selected, generated) if repair else RepairPlan([], [])
+        skipped = [name for name in dry.skipped if name not in fixes.secrets]
+        return SyncResult(generated, skipped, [], dry.errors + fixes.errors, True,
+                          _message(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets)
 
     written, outcome = write_transaction.write(
         ws, definition, lambda doc: plan(doc, selected, force=force), rotation=False
     )
     blocked = [error.secret for error in written.errors]
-    if outcome is None:
-        return SyncResult([], written.skipped, blocked, written.errors, False,
-                          _message([], written.skipped, blocked))
-    failed = blocked + outcome.failed
-    return SyncResult(
-        outcome.stored, written.skipped, failed, written.errors + outcome.errors, False,
-        _message(outcome.stored, written.skipped, failed),
-    )
+    generated = outcome.stored if outcome is not None else []
+    failed = blocked + (outcome.failed if outcome is not None else [])
+    errors = written.errors + (outcome.errors if outcome is not None else [])
+    repaired: list[str] = []
+    if repair:
+        busy = [secret.name for secret, _ in written.work] + blocked
+        fixed = write_transaction.repair(
+            ws, definition, lambda doc: _plan_repairs(definition, doc, selected, busy)
+        )
+        repaired, errors = fixed.repaired, errors + fixed.errors
+    if outcome is None and not repaired:
+        write_transaction.record_definition_if_stale(ws, definition)
+    skipped = [name for name in written.skipped if name not in repaired]
+    return SyncResult(generated, skipped, failed, errors, False,
+                      _message(generated, skipped, failed, repaired), repaired)
+
+
+def _plan_repairs(
+    definition: Definition, doc: LockDocument, selected: Sequence[SecretDef], busy: Sequence[str]
+) -> RepairPlan:
+    """Repairs of the selected secrets this sync does not generate (or could not read)."""
+    rest = [secret for secret in selected if secret.name not in busy]
+    return plan_repairs(doc, rest, TargetContext.of(definition))
 
 
 def plan(doc: LockDocument, secrets: tuple[SecretDef, ...], *, force: bool) -> Plan:
@@ -66,9 +91,14 @@ def plan(doc: LockDocument, secrets: tuple[SecretDef, ...], *, force: bool) -> P
     return Plan(work, skipped, errors)
 
 
-def _message(generated: list[str], skipped: list[str], failed: list[str], *, dry_run: bool = False) -> str:
+def _message(
+    generated: list[str], skipped: list[str], failed: list[str], repaired: Sequence[str] = (), *,
+    dry_run: bool = False,
+) -> str:
     verb = "would be generated" if dry_run else "generated"
     parts = [f"{len(generated)} secret(s) {verb}", f"{len(skipped)} skipped"]
+    if repaired:
+        parts.append(f"{len(repaired)} {'would be repaired' if dry_run else 'repaired'}")
     if failed:
         parts.append(f"{len(failed)} failed")
     return ("Dry run: " if dry_run else "Sync complete: ") + ", ".join(parts) + "."

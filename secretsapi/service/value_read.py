@@ -7,7 +7,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Unit
 from secretsapi.service.results import RevealedSecret
-from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.readback import read_back
 from secretsapi.service.status import secret_status, summary
 from secretsapi.service.targets import TargetContext
@@ -25,7 +25,7 @@ class UnitValue:
 def read_value(ws: Workspace, name: str) -> RevealedSecret:
     definition = ws.definition()
     secret = definition.secret(name)
-    doc = read_lockfile(ws.lockfile_path)
+    doc = read_state(ws, definition)
     ctx = TargetContext.of(definition)
     values: dict[str, UnitValue] = {}
     for unit in secret.units:

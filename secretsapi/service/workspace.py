@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,9 +12,13 @@ from typing import Any
 from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
+from secretsapi.service.errors import ServiceError
 from secretsapi.service.state.locks import lockfile_lock, stripe_locks
 
 LOCKFILE_NAME = ".gitsecrets.lock"
+DEFINITION_NAME = "Secretfile.yml"
+# SecretZero's machine-local lockfile, beside the shared one, for secrets marked ``local: true``.
+LOCAL_LOCKFILE_NAME = ".gitsecrets.local.lock"
 
 # Builds a lock that serializes writers beyond this machine (e.g. a database advisory lock):
 # called with the lockfile's absolute path and the timeout in seconds (negative: no limit).
@@ -28,7 +32,7 @@ def utc_now() -> datetime:
 @dataclass(frozen=True)
 class Workspace:
     definition_path: Path
-    # None: `.gitsecrets.lock` beside the definition (one path for every operation).
+    # None: SecretZero's default (see lockfile_path).
     lockfile_override: Path | None = None
     allow_scripts: bool = False
     lock_timeout: float = 60.0
@@ -47,17 +51,50 @@ class Workspace:
 
     @property
     def lockfile_path(self) -> Path:
-        return self.lockfile_override or self.definition_path.parent / LOCKFILE_NAME
+        """Where SecretZero would keep this definition's lockfile, unless overridden.
+
+        The default lane's ``environments.profiles.<name>.lockfile`` (relative to the
+        definition's folder), else ``.gitsecrets.lock`` beside a ``Secretfile.yml`` and
+        ``<stem>.lock`` beside any other definition file. The definition is cached, so this
+        costs a stat; a definition that cannot be loaded falls back to the file name rule
+        (the operation reports why it cannot be loaded).
+        """
+        if self.lockfile_override is not None:
+            return self.lockfile_override
+        folder = self.definition_path.parent
+        try:
+            profile = self.definition().environments.selected
+        except ServiceError:
+            profile = None
+        if profile is not None and profile.lockfile:
+            return folder / profile.lockfile  # an absolute lockfile replaces the folder
+        if self.definition_path.name == DEFINITION_NAME:
+            return folder / LOCKFILE_NAME
+        return folder / f"{self.definition_path.stem}.lock"
+
+    @property
+    def local_lockfile_path(self) -> Path:
+        """SecretZero's machine-local lockfile: ``.gitsecrets.local.lock`` beside the shared one."""
+        return self.lockfile_path.parent / LOCAL_LOCKFILE_NAME
 
     def definition(self) -> Definition:
-        """The definition as every operation sees it: var_files, variables and environment applied."""
-        definition = load_definition(
-            self.definition_path, var_files=self.var_files, variables=self.variables, environ=self.environ,
-            max_bytes=self.max_definition_bytes,
+        """The definition as every operation sees it: var_files, variables and environment applied.
+
+        The default environment profile's var files come first, then ``var_files``, as
+        SecretZero applies them (and records them in the lockfile: recording other var files
+        than its run's would make SecretZero regenerate).
+        """
+        definition = self._load(self.var_files)
+        profile = definition.environments.selected
+        if profile is None or not profile.var_files:
+            return definition
+        return self._load((*profile.var_files, *self.var_files))
+
+    def _load(self, var_files: Sequence[str]) -> Definition:
+        return load_definition(
+            self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
+            max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
         )
-        if self.target_roots:
-            definition = replace(definition, target_roots=self.target_roots)
-        return definition
 
     def now(self) -> datetime:
         return self.clock()

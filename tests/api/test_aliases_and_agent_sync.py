@@ -73,3 +73,27 @@ def test_agent_sync_accepts_var_files_and_is_audited(authed_api: APIClient, proj
 def test_agent_sync_var_file_escape_is_400(authed_api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("a", kind="uuid")))
     assert authed_api.post("/agent/sync", {"var_files": ["../x.yml"]}, format="json").status_code == 400
+
+
+def copies_then_loss(api: APIClient, project: Project) -> None:
+    secret = file_secret("db", "out/a.env", kind="uuid")
+    secret["targets"].append({"provider": "local", "kind": "file", "config": {"path": "out/b.json", "format": "json"}})
+    project.write(definition(secret))
+    api.post("/agent/sync", {}, format="json")
+    (project.root / "out/a.env").unlink()
+
+
+def test_agent_sync_repairs_broken_targets_by_default(authed_api: APIClient, project: Project) -> None:
+    copies_then_loss(authed_api, project)
+    body = authed_api.post("/agent/sync", {}, format="json").json()
+    assert (body["status"], body["secrets_repaired"]) == ("complete", ["db"])
+    assert [(o["secret"], o["outcome"]) for o in body["outcomes"]] == [("db", "repaired")]
+    assert (project.root / "out/a.env").exists()
+    assert authed_api.post("/agent/sync", {}, format="json").json()["status"] == "nothing_to_do"
+
+
+def test_agent_sync_with_repair_false_leaves_broken_targets(authed_api: APIClient, project: Project) -> None:
+    copies_then_loss(authed_api, project)
+    body = authed_api.post("/agent/sync", {"repair": False}, format="json").json()
+    assert (body["status"], body["secrets_repaired"]) == ("nothing_to_do", [])
+    assert not (project.root / "out/a.env").exists()

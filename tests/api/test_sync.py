@@ -182,9 +182,11 @@ def test_one_sync_writes_the_lockfile_once(authed_api: APIClient, project: Proje
         original(*args, **kwargs)
 
     monkeypatch.setattr(lockfile_io, "write_lockfile", counting)
+    import secretsapi.service.state.lock_state as lock_state_module
     import secretsapi.service.state.write_transaction as transaction_module
 
     monkeypatch.setattr(transaction_module, "write_lockfile", lockfile_io.write_lockfile)
+    monkeypatch.setattr(lock_state_module, "write_lockfile", lockfile_io.write_lockfile)
     authed_api.post("/sync", {}, format="json")
     assert len(calls) == 1
     assert len(project.lock()["secrets"]) == 30
@@ -247,3 +249,47 @@ def test_a_path_made_absolute_by_a_variable_outside_the_roots_fails_that_target_
         "message": f"path {outside}/.env is outside the allowed target roots (SERVICE_TARGET_ROOTS)"}]
     assert set(env_values(project.root / "out/app.env")) == {"db", "api"}
     assert not (outside / ".env").exists()
+
+
+def two_copies(project: Project) -> Project:
+    secret = file_secret("db", "out/a.env", kind="random_hex")
+    secret["targets"].append({"provider": "local", "kind": "file", "config": {"path": "out/b.json", "format": "json"}})
+    return project.write(definition(secret))
+
+
+def test_sync_with_repair_restores_a_missing_target_and_is_audited(authed_api: APIClient, project: Project) -> None:
+    two_copies(project)
+    authed_api.post("/sync", {}, format="json")
+    entry = project.lock()["secrets"]["db"]
+    (project.root / "out/a.env").unlink()
+    body = authed_api.post("/sync", {"repair": True}, format="json").json()
+    assert (body["secrets_repaired"], body["secrets_generated"], body["errors"]) == (["db"], [], [])
+    assert project.lock()["secrets"]["db"] == entry
+    assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False
+    row = AuditEntry.objects.filter(action="sync").first()
+    assert row is not None and row.details["repair"] is True and row.details["repaired"] == ["db"]
+
+
+def test_sync_repairs_nothing_unless_asked(authed_api: APIClient, project: Project) -> None:
+    two_copies(project)
+    authed_api.post("/sync", {}, format="json")
+    (project.root / "out/a.env").unlink()
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert (body["secrets_repaired"], body["secrets_skipped"]) == ([], ["db"])
+    assert not (project.root / "out/a.env").exists()
+
+
+def test_sync_repair_without_a_verified_copy_names_the_secret(authed_api: APIClient, project: Project) -> None:
+    two_copies(project)
+    authed_api.post("/sync", {}, format="json")
+    (project.root / "out/a.env").unlink()
+    (project.root / "out/b.json").write_text('{"db": "other"}')
+    body = authed_api.post("/sync", {"repair": True}, format="json").json()
+    assert body["secrets_repaired"] == []
+    assert body["errors"] == [{"secret": "db", "target": None,
+                               "message": "no target holds the recorded value: sync with force to replace it"}]
+
+
+def test_sync_repair_must_be_a_boolean(authed_api: APIClient, project: Project) -> None:
+    two_copies(project)
+    assert authed_api.post("/sync", {"repair": "maybe"}, format="json").status_code == 422

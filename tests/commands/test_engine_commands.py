@@ -194,3 +194,23 @@ def test_every_command_audits_its_var_files(prod: Project) -> None:
         run(command, "--var-file", "prod.yml")
     for action in ("check_drift", "check_policy", "validate_config", "check_rotation"):
         assert AuditEntry.objects.get(action=action).details["var_files"] == ["prod.yml"], action
+
+
+def test_sync_repair_puts_a_lost_copy_back(proj: Project) -> None:
+    secret = file_secret("db", "out/app.env")
+    secret["targets"].append({"provider": "local", "kind": "file", "config": {"path": "out/b.json", "format": "json"}})
+    proj.write(definition(secret))
+    run("sync")
+    (proj.root / "out/app.env").unlink()
+    code, out = run("sync", "--repair")
+    assert code == 0 and "repaired   db" in out
+    assert (proj.root / "out/app.env").exists()
+
+
+def test_sync_repair_without_a_verified_copy_exits_1_and_writes_nothing(proj: Project) -> None:
+    run("sync")
+    (proj.root / "out/app.env").write_text("db=other\n")
+    code, out = run("sync", "--repair", "--dry-run", "--json")
+    assert code == 1  # db has no verified copy: named in errors
+    assert json.loads(out)["errors"][0]["secret"] == "db"
+    assert (proj.root / "out/app.env").read_text() == "db=other\n"

@@ -30,6 +30,16 @@ class SyncRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
     force = serializers.BooleanField(default=False, help_text="Regenerate existing secrets.")
     secret_name = secret_name_field("Sync only this secret.")
     var_files = VarFilesField()
+    repair = serializers.BooleanField(
+        default=False, help_text="Also put each existing secret's recorded value back into targets that are "
+        "missing, misencoded or hold another value, copied from a target that holds it (no rotation).",
+    )
+
+
+class AgentSyncRequestSerializer(SyncRequestSerializer):
+    repair = serializers.BooleanField(
+        default=True, help_text="Put recorded values back into broken targets (default: true; see /sync).",
+    )
 
 
 class OperationErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -44,6 +54,10 @@ class SyncResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     )
     secrets_skipped = serializers.ListField(child=serializers.CharField())
     secrets_failed = serializers.ListField(child=serializers.CharField(), help_text="New value stored nowhere.")
+    secrets_repaired = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Existing secrets whose broken targets got their recorded value back (in a dry run: would).",
+    )
     errors = OperationErrorSerializer(many=True, help_text="Every failure, including partial ones.")  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
     message = serializers.CharField()
 
@@ -129,14 +143,14 @@ class DriftResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 class SecretOutcomeSerializer(serializers.Serializer):  # type: ignore[type-arg]
     secret = serializers.CharField()
-    outcome = serializers.ChoiceField(choices=["generated", "skipped", "partial", "failed"])
+    outcome = serializers.ChoiceField(choices=["generated", "repaired", "skipped", "partial", "failed"])
     errors = OperationErrorSerializer(many=True)  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
 
 
 class AgentSyncResultSerializer(SyncResultSerializer):
     status = serializers.ChoiceField(
         choices=["complete", "partial", "failed", "nothing_to_do"],
-        help_text="complete: all stored; partial: some target failed; failed: nothing stored; "
-        "nothing_to_do: every secret already existed.",
+        help_text="complete: all stored or repaired; partial: some target failed; failed: nothing stored; "
+        "nothing_to_do: every secret already existed and every target held its value.",
     )
     outcomes = SecretOutcomeSerializer(many=True)

@@ -25,7 +25,7 @@ class SyncView(APIView):
         q = body.validated_data
         result = actions.sync(
             actions.workspace(var_files=q["var_files"]), actor=actor(request),
-            dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"],
+            dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"], repair=q["repair"],
         )
         return Response(s.SyncResultSerializer(result).data)
 
@@ -86,19 +86,20 @@ class DriftCheckView(APIView):
 
 class AgentSyncView(APIView):
     @extend_schema(
-        request=s.SyncRequestSerializer,
+        request=s.AgentSyncRequestSerializer,
         responses={200: s.AgentSyncResultSerializer, **errors(*BODY_ERRORS, 503)},
         tags=["operations"],
         description="A sync for CI jobs and deploy hooks: the sync result plus an overall `status` "
-        "and one outcome per secret. Safe to repeat: once everything exists it writes nothing.",
+        "and one outcome per secret. Repairs broken targets unless `repair` is false. Safe to repeat: once "
+        "everything exists and every target holds its value it writes nothing.",
     )
     def post(self, request: Request) -> Response:
-        body = s.SyncRequestSerializer(data=request.data)
+        body = s.AgentSyncRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.agent_sync(
             actions.workspace(var_files=q["var_files"]), actor=actor(request),
-            dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"],
+            dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"], repair=q["repair"],
         )
         data = {**s.SyncResultSerializer(result.sync).data, "status": result.status,
                 "outcomes": s.SecretOutcomeSerializer(result.outcomes, many=True).data}

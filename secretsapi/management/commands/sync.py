@@ -16,6 +16,8 @@ class Command(EngineCommand):
         super().add_arguments(parser)
         parser.add_argument("--dry-run", action="store_true", help="Show what would be generated; write nothing.")
         parser.add_argument("--force", action="store_true", help="Regenerate existing secrets too.")
+        parser.add_argument("--repair", action="store_true",
+                            help="Also put recorded values back into missing, misencoded or changed targets.")
         parser.add_argument("--secret", dest="secret_name", help="Sync only this secret.")
         parser.add_argument("--var-file", action="append", default=[], dest="var_files",
                             help="Variable file relative to the definition's folder (repeatable).")
@@ -24,9 +26,11 @@ class Command(EngineCommand):
         result = actions.sync(
             self.workspace(options, options["var_files"]), actor=cli_actor(),
             dry_run=options["dry_run"], force=options["force"], secret_name=options["secret_name"],
+            repair=options["repair"],
         )
         lines = [result.message]
         lines += [f"  generated  {name}" for name in result.secrets_generated]
+        lines += [f"  repaired   {name}" for name in result.secrets_repaired]
         lines += [f"  skipped    {name}" for name in result.secrets_skipped]
         lines += [f"  error      {e.secret} [{e.target or '-'}]: {e.message}" for e in result.errors]
         self.emit(options, result, "\n".join(lines))

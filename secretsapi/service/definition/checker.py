@@ -9,7 +9,16 @@ from typing import Any
 
 from secretsapi.service.definition.field_checks import FieldChecks
 from secretsapi.service.definition.interpolation import Interpolator
-from secretsapi.service.definition.model import GeneratorSpec, PolicySpec, ProviderSpec, SecretDef, TargetSpec, Unit
+from secretsapi.service.definition.model import (
+    EnvironmentProfile,
+    Environments,
+    GeneratorSpec,
+    PolicySpec,
+    ProviderSpec,
+    SecretDef,
+    TargetSpec,
+    Unit,
+)
 from secretsapi.service.definition.units import Template, canon_gen, canon_targets, place, template_units
 from secretsapi.service.definition.var_files import deep_merge
 from secretsapi.service.generators import GENERATORS
@@ -17,9 +26,14 @@ from secretsapi.service.util.hashing import sha256_value
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")
 SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets", "description")
+# SecretZero's machine-local flag and its escape hatch, parsed by _local.
+LOCAL_KEYS = ("local", "local_allow_cloud")
+_LOCAL_TARGETS = (("local", "file"), ("local", "template"))
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
+# Parsed by _environments, apart from the sections above: only the default lane's lockfile is used.
+ENVIRONMENTS_KEY = "environments"
 POLICY_KINDS = ("rotation", "access", "compliance")
 SEVERITIES = ("error", "warning", "info")
 STANDARDS = ("soc2", "iso27001")
@@ -36,6 +50,7 @@ class ParsedDefinition:
     providers: dict[str, ProviderSpec] = field(default_factory=dict)
     secrets: list[SecretDef] = field(default_factory=list)
     policies: dict[str, PolicySpec] = field(default_factory=dict)
+    environments: Environments = field(default_factory=Environments)
 
 
 class DefinitionChecker(FieldChecks):
@@ -59,7 +74,7 @@ class DefinitionChecker(FieldChecks):
             self.errors.append(f"definition must be a mapping, got {got}")
             return out
         for key in doc:
-            if key not in TOP_LEVEL_KEYS:
+            if key not in TOP_LEVEL_KEYS and key != ENVIRONMENTS_KEY:
                 self.warnings.append(f"unknown top-level key '{key}' (kept, not used)")
         for key in ("version", "secrets") if self.strict else ():
             if key not in doc:
@@ -77,6 +92,7 @@ class DefinitionChecker(FieldChecks):
         # Everything but `variables` (resolved above) and unknown keys is interpolated.
         sections = {k: interpolator.render(doc.get(k), k) for k in TOP_LEVEL_KEYS[2:]}
         self.errors.extend(interpolator.errors)
+        out.environments = self._environments(doc.get(ENVIRONMENTS_KEY))
         if consume and isinstance(doc, dict):
             self._consume = True
             doc.clear()  # the sections hold what is still needed
@@ -89,6 +105,53 @@ class DefinitionChecker(FieldChecks):
         return out
 
     # -- sections --------------------------------------------------------------------------
+
+    def _local(self, raw: Mapping[str, Any], targets: Sequence[TargetSpec], where: str) -> bool:
+        """SecretZero's ``local`` flag, read as it reads it ("true", "yes", "on", "1", any truthy
+        value); a local secret may only write local files and templates unless
+        ``local_allow_cloud`` is set, else SecretZero refuses the definition."""
+        local = _flag(raw.get("local"))
+        if local and not _flag(raw.get("local_allow_cloud")):
+            for target in targets:
+                if (target.provider, target.kind) not in _LOCAL_TARGETS:
+                    self.errors.append(
+                        f"{where}: a local secret cannot target {target.provider}/{target.kind}: "
+                        "use local/file or local/template targets, or set local_allow_cloud: true"
+                    )
+        return local
+
+    def _environments(self, value: Any) -> Environments:
+        """SecretZero's ``environments`` block: ``default`` and ``profiles.<name>.{var_files, lockfile}``.
+
+        Shapes SecretZero refuses are errors; its other profile keys (target_profile, labels)
+        are kept out of the model, unused.
+        """
+        if value is None:
+            return Environments()
+        seen = len(self._interpolator.errors)
+        raw = self._mapping(self._interpolator.render(value, ENVIRONMENTS_KEY), ENVIRONMENTS_KEY)
+        self.errors.extend(self._interpolator.errors[seen:])
+        default = raw.get("default")
+        if default is not None and not isinstance(default, str):
+            self.errors.append("environments.default: must be a string")
+            default = None
+        profiles: dict[str, EnvironmentProfile] = {}
+        for name, profile in self._mapping(raw.get("profiles"), "environments.profiles").items():
+            where = f"environments.profiles.{name}"
+            body = self._mapping(profile, where)
+            var_files = body.get("var_files") or []
+            if not isinstance(var_files, list) or not all(isinstance(item, str) for item in var_files):
+                self.errors.append(f"{where}.var_files: must be a list of strings")
+                var_files = []
+            lockfile = body.get("lockfile")
+            if lockfile is not None and not isinstance(lockfile, str):
+                self.errors.append(f"{where}.lockfile: must be a string")
+                lockfile = None
+            profiles[str(name)] = EnvironmentProfile(tuple(var_files), lockfile or None)
+        if default is not None and default not in profiles:
+            known = ", ".join(sorted(profiles)) or "none"
+            self.warnings.append(f"environments.default: no profile named '{default}' (known: {known})")
+        return Environments(default, profiles)
 
     def _metadata(self, value: Any) -> dict[str, Any]:
         metadata = self._mapping(value, "metadata")
@@ -190,7 +253,7 @@ class DefinitionChecker(FieldChecks):
     def _secret(
         self, raw: Mapping[str, Any], where: str, templates: dict[str, Template], names: dict[str, str]
     ) -> SecretDef | None:
-        self._unknown(raw, SECRET_KEYS, where)
+        self._unknown(raw, SECRET_KEYS + LOCAL_KEYS, where)
         name = self._required_str(raw, "name", where)
         if name is not None:
             if not _NAME.fullmatch(name):
@@ -229,6 +292,7 @@ class DefinitionChecker(FieldChecks):
         if description is not None and not isinstance(description, str):
             self.errors.append(f"{where}.description: must be a string")
         targets = self._targets(raw.get("targets"), f"{where}.targets")
+        local = self._local(raw, targets, where)
         if name is None or kind is None or (template is None and generator is None):
             return None
         canonical: dict[str, Any] = {
@@ -258,6 +322,7 @@ class DefinitionChecker(FieldChecks):
             units=units,
             definition_hash=sha256_value(canonical),
             template=kind[len(TEMPLATE_PREFIX) :] if template is not None else None,
+            local=local,
         )
 
     def _policies(self, value: Any) -> dict[str, PolicySpec]:
@@ -299,3 +364,10 @@ class DefinitionChecker(FieldChecks):
                     not isinstance(listed, list) or not all(isinstance(i, str) for i in listed)
                 ):
                     self.errors.append(f"{where}.{key}: must be a list of target kinds")
+
+
+def _flag(value: Any) -> bool:
+    """SecretZero's coerce_local_flag."""
+    if isinstance(value, str):
+        return value.strip().lower() in {"true", "1", "yes", "on"}
+    return bool(value)

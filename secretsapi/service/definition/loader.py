@@ -43,8 +43,12 @@ def load_definition(
     variables: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     max_bytes: int = MAX_BYTES,
+    target_roots: tuple[Path, ...] = (),
 ) -> Definition:
     """Load, interpolate and check a definition file; cached while nothing it depends on changes.
+
+    ``target_roots`` (SERVICE_TARGET_ROOTS) is carried by the result, so it is part of the key:
+    the same settings give the same object, which the secret list's cache keys on.
 
     The returned Definition may be shared between callers and threads: treat it as read-only.
     """
@@ -74,6 +78,7 @@ def load_definition(
         # ${NAME} falls back to the environment, so a changed environment changes the result.
         _environ_key(env),
         max_bytes,
+        target_roots,
     )
     with _cache_lock:
         cached = _cache.get(key)
@@ -93,14 +98,14 @@ def load_definition(
                     del _cache[stale]
         if cached is not None:
             return cached
-        return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes)
+        return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots)
 
 
 def _load_and_cache(
     key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None,
-    env: Mapping[str, str], max_bytes: int,
+    env: Mapping[str, str], max_bytes: int, target_roots: tuple[Path, ...],
 ) -> Definition:
-    definition = _load(path, var_files, variables, env, max_bytes)
+    definition = _load(path, var_files, variables, env, max_bytes, target_roots)
     with _cache_lock:
         _cache[key] = definition
         while len(_cache) > _CACHE_SIZE:
@@ -124,7 +129,7 @@ def _freeze(variables: Mapping[str, Any] | None) -> str:
 
 def _load(
     path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str],
-    max_bytes: int,
+    max_bytes: int, target_roots: tuple[Path, ...],
 ) -> Definition:
     try:
         text = read_text(path, source=path.name, max_bytes=max_bytes)
@@ -152,5 +157,7 @@ def _load(
         variables_hash=sha256_text(json.dumps(parsed.merged_variables, sort_keys=True, default=str)),
         var_files=var_files,
         warnings=tuple(checker.warnings),
+        environments=parsed.environments,
+        target_roots=target_roots,
         _by_name={secret.name: secret for secret in parsed.secrets},
     )

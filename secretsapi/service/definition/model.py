@@ -67,6 +67,8 @@ class SecretDef:
     definition_hash: str
     # ``templates.<t>`` secrets: the template name; None for plain generator kinds.
     template: str | None = None
+    # ``local: true``: state in the machine-local lockfile (SecretZero's .gitsecrets.local.lock).
+    local: bool = False
 
     @property
     def target_types(self) -> list[str]:
@@ -96,6 +98,27 @@ class PolicySpec:
 
 
 @dataclass(frozen=True, slots=True)
+class EnvironmentProfile:
+    """``environments.profiles.<name>``: SecretZero's lane (only what this service uses)."""
+
+    var_files: tuple[str, ...] = ()
+    lockfile: str | None = None  # relative to the definition's folder unless absolute
+
+
+@dataclass(frozen=True, slots=True)
+class Environments:
+    """The top-level ``environments`` block; no environment can be named, so ``default`` applies."""
+
+    default: str | None = None
+    profiles: Mapping[str, EnvironmentProfile] = field(default_factory=dict)
+
+    @property
+    def selected(self) -> EnvironmentProfile | None:
+        """The profile SecretZero uses when no environment is named: ``default``'s, if any."""
+        return self.profiles.get(self.default) if self.default is not None else None
+
+
+@dataclass(frozen=True, slots=True)
 class Definition:
     path: Path
     version: str | None
@@ -110,6 +133,7 @@ class Definition:
     warnings: tuple[str, ...] = ()
     # Where local targets may write (SERVICE_TARGET_ROOTS); empty: the definition's folder.
     target_roots: tuple[Path, ...] = ()
+    environments: Environments = field(default_factory=Environments)
     _by_name: Mapping[str, SecretDef] = field(default_factory=dict, repr=False, compare=False)
 
     @property

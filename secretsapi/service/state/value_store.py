@@ -89,6 +89,22 @@ def store(
     return outcome
 
 
+def rewrite(
+    definition: Definition, doc: LockDocument, units: Sequence[tuple[SecretDef, Unit, str]],
+) -> tuple[dict[str, dict[str, str]], list[OperationError]]:
+    """Write each unit's known ``value`` to its placements (a repair: nothing is generated).
+
+    Returns lock key -> {target id: recorded hash} for the placements written, and the errors.
+    ``merge: false`` files get their other units' current values, as in ``store``.
+    """
+    jobs = [_Job(secret, unit, value) for secret, unit, value in units]
+    ctx = _context(definition, doc, {job.unit.lock_key: job.value for job in jobs})
+    errors: list[OperationError] = []
+    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, errors)
+    keys = {job.unit.lock_key for job in jobs}
+    return {key: hashes for key, hashes in written.items() if key in keys}, errors
+
+
 def record(doc: LockDocument, outcome: StoreOutcome, *, now: datetime, rotation: bool) -> None:
     """Put ``outcome``'s entries into ``doc``, each over the entry ``doc`` holds now.
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
 
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted
 from secretsapi.service.results import OperationError
+from secretsapi.service.state.lock_state import read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
-from secretsapi.service.state.value_store import StoreOutcome, record, store, stripes_for
+from secretsapi.service.state.repair import RepairPlan, record_repairs
+from secretsapi.service.state.value_store import StoreOutcome, record, rewrite, store, stripes_for
 from secretsapi.service.workspace import Workspace
 
 
@@ -29,6 +33,12 @@ class Plan:
 
 Planner = Callable[[LockDocument], Plan]
 
+# SecretZero's manifest spec version, recorded in the block as SecretZero records it.
+MANIFEST_SPEC_VERSION = "1"
+# Our key in the ``secretfile`` block (SecretZero ignores unknown keys there, and drops them
+# when it rewrites the file): the definition file hash every entry was last written from.
+ENTRIES_HASH = "entries_definition_hash"
+
 
 def write(
     ws: Workspace, definition: Definition, planner: Planner, *, rotation: bool
@@ -39,12 +49,12 @@ def write(
     the lockfile is read again and planned again (another write may have just finished); if
     the plan now needs more targets, the locks are taken again, wider, so the loop ends.
     """
-    plan = planner(read_lockfile(ws.lockfile_path))
+    plan = planner(read_state(ws, definition))
     held: frozenset[int] = frozenset()
     while plan.work:
         held |= stripes_for(definition, plan.work)
         with ws.target_locks(held):
-            doc = read_lockfile(ws.lockfile_path, exact=True)
+            doc = read_state(ws, definition, exact=True)
             plan = planner(doc)
             if plan.work and stripes_for(definition, plan.work) <= held:
                 outcome = store(definition, doc, plan.work, allow_scripts=ws.allow_scripts)
@@ -53,33 +63,119 @@ def write(
     return plan, None
 
 
+@dataclass(frozen=True)
+class RepairOutcome:
+    plan: RepairPlan  # the plan made under the target locks
+    repaired: list[str]  # secrets with at least one target put back
+    errors: list[OperationError]  # the plan's and the writes'
+
+
+def repair(ws: Workspace, definition: Definition, planner: Callable[[LockDocument], RepairPlan]) -> RepairOutcome:
+    """Put recorded values back into broken targets, under the same locks as any write.
+
+    The loop is ``write``'s: plan on an unlocked read to know the targets to lock, then plan
+    again under their locks and write only when the locks held cover the plan.
+    """
+    plan = planner(read_state(ws, definition))
+    held: frozenset[int] = frozenset()
+    while plan.repairs:
+        work = [(item.secret, [item.unit]) for item in plan.repairs]
+        held |= stripes_for(definition, work)
+        with ws.target_locks(held):
+            doc = read_state(ws, definition, exact=True)
+            plan = planner(doc)
+            work = [(item.secret, [item.unit]) for item in plan.repairs]
+            if plan.repairs and stripes_for(definition, work) <= held:
+                written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in plan.repairs])
+                with ws.write_lock():
+                    doc = read_state(ws, definition, exact=True)
+                    if record_repairs(doc, plan.repairs, written) or not _record_is_current(doc, definition):
+                        record_definition(doc, definition, ws)
+                        write_state(ws, doc)
+                done = {r.secret.name for r in plan.repairs if written.get(r.unit.lock_key)}
+                repaired = [name for name in plan.secrets if name in done]
+                return RepairOutcome(plan, repaired, plan.errors + errors)
+    return RepairOutcome(plan, [], list(plan.errors))
+
+
 def _commit(ws: Workspace, definition: Definition, outcome: StoreOutcome, *, rotation: bool) -> None:
     with ws.write_lock():
-        doc = read_lockfile(ws.lockfile_path, exact=True)
+        doc = read_state(ws, definition, exact=True)
         record(doc, outcome, now=ws.now(), rotation=rotation)
         record_definition(doc, definition, ws)
+        write_state(ws, doc)
+
+
+def record_definition_if_stale(ws: Workspace, definition: Definition) -> bool:
+    """Record the definition when the lockfile's record of it is missing or out of date.
+
+    A sync with nothing to generate still records the definition, as SecretZero's does: a
+    record naming other var files or another variables hash makes SecretZero's next sync
+    treat every target as foreign and regenerate the secret. Returns whether it wrote.
+    """
+    if _record_is_current(read_lockfile(ws.lockfile_path), definition):
+        return False
+    with ws.write_lock():
+        doc = read_lockfile(ws.lockfile_path, exact=True)
+        if _record_is_current(doc, definition):
+            return False
+        record_definition(doc, definition, ws)
         write_lockfile(ws.lockfile_path, doc)
+    return True
+
+
+def _record_is_current(doc: LockDocument, definition: Definition) -> bool:
+    block = doc.secretfile
+    return block is not None and all(block.get(key) == value for key, value in _record(definition).items())
+
+
+def _record(definition: Definition) -> dict[str, Any]:
+    """The fields SecretZero compares to decide whether the definition or its variables changed."""
+    return {
+        "filename": definition.path.name,
+        "hash": definition.text_hash,
+        "var_files": [PurePath(name).name for name in definition.var_files],
+        "variables_hash": definition.variables_hash,
+    }
 
 
 def record_definition(doc: LockDocument, definition: Definition, ws: Workspace) -> None:
-    """Record the definition file the lockfile now matches.
+    """Record the definition file the lockfile now matches, on every write (SecretZero's record).
 
-    Only once every secret's entry carries this definition's hash: until then the old file
-    hash is what tells drift that definitions changed since entries were written (entries from
-    other tools carry definition hashes we cannot recompute).
+    SecretZero compares the file name, the var files' names and the variables hash with its
+    own run's and regenerates on a difference, so the block always names the definition
+    just used, even when some secret failed. Drift's ``definition_changed`` needs to know
+    whether entries were written from this file; that is kept in ``ENTRIES_HASH``: the file
+    hash once every secret's entry carries this definition's hash, else the hash recorded
+    before (entries from other tools carry definition hashes we cannot recompute).
     """
+    before = doc.secretfile
+    doc.set_secretfile(
+        filename=definition.path.name,
+        text_hash=definition.text_hash,
+        variables_hash=definition.variables_hash,
+        var_files=[PurePath(name).name for name in definition.var_files],
+        synced_at=format_time(ws.now()),
+    )
+    block: dict[str, Any] = doc.raw["secretfile"]
+    block.setdefault("manifest_spec_version", MANIFEST_SPEC_VERSION)
+    block[ENTRIES_HASH] = _entries_hash(doc, definition, before)
+
+
+def _entries_hash(doc: LockDocument, definition: Definition, before: dict[str, Any] | None) -> str:
+    if _entries_match(doc, definition):
+        return definition.text_hash
+    previous = (before or {}).get(ENTRIES_HASH, (before or {}).get("hash"))
+    return previous if isinstance(previous, str) else ""
+
+
+def _entries_match(doc: LockDocument, definition: Definition) -> bool:
     for secret in definition.secrets:
         for unit in secret.units:
             try:
                 entry = doc.entry(unit.lock_key)
             except LockEntryCorrupted:
-                return
+                return False
             if entry is None or entry.definition_hash != secret.definition_hash:
-                return
-    doc.set_secretfile(
-        filename=definition.path.name,
-        text_hash=definition.text_hash,
-        variables_hash=definition.variables_hash,
-        var_files=list(definition.var_files),
-        synced_at=format_time(ws.now()),
-    )
+                return False
+    return True

@@ -1,0 +1,70 @@
+"""The lockfile pair: local secrets' entries in SecretZero's machine-local lockfile, the rest shared.
+
+Secrets marked ``local: true`` keep their state in ``.gitsecrets.local.lock`` beside the shared
+lockfile (SecretZero's local_secrets.py), so the shared file can be committed without one
+workstation's entries. Operations see one document: ``SplitLockDocument`` is the shared
+document with those secrets' entries routed to the local one. The local file gets no
+``secretfile`` block (SecretZero records the definition only in the shared file). Both files
+are written under the shared lockfile's lock, the local one first, each atomically: a crash
+between the two leaves each file valid, and the local file ahead of the shared one.
+"""
+
+from __future__ import annotations
+
+from secretsapi.service.definition.model import Definition
+from secretsapi.service.state.lockfile import LockDocument, LockEntry
+from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
+from secretsapi.service.workspace import Workspace
+
+
+class SplitLockDocument(LockDocument):
+    """The shared lockfile's document; the entries of ``local_keys`` live in ``local``.
+
+    A local secret's entry still in the shared file (written before it was marked local) is
+    read from there until it is next written, so marking a secret local never regenerates it.
+    """
+
+    def __init__(self, shared: LockDocument, local: LockDocument, local_keys: frozenset[str]) -> None:
+        super().__init__(shared._raw, shared=shared._shared)
+        self.local = local
+        self.local_keys = local_keys
+        self.local_changed = False
+
+    def keys(self) -> list[str]:
+        return list(dict.fromkeys([*super().keys(), *self.local.keys()]))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.local or super().__contains__(key)
+
+    def entry(self, key: str) -> LockEntry | None:
+        if key in self.local_keys and key in self.local:
+            return self.local.entry(key)
+        return super().entry(key)
+
+    def set_entry(self, key: str, entry: LockEntry) -> None:
+        if key in self.local_keys:
+            self.local.set_entry(key, entry)
+            self.local_changed = True
+        else:
+            super().set_entry(key, entry)
+
+
+def local_keys(definition: Definition) -> frozenset[str]:
+    return frozenset(unit.lock_key for secret in definition.secrets if secret.local for unit in secret.units)
+
+
+def read_state(ws: Workspace, definition: Definition, *, exact: bool = False) -> LockDocument:
+    """The lockfile as operations see it; the local file is read only when a secret is local."""
+    shared = read_lockfile(ws.lockfile_path, exact=exact)
+    keys = local_keys(definition)
+    if not keys:
+        return shared
+    return SplitLockDocument(shared, read_lockfile(ws.local_lockfile_path, exact=exact), keys)
+
+
+def write_state(ws: Workspace, doc: LockDocument) -> None:
+    """Write what changed, the local file first; the caller holds ``ws.write_lock()``."""
+    if isinstance(doc, SplitLockDocument) and doc.local_changed:
+        write_lockfile(ws.local_lockfile_path, doc.local)
+        doc.local_changed = False
+    write_lockfile(ws.lockfile_path, doc)

@@ -1,0 +1,129 @@
+"""Repair: put a secret's recorded value back into targets that lost it, without rotating it.
+
+A target is broken when it is missing, holds another value (or the recorded one written so
+standard readers misparse it), or is not yet recorded for the secret. Its value is copied from
+another target of the secret whose content matches the lockfile's hash; with no such copy the
+secret is left alone and reported (only a forced sync can replace it).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+from secretsapi.service.definition.model import Placement, SecretDef, Unit
+from secretsapi.service.errors import LockEntryCorrupted, TargetError
+from secretsapi.service.results import OperationError
+from secretsapi.service.state.lockfile import LockDocument, LockEntry
+from secretsapi.service.state.readback import read_back
+from secretsapi.service.targets import TargetContext, get_kind
+
+NO_COPY = "no target holds the recorded value: sync with force to replace it"
+# Templates render many secrets' values and hold none of their own: a repair never writes one.
+_VALUELESS = frozenset({"local/template"})
+
+
+@dataclass(frozen=True)
+class Repair:
+    """One unit's broken targets (``unit.placements``) and the recorded value to put back."""
+
+    secret: SecretDef
+    unit: Unit
+    value_hash: str
+    value: str = field(repr=False)  # never in a log line or a traceback
+
+
+@dataclass(frozen=True)
+class RepairPlan:
+    repairs: list[Repair]
+    errors: list[OperationError]
+
+    @property
+    def secrets(self) -> list[str]:
+        return list(dict.fromkeys(repair.secret.name for repair in self.repairs))
+
+
+def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetContext) -> RepairPlan:
+    """Which recorded units have broken targets, each with the verified copy to restore.
+
+    Units without an entry (a sync generates them) or with a corrupted one (the sync reports
+    it) are passed over, as are targets that cannot be read: nothing says they are broken.
+    """
+    checks: dict[tuple[str, Hashable], list[tuple[SecretDef, Unit, LockEntry, Placement, str]]] = defaultdict(list)
+    for secret in secrets:
+        for unit in secret.units:
+            try:
+                entry = doc.entry(unit.lock_key)
+            except LockEntryCorrupted:
+                continue
+            if entry is None:
+                continue
+            for placement in unit.placements:
+                try:
+                    kind = get_kind(placement.target.type)
+                    if kind.type in _VALUELESS:
+                        continue
+                    checks[(kind.type, kind.group(placement.target, ctx))].append(
+                        (secret, unit, entry, placement, kind.target_id(placement.target, ctx))
+                    )
+                except TargetError:
+                    continue  # an unsupported kind: the sync reports it when it writes
+
+    broken: dict[str, list[Placement]] = defaultdict(list)
+    units: dict[str, tuple[SecretDef, Unit, LockEntry]] = {}
+    for (type_, _), members in checks.items():
+        try:
+            backs = get_kind(type_).read([member[3] for member in members], ctx)
+        except TargetError:
+            continue
+        for secret, unit, entry, placement, target_id in members:
+            back = backs[placement.key]
+            expected = entry.targets.get(target_id)
+            if not back.present or expected is None or back.hash != expected:
+                broken[unit.lock_key].append(placement)
+                units[unit.lock_key] = (secret, unit, entry)
+
+    repairs: list[Repair] = []
+    errors: list[OperationError] = []
+    refused: set[str] = set()
+    for lock_key, placements in broken.items():
+        secret, unit, entry = units[lock_key]
+        copy = read_back(unit, entry.hash, ctx).recorded
+        if copy is None:
+            if secret.name not in refused:
+                errors.append(OperationError(secret.name, None, NO_COPY))
+                refused.add(secret.name)
+            continue
+        repairs.append(Repair(secret, Unit(unit.lock_key, unit.generator, tuple(placements)), entry.hash, copy.value))
+    # A secret is repaired whole or left alone: one unit without a copy leaves its others too.
+    repairs = [repair for repair in repairs if repair.secret.name not in refused]
+    order = {secret.name: index for index, secret in enumerate(secrets)}
+    repairs.sort(key=lambda repair: order[repair.secret.name])
+    return RepairPlan(repairs, errors)
+
+
+def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[str, dict[str, str]]) -> bool:
+    """Add the repaired targets' hashes to their entries; the value hash and timestamps stay.
+
+    An entry whose value changed since the plan (a concurrent forced sync) is left as it is.
+    Returns whether any entry changed.
+    """
+    changed = False
+    for repair in repairs:
+        hashes = written.get(repair.unit.lock_key)
+        try:
+            entry = doc.entry(repair.unit.lock_key)
+        except LockEntryCorrupted:
+            continue
+        if not hashes or entry is None or entry.hash != repair.value_hash:
+            continue
+        targets = {**entry.targets, **hashes}
+        if targets != entry.targets:
+            doc.set_entry(repair.unit.lock_key, LockEntry(
+                hash=entry.hash, created_at=entry.created_at, updated_at=entry.updated_at,
+                last_rotated=entry.last_rotated, rotation_count=entry.rotation_count,
+                definition_hash=entry.definition_hash, targets=targets, extra=entry.extra,
+            ))
+            changed = True
+    return changed

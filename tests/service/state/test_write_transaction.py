@@ -1,0 +1,81 @@
+"""The lockfile's record of the definition (the ``secretfile`` block) after each kind of write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from secretsapi.service.definition.loader import load_definition
+from secretsapi.service.drift import detect_drift
+from secretsapi.service.sync import sync
+from secretsapi.service.workspace import Workspace
+from tests.factories import definition, file_secret, write_definition
+
+
+def _workspace(folder: Path, doc: dict[str, Any], **kwargs: Any) -> Workspace:
+    return Workspace(definition_path=write_definition(folder, doc), lock_timeout=10, environ={}, **kwargs)
+
+
+def _block(ws: Workspace) -> dict[str, Any]:
+    block: dict[str, Any] = json.loads(ws.lockfile_path.read_text())["secretfile"]
+    return block
+
+
+def test_a_sync_in_which_a_secret_failed_still_records_the_definition(tmp_path: Path) -> None:
+    (tmp_path / "busy").mkdir()  # a folder where the file should be: that target fails
+    ws = _workspace(tmp_path, definition(file_secret("good"), file_secret("bad", "busy"),
+                                         variables={"env": "dev"}))
+    result = sync(ws)
+    assert result.secrets_failed == ["bad"]
+    loaded = load_definition(ws.definition_path, environ={})
+    block = _block(ws)
+    assert {k: block[k] for k in ("filename", "hash", "var_files", "variables_hash", "manifest_spec_version")} == {
+        "filename": "Secretfile.yml", "hash": loaded.text_hash, "var_files": [],
+        "variables_hash": loaded.variables_hash, "manifest_spec_version": "1",
+    }
+
+
+def test_a_sync_with_nothing_to_generate_records_a_missing_definition_record(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, definition(file_secret("good")))
+    sync(ws)
+    data = json.loads(ws.lockfile_path.read_text())
+    del data["secretfile"]
+    ws.lockfile_path.write_text(json.dumps(data))
+    assert sync(ws).secrets_generated == []
+    assert _block(ws)["hash"] == load_definition(ws.definition_path, environ={}).text_hash
+
+
+def test_a_sync_with_nothing_to_generate_leaves_a_current_record_byte_for_byte(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, definition(file_secret("good")))
+    sync(ws)
+    before = ws.lockfile_path.read_bytes()
+    sync(ws)
+    assert ws.lockfile_path.read_bytes() == before
+
+
+def test_var_files_are_recorded_by_their_names_as_secretzero_records_them(tmp_path: Path) -> None:
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "dev.szvar").write_text("env: dev\n")
+    ws = _workspace(tmp_path, definition(file_secret("good"), variables={"env": "x"}), var_files=("env/dev.szvar",))
+    sync(ws)
+    assert _block(ws)["var_files"] == ["dev.szvar"]
+
+
+def test_drift_still_reports_a_changed_definition_after_a_sync_that_skipped_the_secret(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, definition(file_secret("old", config={"length": 20})))
+    sync(ws)
+    write_definition(tmp_path, definition(file_secret("old", config={"length": 30}), file_secret("new")))
+    sync(ws)  # generates "new" only; the record now names the edited file
+    reasons = {(item.secret, item.details["reason"]) for item in detect_drift(ws).details}
+    assert reasons == {("old", "definition_changed")}
+
+
+def test_the_recorded_variables_hash_with_a_var_file_is_the_one_secretzero_records(tmp_path: Path) -> None:
+    # SecretZero 0.14.23 recorded this variables_hash syncing the same file with `--var-file qa.szvar`.
+    (tmp_path / "qa.szvar").write_text("env: qa\nnested:\n  b: y\n")
+    doc = definition(file_secret("tok", "out/{{ var.env }}.json", fmt="json"),
+                     variables={"env": "dev", "nested": {"a": 1, "b": "x"}})
+    ws = _workspace(tmp_path, doc, var_files=("qa.szvar",))
+    sync(ws)
+    assert _block(ws)["variables_hash"] == "26e075afc6f3b577cf5e27fc223c5ea05e1e5eda5a6fbdf43c0c116034efa9b8"
