@@ -116,5 +116,14 @@ def test_validate_exits_2_on_an_invalid_definition(proj: Project) -> None:
     assert code == 2 and "Missing required field: version" in out and "rotation_period" in out
 
 
+def test_validate_names_an_unsupported_target_kind_in_a_warning_and_exits_0(proj: Project) -> None:
+    secret = file_secret("db", "out/app.env", rotation_period="30d")
+    secret["targets"].append({"provider": "github", "kind": "github_secret", "config": {"repo": "${REPO}"}})
+    proj.write(definition(secret))
+    code, out = run("validate")
+    assert code == 0, out
+    assert "warning  secrets[0].targets[1]: target kind 'github_secret' is not supported by this service" in out
+
+
 def test_missing_definition_exits_1(project: Project) -> None:
     assert run("sync")[0] == 1

@@ -12,11 +12,13 @@ from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.model import GeneratorSpec, PolicySpec, ProviderSpec, SecretDef, TargetSpec, Unit
 from secretsapi.service.definition.units import Template, canon_gen, canon_targets, place, template_units
 from secretsapi.service.definition.var_files import deep_merge
-from secretsapi.service.generators import GENERATORS
 from secretsapi.service.util.hashing import sha256_value
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")
-SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets", "description")
+# agent_instructions: SecretZero's guidance for people and agents, kept as written, not used.
+SECRET_KEYS = (
+    "name", "kind", "config", "rotation_period", "one_time", "targets", "description", "agent_instructions",
+)  # fmt: skip
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
@@ -43,7 +45,6 @@ class DefinitionChecker(FieldChecks):
 
     def __init__(self, environ: Mapping[str, str], *, strict: bool) -> None:
         super().__init__(environ)
-        self.environ = environ
         self.strict = strict  # /config/validate: version and secrets required, rotation warnings
         self._consume = False
 
@@ -77,6 +78,7 @@ class DefinitionChecker(FieldChecks):
         # Everything but `variables` (resolved above) and unknown keys is interpolated.
         sections = {k: interpolator.render(doc.get(k), k) for k in TOP_LEVEL_KEYS[2:]}
         self.errors.extend(interpolator.errors)
+        self._set_unresolved(interpolator.unresolved)
         if consume and isinstance(doc, dict):
             self._consume = True
             doc.clear()  # the sections hold what is still needed
@@ -86,6 +88,9 @@ class DefinitionChecker(FieldChecks):
         templates = self._templates(sections["templates"])
         out.secrets = self._secrets(sections["secrets"], templates)
         out.policies = self._policies(sections["policies"])
+        # Undefined variables nothing here uses (unsupported kinds took theirs already).
+        self._unresolved = {k: v for k, v in self._unresolved.items() if not k.startswith("providers.")}
+        self.warnings.extend(f"{k}: {v} (left as written)" for k, v in self._unresolved.items())
         return out
 
     # -- sections --------------------------------------------------------------------------
@@ -102,9 +107,11 @@ class DefinitionChecker(FieldChecks):
         for index, item in enumerate(compliance):
             standard = item.lower() if isinstance(item, str) else item
             if standard not in STANDARDS:
-                self.errors.append(
-                    f"metadata.compliance[{index}]: unknown standard "
-                    f"{self._shown(item, f'metadata.compliance[{index}]')} (expected soc2 or iso27001)"
+                # SecretZero records any name; this service checks these two only.
+                self.warnings.append(
+                    f"metadata.compliance[{index}]: standard "
+                    f"{self._shown(item, f'metadata.compliance[{index}]')} is not checked by this service "
+                    "(it checks soc2 and iso27001)"
                 )
             normalized.append(standard)
         # Lower-cased so the policy check can compare names directly.
@@ -123,6 +130,8 @@ class DefinitionChecker(FieldChecks):
             auth = self._mapping(raw.get("auth"), f"{where}.auth")
             config = self._mapping(raw.get("config"), f"{where}.config")
             providers[alias] = ProviderSpec(alias=alias, kind=kind, auth=auth, config=config)
+            # Judged where a target of a supported kind uses this provider.
+            self._provider_unresolved[alias] = self._take_unresolved(where)
         return providers
 
     def _templates(self, value: Any) -> dict[str, Template]:
@@ -143,15 +152,18 @@ class DefinitionChecker(FieldChecks):
                 raw_field = self._mapping(raw_field, place)
                 self._unknown(raw_field, FIELD_KEYS, place)
                 generator = self._mapping(raw_field.get("generator"), f"{place}.generator")
-                spec = self._generator(generator.get("kind"), generator.get("config"), f"{place}.generator")
-                targets = self._targets(raw_field.get("targets"), f"{place}.targets")
+                owner = f"template {self._shown(name, where)} field {self._shown(field_name, place)}"
+                spec = self._generator(
+                    generator.get("kind"), generator.get("config"), f"{place}.generator", owner
+                )
+                targets = self._targets(raw_field.get("targets"), f"{place}.targets", owner)
                 if spec is not None:
                     parsed[field_name] = (spec, targets)
                     canonical[field_name] = {
                         "generator": canon_gen(spec),
                         "targets": canon_targets(targets),
                     }
-            shared = self._targets(raw.get("targets"), f"{where}.targets")
+            shared = self._targets(raw.get("targets"), f"{where}.targets", f"template {self._shown(name, where)}")
             templates[name] = Template(
                 parsed, shared, {"fields": canonical, "targets": canon_targets(shared)}
             )
@@ -211,14 +223,9 @@ class DefinitionChecker(FieldChecks):
             if template is None:
                 shown = self._shown(kind[len(TEMPLATE_PREFIX) :], f"{where}.kind")
                 self.errors.append(f"{where}.kind: unknown template {shown}")
-        elif kind is not None and kind not in GENERATORS:
-            expected = ", ".join(GENERATORS)
-            self.errors.append(
-                f"{where}.kind: unknown kind {self._shown(kind, f'{where}.kind')} "
-                f"(expected one of {expected}, or templates.<name>)"
-            )
         elif kind is not None:
-            generator = self._generator(kind, raw.get("config"), where)
+            owner = f"secret {self._shown(name, f'{where}.name')}" if name else "this secret"
+            generator = self._generator(kind, raw.get("config"), where, owner, name.upper() if name else None)
         period = raw.get("rotation_period")
         days = None if period is None else self._period(period, f"{where}.rotation_period")
         if period is None and self.strict:
@@ -228,7 +235,9 @@ class DefinitionChecker(FieldChecks):
         description = raw.get("description")
         if description is not None and not isinstance(description, str):
             self.errors.append(f"{where}.description: must be a string")
-        targets = self._targets(raw.get("targets"), f"{where}.targets")
+        owner = f"secret {self._shown(name, f'{where}.name')}" if name else "this secret"
+        targets = self._targets(raw.get("targets"), f"{where}.targets", owner)
+        self.warnings.extend(f"{p} (left as written)" for p in self._take_unresolved(where))
         if name is None or kind is None or (template is None and generator is None):
             return None
         canonical: dict[str, Any] = {
@@ -267,7 +276,16 @@ class DefinitionChecker(FieldChecks):
             raw = self._mapping(raw, where)
             kind = raw.get("kind")
             if kind not in POLICY_KINDS:
-                self.errors.append(f"{where}.kind: must be one of {', '.join(POLICY_KINDS)}")
+                # SecretZero has more kinds (provider_identity, ...): kept, and reported by
+                # the policy check as not checked here.
+                what = "has no kind" if kind is None else f"kind {self._shown(kind, f'{where}.kind')}"
+                self.warnings.append(
+                    f"{where}: policy {what}: not checked by this service "
+                    f"(it checks {', '.join(POLICY_KINDS)})"
+                )
+                enabled = self._bool(raw, "enabled", True, where)
+                policies[name] = PolicySpec(name=name, kind=str(kind or ""), severity="warning",
+                                            enabled=enabled, options={})
                 continue
             severity = raw.get("severity", "error")
             if severity not in SEVERITIES:
@@ -289,7 +307,10 @@ class DefinitionChecker(FieldChecks):
             standard = options.get("standard")
             lowered = standard.lower() if isinstance(standard, str) else standard
             if lowered not in STANDARDS:
-                self.errors.append(f"{where}.standard: must be soc2 or iso27001")
+                self.warnings.append(
+                    f"{where}.standard: {self._shown(standard, f'{where}.standard')} is not checked by "
+                    "this service (it checks soc2 and iso27001)"
+                )
             else:
                 options["standard"] = lowered
         else:
