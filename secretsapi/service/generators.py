@@ -46,6 +46,7 @@ SECRETZERO_ONLY_GENERATORS = (
     "gitlab_group_token", "gitlab_project_token", "provider_backed",
 )  # fmt: skip
 DEFAULT_CHARSET = "alphanumeric"
+STATIC_MISMATCH = "does not match the validation pattern"  # never the value: it is a secret
 
 
 def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
@@ -189,7 +190,7 @@ def _validate_static(config: Mapping[str, Any], where: str, errors: list[str]) -
     # SecretZero checks text values only, with re.match (anchored at the start only).
     if isinstance(value, str) and value and compiled.match(value) is None:
         # Never the value itself: it is a secret.
-        errors.append(f"{where}.config.value: does not match the validation pattern")
+        errors.append(f"{where}.config.value: {STATIC_MISMATCH}")
 
 
 def _validate_script(config: Mapping[str, Any], where: str, errors: list[str]) -> None:

@@ -13,6 +13,7 @@ from secretsapi.service.generators import (
     CHARSETS,
     GENERATORS,
     SECRETZERO_ONLY_GENERATORS,
+    STATIC_MISMATCH,
     static_value,
     validate_generator,
 )
@@ -176,7 +177,13 @@ class FieldChecks:
                 target = TargetSpec(provider=provider, kind=kind, config=config,
                                     provider_kind=aliased if aliased != provider else None)
                 if target.type in self._supported:
-                    self._report_unresolved(unresolved + self._provider_unresolved.pop(provider, []))
+                    self._report_unresolved(unresolved)
+                    # A provider setting stays as written (as in SecretZero): the store refuses
+                    # it when a target uses it, an error for those targets only.
+                    self.warnings.extend(
+                        f"{p} (left as written: the targets using provider '{provider}' fail until it is defined)"
+                        for p in self._provider_unresolved.pop(provider, [])
+                    )
                 else:
                     # Written by SecretZero, not here: a warning, and that target fails at sync.
                     self.warnings.append(
@@ -236,6 +243,11 @@ class FieldChecks:
         if not missing:
             spec = GeneratorSpec(kind="static", config=config)
             problems = validate_generator(spec, where, interpolated=self._interpolator.interpolated)
+            mismatch = f"{where}.config.value: {STATIC_MISMATCH}"
+            if problems == [mismatch]:
+                # SecretZero checks the pattern when it generates: that secret fails, not the file.
+                self.warnings.append(f"{mismatch}: {owner} will fail at sync")
+                return GeneratorSpec(kind="static", config=config, unavailable=f"static value {STATIC_MISMATCH}")
             self.errors.extend(problems)
             return None if problems else spec
         from_env = self.environ.get(env_name) if env_name else None

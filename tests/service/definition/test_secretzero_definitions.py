@@ -113,10 +113,13 @@ def test_an_undefined_variable_in_a_supported_target_path_is_a_warning_at_valida
                for w in checker.warnings), checker.warnings
 
 
-def test_an_undefined_variable_in_a_provider_a_supported_target_uses_fails_the_load(tmp_path: Path) -> None:
+def test_an_undefined_variable_in_a_provider_a_supported_target_uses_is_a_warning_naming_it(tmp_path: Path) -> None:
     doc = {"providers": {"vault": {"kind": "vault", "config": {"address": "${VAULT_ADDR}"}}},
            "secrets": [secret(targets=[{"provider": "vault", "kind": "kv", "config": {"path": "app"}}])]}
-    assert load_errors(tmp_path, doc) == ["providers.vault.config.address: undefined variable 'VAULT_ADDR'"]
+    definition = load(tmp_path, doc)
+    assert definition.providers["vault"].config["address"] == "${VAULT_ADDR}"
+    assert ("providers.vault.config.address: undefined variable 'VAULT_ADDR' (left as written: the targets "
+            "using provider 'vault' fail until it is defined)") in definition.warnings
 
 
 def test_an_undefined_variable_in_a_supported_provider_no_target_uses_is_not_fatal(tmp_path: Path) -> None:
@@ -240,3 +243,14 @@ def test_an_unsupported_generator_kind_in_a_template_field_is_a_warning(tmp_path
 def test_a_missing_version_stays_an_error_at_validation() -> None:
     report = validate_document({"secrets": [secret(rotation_period="30d")]})
     assert "Missing required field: version" in report.errors
+
+
+def test_a_static_value_not_matching_its_pattern_is_a_warning_and_fails_that_secret_at_sync(tmp_path: Path) -> None:
+    definition = load(tmp_path, {"secrets": [static("key", value="pk_live_1", validation="sk_"), secret()]})
+    assert definition.secret("key").units[0].generator.unavailable == (
+        "static value does not match the validation pattern"
+    )
+    assert "secrets[0].config.value: does not match the validation pattern: secret 'key' will fail at sync" in (
+        definition.warnings
+    )
+    assert not any("pk_live_1" in w for w in definition.warnings)
