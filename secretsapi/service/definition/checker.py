@@ -215,6 +215,7 @@ class DefinitionChecker(FieldChecks):
                 self.errors.append(f"{where}.name: duplicate secret name {shown} (first at {names[name]})")
             names.setdefault(name, where)
         kind = self._required_str(raw, "kind", where)
+        owner = f"secret {self._shown(name, f'{where}.name')}" if name else "this secret"  # in warnings
         config = self._shared(self._mapping(raw.get("config"), f"{where}.config"))
         template: Template | None = None
         generator: GeneratorSpec | None = None
@@ -224,7 +225,6 @@ class DefinitionChecker(FieldChecks):
                 shown = self._shown(kind[len(TEMPLATE_PREFIX) :], f"{where}.kind")
                 self.errors.append(f"{where}.kind: unknown template {shown}")
         elif kind is not None:
-            owner = f"secret {self._shown(name, f'{where}.name')}" if name else "this secret"
             generator = self._generator(kind, raw.get("config"), where, owner, name.upper() if name else None)
         period = raw.get("rotation_period")
         days = None if period is None else self._period(period, f"{where}.rotation_period")
@@ -235,7 +235,6 @@ class DefinitionChecker(FieldChecks):
         description = raw.get("description")
         if description is not None and not isinstance(description, str):
             self.errors.append(f"{where}.description: must be a string")
-        owner = f"secret {self._shown(name, f'{where}.name')}" if name else "this secret"
         targets = self._targets(raw.get("targets"), f"{where}.targets", owner)
         self.warnings.extend(f"{p} (left as written)" for p in self._take_unresolved(where))
         if name is None or kind is None or (template is None and generator is None):

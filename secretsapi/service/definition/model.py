@@ -100,7 +100,7 @@ class ProviderSpec:
 @dataclass(frozen=True, slots=True)
 class PolicySpec:
     name: str
-    kind: str  # rotation | access | compliance
+    kind: str  # rotation | access | compliance; any other (SecretZero's) is kept and not checked
     severity: str  # error | warning | info
     enabled: bool
     options: Mapping[str, Any]
