@@ -248,7 +248,7 @@ class DefinitionChecker(FieldChecks):
             "targets": canon_targets(targets),
         }
         if template is not None:
-            units = template_units(name, template, targets)
+            units = self._fields_from_env(name, template_units(name, template, targets))
             canonical["template"] = template.canonical
         else:
             assert generator is not None  # noqa: S101 - for the type checker: both None returned above

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from secretsapi.service.definition.interpolation import Interpolator
-from secretsapi.service.definition.model import GeneratorSpec, TargetSpec
+from secretsapi.service.definition.model import GeneratorSpec, TargetSpec, Unit
 from secretsapi.service.definition.periods import parse_period
 from secretsapi.service.generators import (
     CHARSETS,
@@ -19,6 +20,7 @@ from secretsapi.service.generators import (
 )
 
 TARGET_KEYS = ("provider", "kind", "config")
+STATIC_UNSET = "static value is not set"
 # SecretZero's test for a static value still to be asked for: exactly one ``${...}``.
 _PLACEHOLDER = re.compile(r"^\$\{[^}]+\}$")
 
@@ -255,8 +257,25 @@ class FieldChecks:
             # The value is in the spec only, not in the config the definition hash covers.
             return GeneratorSpec(kind="static", config={**config, value_key: from_env})
         source = f"config.{value_key} or the environment variable {env_name}" if env_name else (
-            f"config.{value_key}"
+            f"config.{value_key} (or, per secret, the environment variable <SECRET>_<FIELD>)"
         )
-        message = f"static value is not set: set {source}"
+        message = f"{STATIC_UNSET}: set {source}"
         self.warnings.append(f"{where}.config.{value_key}: {message}: {owner} will fail at sync")
         return GeneratorSpec(kind="static", config=config, unavailable=message)
+
+    def _fields_from_env(self, name: str, units: tuple[Unit, ...]) -> tuple[Unit, ...]:
+        """A template field's static that is not set is taken from ``<SECRET>_<FIELD>`` (upper
+        case), as SecretZero's non-interactive mode does; the definition hash is unchanged."""
+        out = []
+        for unit in units:
+            spec = unit.generator
+            if spec.kind == "static" and spec.unavailable is not None and spec.unavailable.startswith(STATIC_UNSET):
+                env_name = f"{name}_{unit.lock_key[len(name) + 1:]}".upper()
+                value_key = "default" if "default" in spec.config else "value"
+                from_env = self.environ.get(env_name)
+                spec = GeneratorSpec("static", {**spec.config, value_key: from_env}) if from_env else replace(
+                    spec, unavailable=f"{STATIC_UNSET}: set config.{value_key} or the environment variable {env_name}"
+                )
+                unit = replace(unit, generator=spec)
+            out.append(unit)
+        return tuple(out)

@@ -53,10 +53,18 @@ class _FalsyUndefined(StrictUndefined):
 MAX_RESULT = 65_536
 MAX_INT_BITS = 4_096
 MAX_DEPTH = 40  # variables referencing variables; each level costs ~15 interpreter frames
+# Jinja's filters and tests whose output is bounded by their input (not center, indent, format,
+# wordwrap, batch or slice, which a number argument can make huge).
 _SAFE_FILTERS = (
-    "abs", "capitalize", "d", "default", "first", "float", "int", "join", "last", "length",
-    "list", "lower", "max", "min", "replace", "reverse", "round", "sort", "string", "title",
-    "tojson", "trim", "unique", "upper", "urlencode",
+    "abs", "capitalize", "count", "d", "default", "dictsort", "e", "escape", "first", "float", "int",
+    "items", "join", "last", "length", "list", "lower", "map", "max", "min", "reject", "rejectattr",
+    "replace", "reverse", "round", "select", "selectattr", "sort", "string", "striptags", "sum", "title",
+    "tojson", "trim", "truncate", "unique", "upper", "urlencode", "wordcount",
+)  # fmt: skip
+_SAFE_TESTS = (
+    "boolean", "defined", "divisibleby", "eq", "equalto", "even", "false", "float", "ge", "gt", "in",
+    "integer", "iterable", "le", "lower", "lt", "mapping", "ne", "none", "number", "odd", "sameas",
+    "sequence", "string", "true", "undefined", "upper",
 )  # fmt: skip
 
 
@@ -107,7 +115,7 @@ _ENV = _Environment(undefined=_FalsyUndefined, autoescape=False)
 _ENV.globals.clear()  # the only name an expression sees is ``var``
 _ENV.filters = {name: _ENV.filters[name] for name in _SAFE_FILTERS}
 _ENV.filters["replace"] = _bounded_replace
-_ENV.tests = {name: _ENV.tests[name] for name in ("defined", "undefined", "none", "string", "number")}
+_ENV.tests = {name: _ENV.tests[name] for name in _SAFE_TESTS}
 
 
 def _dotted(path: Path_) -> str:

@@ -49,6 +49,23 @@ def test_filters_work() -> None:
     assert render("{{ var.env | upper }}", {"env": "dev"}) == "DEV"
 
 
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [("{{ var.names | map('upper') | join(',') }}", "A,B"),
+     ("{{ var.names | select('ne', 'a') | list }}", ["b"]),
+     ("{{ 'on' if var.debug is true else 'off' }}", "on"),
+     ("{{ var.port is integer }}", True),
+     ("{{ var.names | count }}", 2)],
+)
+def test_jinja_filters_and_tests_secretzero_definitions_use_work(expression: str, expected: object) -> None:
+    assert render(expression, {"names": ["a", "b"], "debug": True, "port": 5432}) == expected
+
+
+@pytest.mark.parametrize("expression", ["{{ 'x' | center(1000000000) }}", "{{ '%999999999s' | format('x') }}"])
+def test_filters_that_a_number_can_make_huge_stay_refused(expression: str) -> None:
+    assert errors_of(expression) == ["x: invalid template expression"]
+
+
 def test_a_variable_named_like_a_dict_method_is_the_variable() -> None:
     assert render("{{ var.items }}", {"items": "mine"}) == "mine"
 

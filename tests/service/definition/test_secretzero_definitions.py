@@ -254,3 +254,25 @@ def test_a_static_value_not_matching_its_pattern_is_a_warning_and_fails_that_sec
         definition.warnings
     )
     assert not any("pk_live_1" in w for w in definition.warnings)
+
+
+def _template_with_unset_static() -> dict[str, Any]:
+    return {"templates": {"db": {"fields": {"password": {"generator": {"kind": "static", "config": {}}},
+                                            "user": {"generator": {"kind": "static", "config": {"value": "app"}}}}}},
+            "secrets": [{"name": "main", "kind": "templates.db"}]}
+
+
+def test_a_template_field_static_without_a_value_takes_secret_underscore_field_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    definition = load(tmp_path, _template_with_unset_static(), environ={"MAIN_PASSWORD": "from-env"})
+    password, user = definition.secret("main").units
+    assert (password.generator.unavailable, password.generator.config["value"]) == (None, "from-env")
+    assert user.generator.unavailable is None
+
+
+def test_a_template_field_static_without_a_value_names_its_environment_variable_when_unset(tmp_path: Path) -> None:
+    password, _ = load(tmp_path, _template_with_unset_static()).secret("main").units
+    assert password.generator.unavailable == (
+        "static value is not set: set config.value or the environment variable MAIN_PASSWORD"
+    )
