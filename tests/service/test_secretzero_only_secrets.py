@@ -30,7 +30,7 @@ def _workspace(tmp_path: Path, *secrets: dict[str, Any], environ: dict[str, str]
 
 _GOOD = {"name": "db_password", "kind": "random_password", "targets": [_file()]}
 _PAT = {"name": "gh_token", "kind": "github_pat", "config": {"scopes": ["repo"]}, "targets": [_file()]}
-_UNSET = {"name": "stripe_key", "kind": "static", "config": {"default": "${STRIPE_KEY}"}, "targets": [_file()]}
+_UNSET = {"name": "stripe_key", "kind": "static", "config": {"default": "${STRIPE_SECRET}"}, "targets": [_file()]}
 
 
 def test_an_unsupported_generator_kind_fails_only_its_secret_at_sync(tmp_path: Path) -> None:
@@ -47,14 +47,15 @@ def test_a_static_without_a_value_fails_only_its_secret_with_a_message_naming_th
     assert result.secrets_failed == ["stripe_key"]
     (error,) = result.errors
     assert error.message == (
-        "static value is not set: set config.default or the environment variable STRIPE_KEY"
+        "static value is not set (config.default: undefined variable 'STRIPE_SECRET'): define it, "
+        "or set the environment variable STRIPE_KEY"
     )
 
 
 def test_a_static_without_a_value_is_taken_from_the_environment_variable_named_like_the_secret(
     tmp_path: Path,
 ) -> None:
-    ws = _workspace(tmp_path, _UNSET, environ={"STRIPE_KEY": "sk_test_from_env"})
+    ws = _workspace(tmp_path, _UNSET, environ={"STRIPE_KEY": "sk_test_from_env"})  # named like the secret
     assert sync(ws).secrets_generated == ["stripe_key"]
     assert "stripe_key=sk_test_from_env" in (tmp_path / "out/app.env").read_text()
 

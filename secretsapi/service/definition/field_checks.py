@@ -34,6 +34,15 @@ def _root(place: str) -> str:
     return match.group(0) if match else place
 
 
+_PER_FIELD = "<SECRET>_<FIELD>"  # a template field's, named once a secret uses the template
+
+
+def _unset_message(value_key: str, reason: str | None, env_name: str) -> str:
+    if reason:
+        return f"{STATIC_UNSET} ({reason}): define it, or set the environment variable {env_name}"
+    return f"{STATIC_UNSET}: set config.{value_key} or the environment variable {env_name}"
+
+
 def supported_types() -> frozenset[str]:
     """The target types this service writes (imported late: the kinds import the model)."""
     from secretsapi.service.targets.registry import kinds
@@ -238,10 +247,9 @@ class FieldChecks:
     ) -> GeneratorSpec | None:
         value_key = "default" if "default" in config else "value"
         value = static_value(config)
-        missing = value is None or any(p.startswith(f"{where}.config.{value_key}") for p in unresolved) or (
-            isinstance(value, str) and _PLACEHOLDER.match(value) is not None
-        )
-        self._report_unresolved([p for p in unresolved if not p.startswith(f"{where}.config.{value_key}")])
+        in_value = [p for p in unresolved if p.startswith(f"{where}.config.{value_key}")]
+        missing = value is None or bool(in_value) or (isinstance(value, str) and _PLACEHOLDER.match(value) is not None)
+        self._report_unresolved([p for p in unresolved if p not in in_value])
         if not missing:
             spec = GeneratorSpec(kind="static", config=config)
             problems = validate_generator(spec, where, interpolated=self._interpolator.interpolated)
@@ -256,10 +264,9 @@ class FieldChecks:
         if from_env:
             # The value is in the spec only, not in the config the definition hash covers.
             return GeneratorSpec(kind="static", config={**config, value_key: from_env})
-        source = f"config.{value_key} or the environment variable {env_name}" if env_name else (
-            f"config.{value_key} (or, per secret, the environment variable <SECRET>_<FIELD>)"
-        )
-        message = f"{STATIC_UNSET}: set {source}"
+        # "<place>: undefined variable 'X'" -> "config.default: undefined variable 'X'"
+        reason = in_value[0][len(where) + 1 :] if in_value else None
+        message = _unset_message(value_key, reason, env_name or _PER_FIELD)
         self.warnings.append(f"{where}.config.{value_key}: {message}: {owner} will fail at sync")
         return GeneratorSpec(kind="static", config=config, unavailable=message)
 
@@ -274,7 +281,7 @@ class FieldChecks:
                 value_key = "default" if "default" in spec.config else "value"
                 from_env = self.environ.get(env_name)
                 spec = GeneratorSpec("static", {**spec.config, value_key: from_env}) if from_env else replace(
-                    spec, unavailable=f"{STATIC_UNSET}: set config.{value_key} or the environment variable {env_name}"
+                    spec, unavailable=spec.unavailable.replace(_PER_FIELD, env_name)
                 )
                 unit = replace(unit, generator=spec)
             out.append(unit)
