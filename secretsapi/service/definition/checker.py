@@ -15,10 +15,9 @@ from secretsapi.service.definition.var_files import deep_merge
 from secretsapi.service.util.hashing import sha256_value
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")
-# agent_instructions: SecretZero's guidance for people and agents, kept as written, not used.
-SECRET_KEYS = (
-    "name", "kind", "config", "rotation_period", "one_time", "targets", "description", "agent_instructions",
-)  # fmt: skip
+SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets", "description")
+# SecretZero's guidance for people and agents: kept as written (never interpolated), not used.
+KEPT_SECRET_KEYS = ("agent_instructions",)
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
@@ -202,7 +201,7 @@ class DefinitionChecker(FieldChecks):
     def _secret(
         self, raw: Mapping[str, Any], where: str, templates: dict[str, Template], names: dict[str, str]
     ) -> SecretDef | None:
-        self._unknown(raw, SECRET_KEYS, where)
+        self._unknown(raw, (*SECRET_KEYS, *KEPT_SECRET_KEYS), where)
         name = self._required_str(raw, "name", where)
         if name is not None:
             if not _NAME.fullmatch(name):

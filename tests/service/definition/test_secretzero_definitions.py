@@ -276,3 +276,8 @@ def test_a_template_field_static_without_a_value_names_its_environment_variable_
     assert password.generator.unavailable == (
         "static value is not set: set config.value or the environment variable MAIN_PASSWORD"
     )
+
+
+def test_agent_instructions_are_a_known_secret_key() -> None:
+    checker = checked({"secrets": [secret(rotation_period="30d", agent_instructions={"summary": "ask the team"})]})
+    assert checker.warnings == []
