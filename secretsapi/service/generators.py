@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import re
 import secrets
@@ -38,6 +39,16 @@ PASSWORD_CLASSES: dict[str, str] = {
 }
 
 
+# SecretZero's generator kinds this service does not run: a definition using them is valid,
+# and those secrets fail at sync (named in the validation warnings).
+SECRETZERO_ONLY_GENERATORS = (
+    "azdo_pat", "azure_app_reg", "entra-agent-blueprint", "github_pat", "gitlab_group_service_account",
+    "gitlab_group_token", "gitlab_project_token", "provider_backed",
+)  # fmt: skip
+DEFAULT_CHARSET = "alphanumeric"
+STATIC_MISMATCH = "does not match the validation pattern"  # never the value: it is a secret
+
+
 def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
     return {"type": type_, "default": default, "description": description}
 
@@ -58,7 +69,10 @@ GENERATORS: dict[str, dict[str, Any]] = {
         "description": "Random string drawn from one character set.",
         "options": {
             "length": _opt("integer", 32, "Number of characters."),
-            "charset": _opt("string", "alphanumeric", "One of: " + ", ".join(CHARSETS) + "."),
+            "charset": _opt(
+                "string", DEFAULT_CHARSET,
+                "One of: " + ", ".join(CHARSETS) + " (any other text means alphanumeric, as in SecretZero).",
+            ),
         },
     },
     "random_hex": {
@@ -69,9 +83,14 @@ GENERATORS: dict[str, dict[str, Any]] = {
     "static": {
         "description": "A fixed value from the definition (the server never prompts for one).",
         "options": {
-            "value": _opt("string", None, "The value (required unless 'default' is given)."),
-            "default": _opt("string", None, "Alternative name for 'value'."),
-            "validation": _opt("string", None, "Regular expression the whole value must match."),
+            "value": _opt(
+                "string", None,
+                "The value: text, a number, a boolean or a mapping (written as SecretZero writes it: "
+                "True, 1.5, compact JSON). Unset: the environment variable named like the secret in "
+                "upper case, else the secret fails at sync.",
+            ),
+            "default": _opt("string", None, "Alternative name for 'value' (wins when both are given)."),
+            "validation": _opt("string", None, "Regular expression a text value must match from its start."),
         },
     },
     "script": {
@@ -140,17 +159,26 @@ def _pools(enabled: tuple[str, ...], excluded: str) -> tuple[str, ...]:
     return tuple("".join(c for c in PASSWORD_CLASSES[name] if c not in excluded) for name in enabled)
 
 
-def _static_value(config: Mapping[str, Any]) -> Any:
-    return config["value"] if "value" in config else config.get("default")
+def static_value(config: Mapping[str, Any]) -> Any:
+    """SecretZero's choice: ``default`` when present (even empty), else ``value``."""
+    return config["default"] if "default" in config else config.get("value")
+
+
+def static_text(value: Any) -> str:
+    """A static value as SecretZero writes and hashes it (its _normalize_secret_value): text as
+    it is, mappings and lists as compact JSON with sorted keys, anything else through str()
+    (``true`` becomes ``True``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict | list):
+        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return str(value)
 
 
 def _validate_static(config: Mapping[str, Any], where: str, errors: list[str]) -> None:
-    value = _static_value(config)
+    value = static_value(config)
     if value is None:
         errors.append(f"{where}.config.value: static generator needs a value (or default)")
-    elif isinstance(value, bool) or not isinstance(value, str | int | float):
-        errors.append(f"{where}.config.value: must be a string")
-        value = None
     pattern = _str_option(config, "validation", where, errors)
     if pattern is None:
         return
@@ -159,9 +187,10 @@ def _validate_static(config: Mapping[str, Any], where: str, errors: list[str]) -
     except re.error:
         errors.append(f"{where}.config.validation: not a valid regular expression")
         return
-    if value is not None and compiled.fullmatch(str(value)) is None:
+    # SecretZero checks text values only, with re.match (anchored at the start only).
+    if isinstance(value, str) and value and compiled.match(value) is None:
         # Never the value itself: it is a secret.
-        errors.append(f"{where}.config.value: does not match the validation pattern")
+        errors.append(f"{where}.config.value: {STATIC_MISMATCH}")
 
 
 def _validate_script(config: Mapping[str, Any], where: str, errors: list[str]) -> None:
@@ -200,11 +229,10 @@ def validate_generator(
         _password_pools(config, where, errors)
     elif spec.kind == "random_string":
         _int_option(config, "length", 32, where, errors)
-        charset = config.get("charset", "alphanumeric")
-        if not isinstance(charset, str) or charset not in CHARSETS:
+        charset = config.get("charset", DEFAULT_CHARSET)
+        if not isinstance(charset, str):
             shown = _shown(charset, f"{where}.config.charset", interpolated)
-            expected = ", ".join(CHARSETS)
-            errors.append(f"{where}.config.charset: unknown charset {shown} (expected one of {expected})")
+            errors.append(f"{where}.config.charset: must be a string, got a value {shown}")
     elif spec.kind == "random_hex":
         _int_option(config, "length", 32, where, errors)
     elif spec.kind == "static":
@@ -212,6 +240,12 @@ def validate_generator(
     elif spec.kind == "script":
         _validate_script(config, where, errors)
     return errors
+
+
+def charset_of(name: str) -> str:
+    """The characters of a named charset; any other text means alphanumeric, as SecretZero's
+    random_string reads it (``charsets.get(name, alphanumeric)``)."""
+    return CHARSETS.get(name, CHARSETS[DEFAULT_CHARSET])
 
 
 def _shown(value: Any, where: str, interpolated: Container[str]) -> str:
@@ -225,6 +259,8 @@ def generate(spec: GeneratorSpec, *, allow_scripts: bool, cwd: Path | None = Non
 
     ``cwd`` is the working directory of script generators (usually the definition's folder).
     """
+    if spec.unavailable is not None:
+        raise GeneratorError(spec.unavailable)
     if spec.kind == "script" and not allow_scripts:
         raise GeneratorError("script generator is disabled; set SERVICE_ALLOW_SCRIPTS=true to enable it")
     errors = validate_generator(spec, "generator")
@@ -235,7 +271,7 @@ def generate(spec: GeneratorSpec, *, allow_scripts: bool, cwd: Path | None = Non
         length, pools = _password_pools(config, "generator", [])
         return _password(length, pools)
     if spec.kind == "random_string":
-        charset = CHARSETS[config.get("charset", "alphanumeric")]
+        charset = charset_of(config.get("charset", DEFAULT_CHARSET))
         length = _int_option(config, "length", 32, "generator", [])
         return "".join(_Draw(2 * length + 8).choices(charset, length))
     if spec.kind == "random_hex":
@@ -244,7 +280,7 @@ def generate(spec: GeneratorSpec, *, allow_scripts: bool, cwd: Path | None = Non
     if spec.kind == "uuid":
         return str(uuid.UUID(bytes=secrets.token_bytes(16), version=4))
     if spec.kind == "static":
-        return str(_static_value(config))
+        return static_text(static_value(config))
     return _run_script(config, cwd)
 
 

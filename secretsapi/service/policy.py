@@ -49,12 +49,21 @@ def _policies(definition: Definition) -> list[PolicySpec]:
 
 
 def _all_items(definition: Definition, doc: LockDocument, ws: Workspace) -> Iterator[PolicyItem]:
+    for standard in definition.metadata.get("compliance") or []:
+        if str(standard).lower() not in STANDARDS:
+            yield PolicyItem("*", "metadata.compliance",
+                             f"standard '{standard}' is not checked by this service (it checks soc2 and iso27001)",
+                             "warning")
     policies = _policies(definition)
     if not policies:
         yield PolicyItem("*", "none", "No policies are defined or enabled.", "info")
         return
     checks = {"rotation": _rotation, "access": _access, "compliance": _compliance}
     for policy in policies:
+        unchecked = _unchecked(policy)
+        if unchecked is not None:
+            yield PolicyItem("*", policy.name, unchecked, "warning")
+            continue
         count = 0
         for secret in definition.secrets:
             for message in checks[policy.kind](policy, secret, doc, ws):
@@ -64,6 +73,17 @@ def _all_items(definition: Definition, doc: LockDocument, ws: Workspace) -> Iter
             "*", policy.name,
             f"{policy.kind} policy checked {len(definition.secrets)} secret(s): {count} violation(s).", "info",
         )
+
+
+def _unchecked(policy: PolicySpec) -> str | None:
+    """Why this service does not check ``policy`` (a kind or standard only SecretZero knows)."""
+    if policy.kind not in ("rotation", "access", "compliance"):
+        what = f"kind '{policy.kind}'" if policy.kind else "no kind"
+        return f"policy with {what} is not checked by this service (it checks rotation, access, compliance)"
+    standard = str(policy.options.get("standard", "")).lower()
+    if policy.kind == "compliance" and standard not in STANDARDS:
+        return f"standard '{standard}' is not checked by this service (it checks soc2 and iso27001)"
+    return None
 
 
 def _rotation(policy: PolicySpec, secret: SecretDef, doc: LockDocument, ws: Workspace) -> Iterator[str]:

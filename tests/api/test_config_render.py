@@ -58,11 +58,13 @@ def test_environment_values_are_redacted_wherever_they_flow(
     assert body["environment_used"] == ["DB_HOST_FOR_TEST"]
 
 
-def test_undefined_variable_is_500_naming_the_place(authed_api: APIClient, project: Project) -> None:
+def test_an_undefined_variable_is_rendered_as_written_as_secretzero_does(
+    authed_api: APIClient, project: Project
+) -> None:
     project.write(definition(file_secret("db", "out/{{ var.nope }}.env")))
     response = render(authed_api)
-    assert response.status_code == 500
-    assert "nope" in response.json()["detail"]
+    assert response.status_code == 200
+    assert response.json()["config"]["secrets"][0]["targets"][0]["config"]["path"] == "out/{{ var.nope }}.env"
 
 
 def test_var_file_escaping_the_folder_is_400(authed_api: APIClient, rendered_project: Project) -> None:

@@ -83,10 +83,12 @@ def test_every_rotation_period_unit_is_accepted(authed_api: APIClient, period: s
     assert (body["valid"], body["errors"]) == (True, [])
 
 
-def test_unknown_generator_kind_is_an_error(authed_api: APIClient) -> None:
+def test_unknown_generator_kind_is_a_warning_naming_the_secret(authed_api: APIClient) -> None:
     body = validate(authed_api, definition(file_secret("db", kind="quantum_password", rotation_period="30d")))
-    assert body["valid"] is False
-    assert any("quantum_password" in error and "secrets[0]" in error for error in body["errors"]), body["errors"]
+    assert body["valid"] is True, body["errors"]
+    assert any(
+        "quantum_password" in w and "secret 'db' will fail at sync" in w for w in body["warnings"]
+    ), body["warnings"]
 
 
 def test_duplicate_secret_names_are_an_error(authed_api: APIClient) -> None:
@@ -192,3 +194,73 @@ def test_an_absolute_path_outside_the_configured_roots_is_an_error_naming_secret
 def test_absolute_paths_are_valid_in_a_submitted_document_when_no_roots_are_configured(
         authed_api: APIClient) -> None:
     assert validate(authed_api, definition(file_secret("db", "/srv/app/.env")))["errors"] == []
+
+
+# -- definitions SecretZero accepts ------------------------------------------------------------
+
+
+def _with_target(name: str, provider: str, kind: str) -> dict[str, Any]:
+    secret = file_secret(name, rotation_period="30d")
+    secret["targets"].append({"provider": provider, "kind": kind, "config": {"repo": "org/app"}})
+    return secret
+
+
+@pytest.mark.parametrize(("provider", "kind"), [("github", "github_secret"), ("gitlab", "gitlab_variable"),
+                                                ("vercel", "vercel_env"), ("local", "ansible_vault_file")])
+def test_an_unsupported_target_kind_is_a_warning_naming_the_kind_and_the_secret(
+    authed_api: APIClient, provider: str, kind: str
+) -> None:
+    body = validate(authed_api, definition(_with_target("db", provider, kind)))
+    assert body["valid"] is True, body["errors"]
+    assert [w for w in body["warnings"] if f"target kind '{kind}' is not supported by this service" in w
+            and "secret 'db' will not be written there" in w], body["warnings"]
+
+
+def test_an_unsupported_generator_kind_of_secretzero_is_a_warning(authed_api: APIClient) -> None:
+    body = validate(authed_api, definition(file_secret("token", kind="gitlab_group_token", rotation_period="30d")))
+    assert body["valid"] is True, body["errors"]
+    assert ("secrets[0].kind: generator kind 'gitlab_group_token' is not supported by this service: "
+            "secret 'token' will fail at sync") in body["warnings"]
+
+
+def test_undefined_variables_where_this_service_does_not_use_them_are_not_errors(authed_api: APIClient) -> None:
+    secret = _with_target("db", "github", "github_secret")
+    secret["targets"][1]["config"]["repo"] = "${GITHUB_REPO}"
+    secret["agent_instructions"] = {"steps": [{"params": {"code": "${DEVICE_CODE}"}}]}
+    config = definition(secret, providers={"github": {"kind": "github", "auth": {"token": "${GITHUB_TOKEN}"}}})
+    body = validate(authed_api, config)
+    assert (body["valid"], body["errors"]) == (True, [])
+
+
+def test_a_static_without_a_value_is_a_warning_naming_the_secret(authed_api: APIClient) -> None:
+    secret = file_secret("pypi_token", kind="static", rotation_period="30d", config={"default": "${PYPI_TOKEN}"})
+    body = validate(authed_api, definition(secret))
+    assert body["valid"] is True, body["errors"]
+    assert any("pypi_token" in w and "static value is not set" in w for w in body["warnings"]), body["warnings"]
+
+
+def test_non_string_static_values_are_valid(authed_api: APIClient) -> None:
+    secrets = [file_secret(f"s{i}", kind="static", rotation_period="30d", config={"value": value})
+               for i, value in enumerate([True, 42, {"user": "app"}])]
+    assert validate(authed_api, definition(*secrets))["errors"] == []
+
+
+def test_policies_and_standards_not_checked_here_are_warnings(authed_api: APIClient) -> None:
+    config = definition(file_secret("db", rotation_period="30d"), metadata={"compliance": ["security-best-practices"]},
+                        policies={"ids": {"kind": "provider_identity"}, "bare": {"severity": "warning"}})
+    body = validate(authed_api, config)
+    assert body["errors"] == []
+    assert len([w for w in body["warnings"] if "not checked by this service" in w]) == 3, body["warnings"]
+
+
+def test_a_charset_of_characters_is_valid_with_a_warning(authed_api: APIClient) -> None:
+    secret = file_secret("k", kind="random_string", rotation_period="30d", config={"charset": "abcdef0123-_"})
+    body = validate(authed_api, definition(secret))
+    assert body["errors"] == []
+    assert any("alphanumeric is used" in w for w in body["warnings"])
+
+
+@pytest.mark.parametrize("alias", ["kv", "kv2", "kv-v2", "kvv2"])
+def test_vault_kind_aliases_are_supported_kinds(authed_api: APIClient, alias: str) -> None:
+    body = validate(authed_api, definition(_with_target("db", "vault", alias)))
+    assert body["errors"] == [] and not [w for w in body["warnings"] if "not supported" in w], body

@@ -295,3 +295,38 @@ def test_policy_check_is_audited(authed_api: APIClient, project: Project) -> Non
     assert row.details["fail_on_warning"] is True
     assert row.details["compliant"] is False
     assert (row.details["errors"], row.details["warnings"]) == (0, 1)
+
+
+# -- what SecretZero has and this service does not check ----------------------------------------
+
+
+def test_a_policy_of_a_kind_not_checked_here_is_a_warning_item(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(
+        file_secret("db", rotation_period="30d"),
+        policies={"identity": {"kind": "provider_identity", "require": ["aws"]}},
+    ))
+    body = check(authed_api)
+    assert body["compliant"] is True
+    (item,) = items(body, "identity")
+    assert item["severity"] == "warning" and "provider_identity" in item["message"]
+
+
+def test_a_policy_without_a_kind_is_a_warning_item(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", rotation_period="30d"), policies={"bare": {"severity": "error"}}))
+    (item,) = items(check(authed_api), "bare")
+    assert item["severity"] == "warning" and "no kind" in item["message"]
+
+
+def test_an_unknown_compliance_standard_is_a_warning_item(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", rotation_period="30d"),
+                             metadata={"compliance": ["soc2", "security-best-practices"]}))
+    body = check(authed_api)
+    (item,) = items(body, "metadata.compliance")
+    assert item["severity"] == "warning" and "security-best-practices" in item["message"]
+    assert items(body, "soc2")  # the known standard is still checked
+
+
+def test_fail_on_warning_counts_a_policy_not_checked_here(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", rotation_period="30d"),
+                             policies={"identity": {"kind": "provider_identity"}}))
+    assert check(authed_api, {"fail_on_warning": True})["compliant"] is False

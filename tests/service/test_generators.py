@@ -88,12 +88,24 @@ def test_random_string_hex_is_lowercase() -> None:
     assert set(gen("random_string", length=200, charset="hex")) <= set("0123456789abcdef")
 
 
-def test_random_string_unknown_charset_names_the_place_and_the_choices() -> None:
-    assert problems("random_string", charset="foo") == [
-        (
-            "secrets[2].config.charset: unknown charset 'foo' "
-            "(expected one of alphanumeric, alpha, numeric, hex, base64, base64url)"
-        )
+def test_random_string_charset_that_is_no_name_is_accepted() -> None:
+    assert problems("random_string", charset="abcdefghijklmnopqrstuvwxyz0123456789-_") == []
+
+
+def test_random_string_charset_that_is_no_name_draws_alphanumerics_as_secretzero_does() -> None:
+    value = gen("random_string", length=400, charset="-_")
+    assert set(value) <= set(string.ascii_letters + string.digits)
+    assert len(set(value)) > 2
+
+
+def test_random_string_charset_names_accepted_before_keep_their_characters() -> None:
+    assert set(gen("random_string", length=200, charset="base64url")) & set("-_")
+    assert set(gen("random_string", length=50, charset="numeric")) <= set(string.digits)
+
+
+def test_random_string_charset_that_is_not_text_names_the_place() -> None:
+    assert problems("random_string", charset=5) == [
+        "secrets[2].config.charset: must be a string, got a value of type int"
     ]
 
 
@@ -160,9 +172,30 @@ def test_static_value_matching_the_validation_passes() -> None:
     assert gen("static", value="ab12", validation="[a-z]+[0-9]+") == "ab12"
 
 
-def test_static_validation_must_match_the_whole_value() -> None:
+def test_static_validation_is_anchored_at_the_start_only_as_in_secretzero() -> None:
+    assert gen("static", value="ab12x", validation="[a-z]+[0-9]+") == "ab12x"
     with pytest.raises(GeneratorError):
-        gen("static", value="ab12x", validation="[a-z]+[0-9]+")
+        gen("static", value="x12", validation="[0-9]+")
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(True, "True"), (False, "False"), (8080, "8080"), (1.5, "1.5"),
+     ({"b": 2, "a": {"c": True}}, '{"a":{"c":true},"b":2}'), (["x", 1], '["x",1]')],
+)
+def test_static_values_that_are_not_text_are_written_as_secretzero_writes_them(value: object, text: str) -> None:
+    assert problems("static", value=value) == []
+    assert gen("static", value=value) == text
+
+
+def test_static_default_wins_over_value_as_in_secretzero() -> None:
+    assert gen("static", value="v", default="d") == "d"
+
+
+def test_a_generator_that_is_unavailable_fails_with_its_reason() -> None:
+    spec = GeneratorSpec("github_pat", {}, unavailable="generator kind 'github_pat' is not supported by this service")
+    with pytest.raises(GeneratorError, match="github_pat"):
+        generate(spec, allow_scripts=False)
 
 
 def test_static_validation_error_does_not_contain_the_value() -> None:
@@ -246,14 +279,9 @@ def test_unknown_generator_kind_is_reported_at_the_kind() -> None:
 
 
 def test_interpolated_values_are_not_echoed_in_messages() -> None:
-    spec = GeneratorSpec("random_string", {"charset": "from-env"})
-    messages = validate_generator(spec, "s", interpolated={"s.config.charset"})
-    assert messages == [
-        (
-            "s.config.charset: unknown charset the interpolated value "
-            "(expected one of alphanumeric, alpha, numeric, hex, base64, base64url)"
-        )
-    ]
+    spec = GeneratorSpec("static", {"value": "from-env", "validation": "[0-9]+"})
+    messages = validate_generator(spec, "s", interpolated={"s.config.value"})
+    assert messages == ["s.config.value: does not match the validation pattern"]
 
 
 def test_catalogue_describes_every_kind_and_option() -> None:

@@ -21,7 +21,6 @@ from secretsapi.service.definition.model import (
 )
 from secretsapi.service.definition.units import Template, canon_gen, canon_targets, place, template_units
 from secretsapi.service.definition.var_files import deep_merge
-from secretsapi.service.generators import GENERATORS
 from secretsapi.service.util.hashing import sha256_value
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")
@@ -29,6 +28,8 @@ SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets
 # SecretZero's machine-local flag and its escape hatch, parsed by _local.
 LOCAL_KEYS = ("local", "local_allow_cloud")
 _LOCAL_TARGETS = (("local", "file"), ("local", "template"))
+# SecretZero's guidance for people and agents: kept as written (never interpolated), not used.
+KEPT_SECRET_KEYS = ("agent_instructions",)
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
@@ -58,7 +59,6 @@ class DefinitionChecker(FieldChecks):
 
     def __init__(self, environ: Mapping[str, str], *, strict: bool) -> None:
         super().__init__(environ)
-        self.environ = environ
         self.strict = strict  # /config/validate: version and secrets required, rotation warnings
         self._consume = False
 
@@ -93,6 +93,7 @@ class DefinitionChecker(FieldChecks):
         sections = {k: interpolator.render(doc.get(k), k) for k in TOP_LEVEL_KEYS[2:]}
         self.errors.extend(interpolator.errors)
         out.environments = self._environments(doc.get(ENVIRONMENTS_KEY))
+        self._set_unresolved(interpolator.unresolved)
         if consume and isinstance(doc, dict):
             self._consume = True
             doc.clear()  # the sections hold what is still needed
@@ -102,6 +103,9 @@ class DefinitionChecker(FieldChecks):
         templates = self._templates(sections["templates"])
         out.secrets = self._secrets(sections["secrets"], templates)
         out.policies = self._policies(sections["policies"])
+        # Undefined variables nothing here uses (unsupported kinds took theirs already).
+        self._unresolved = {k: v for k, v in self._unresolved.items() if not k.startswith("providers.")}
+        self.warnings.extend(f"{k}: {v} (left as written)" for k, v in self._unresolved.items())
         return out
 
     # -- sections --------------------------------------------------------------------------
@@ -165,9 +169,11 @@ class DefinitionChecker(FieldChecks):
         for index, item in enumerate(compliance):
             standard = item.lower() if isinstance(item, str) else item
             if standard not in STANDARDS:
-                self.errors.append(
-                    f"metadata.compliance[{index}]: unknown standard "
-                    f"{self._shown(item, f'metadata.compliance[{index}]')} (expected soc2 or iso27001)"
+                # SecretZero records any name; this service checks these two only.
+                self.warnings.append(
+                    f"metadata.compliance[{index}]: standard "
+                    f"{self._shown(item, f'metadata.compliance[{index}]')} is not checked by this service "
+                    "(it checks soc2 and iso27001)"
                 )
             normalized.append(standard)
         # Lower-cased so the policy check can compare names directly.
@@ -186,6 +192,8 @@ class DefinitionChecker(FieldChecks):
             auth = self._mapping(raw.get("auth"), f"{where}.auth")
             config = self._mapping(raw.get("config"), f"{where}.config")
             providers[alias] = ProviderSpec(alias=alias, kind=kind, auth=auth, config=config)
+            # Judged where a target of a supported kind uses this provider.
+            self._provider_unresolved[alias] = self._take_unresolved(where)
         return providers
 
     def _templates(self, value: Any) -> dict[str, Template]:
@@ -206,15 +214,18 @@ class DefinitionChecker(FieldChecks):
                 raw_field = self._mapping(raw_field, place)
                 self._unknown(raw_field, FIELD_KEYS, place)
                 generator = self._mapping(raw_field.get("generator"), f"{place}.generator")
-                spec = self._generator(generator.get("kind"), generator.get("config"), f"{place}.generator")
-                targets = self._targets(raw_field.get("targets"), f"{place}.targets")
+                owner = f"template {self._shown(name, where)} field {self._shown(field_name, place)}"
+                spec = self._generator(
+                    generator.get("kind"), generator.get("config"), f"{place}.generator", owner
+                )
+                targets = self._targets(raw_field.get("targets"), f"{place}.targets", owner)
                 if spec is not None:
                     parsed[field_name] = (spec, targets)
                     canonical[field_name] = {
                         "generator": canon_gen(spec),
                         "targets": canon_targets(targets),
                     }
-            shared = self._targets(raw.get("targets"), f"{where}.targets")
+            shared = self._targets(raw.get("targets"), f"{where}.targets", f"template {self._shown(name, where)}")
             templates[name] = Template(
                 parsed, shared, {"fields": canonical, "targets": canon_targets(shared)}
             )
@@ -253,7 +264,7 @@ class DefinitionChecker(FieldChecks):
     def _secret(
         self, raw: Mapping[str, Any], where: str, templates: dict[str, Template], names: dict[str, str]
     ) -> SecretDef | None:
-        self._unknown(raw, SECRET_KEYS + LOCAL_KEYS, where)
+        self._unknown(raw, (*SECRET_KEYS, *LOCAL_KEYS, *KEPT_SECRET_KEYS), where)
         name = self._required_str(raw, "name", where)
         if name is not None:
             if not _NAME.fullmatch(name):
@@ -266,6 +277,7 @@ class DefinitionChecker(FieldChecks):
                 self.errors.append(f"{where}.name: duplicate secret name {shown} (first at {names[name]})")
             names.setdefault(name, where)
         kind = self._required_str(raw, "kind", where)
+        owner = f"secret {self._shown(name, f'{where}.name')}" if name else "this secret"  # in warnings
         config = self._shared(self._mapping(raw.get("config"), f"{where}.config"))
         template: Template | None = None
         generator: GeneratorSpec | None = None
@@ -274,14 +286,8 @@ class DefinitionChecker(FieldChecks):
             if template is None:
                 shown = self._shown(kind[len(TEMPLATE_PREFIX) :], f"{where}.kind")
                 self.errors.append(f"{where}.kind: unknown template {shown}")
-        elif kind is not None and kind not in GENERATORS:
-            expected = ", ".join(GENERATORS)
-            self.errors.append(
-                f"{where}.kind: unknown kind {self._shown(kind, f'{where}.kind')} "
-                f"(expected one of {expected}, or templates.<name>)"
-            )
         elif kind is not None:
-            generator = self._generator(kind, raw.get("config"), where)
+            generator = self._generator(kind, raw.get("config"), where, owner, name.upper() if name else None)
         period = raw.get("rotation_period")
         days = None if period is None else self._period(period, f"{where}.rotation_period")
         if period is None and self.strict:
@@ -291,7 +297,8 @@ class DefinitionChecker(FieldChecks):
         description = raw.get("description")
         if description is not None and not isinstance(description, str):
             self.errors.append(f"{where}.description: must be a string")
-        targets = self._targets(raw.get("targets"), f"{where}.targets")
+        targets = self._targets(raw.get("targets"), f"{where}.targets", owner)
+        self.warnings.extend(f"{p} (left as written)" for p in self._take_unresolved(where))
         local = self._local(raw, targets, where)
         if name is None or kind is None or (template is None and generator is None):
             return None
@@ -304,7 +311,7 @@ class DefinitionChecker(FieldChecks):
             "targets": canon_targets(targets),
         }
         if template is not None:
-            units = template_units(name, template, targets)
+            units = self._fields_from_env(name, template_units(name, template, targets))
             canonical["template"] = template.canonical
         else:
             assert generator is not None  # noqa: S101 - for the type checker: both None returned above
@@ -332,7 +339,16 @@ class DefinitionChecker(FieldChecks):
             raw = self._mapping(raw, where)
             kind = raw.get("kind")
             if kind not in POLICY_KINDS:
-                self.errors.append(f"{where}.kind: must be one of {', '.join(POLICY_KINDS)}")
+                # SecretZero has more kinds (provider_identity, ...): kept, and reported by
+                # the policy check as not checked here.
+                what = "has no kind" if kind is None else f"kind {self._shown(kind, f'{where}.kind')}"
+                self.warnings.append(
+                    f"{where}: policy {what}: not checked by this service "
+                    f"(it checks {', '.join(POLICY_KINDS)})"
+                )
+                enabled = self._bool(raw, "enabled", True, where)
+                policies[name] = PolicySpec(name=name, kind=str(kind or ""), severity="warning",
+                                            enabled=enabled, options={})
                 continue
             severity = raw.get("severity", "error")
             if severity not in SEVERITIES:
@@ -354,7 +370,10 @@ class DefinitionChecker(FieldChecks):
             standard = options.get("standard")
             lowered = standard.lower() if isinstance(standard, str) else standard
             if lowered not in STANDARDS:
-                self.errors.append(f"{where}.standard: must be soc2 or iso27001")
+                self.warnings.append(
+                    f"{where}.standard: {self._shown(standard, f'{where}.standard')} is not checked by "
+                    "this service (it checks soc2 and iso27001)"
+                )
             else:
                 options["standard"] = lowered
         else:

@@ -2,15 +2,52 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from secretsapi.service.definition.interpolation import Interpolator
-from secretsapi.service.definition.model import GeneratorSpec, TargetSpec
+from secretsapi.service.definition.model import GeneratorSpec, TargetSpec, Unit
 from secretsapi.service.definition.periods import parse_period
-from secretsapi.service.generators import GENERATORS, validate_generator
+from secretsapi.service.generators import (
+    CHARSETS,
+    GENERATORS,
+    SECRETZERO_ONLY_GENERATORS,
+    STATIC_MISMATCH,
+    static_value,
+    validate_generator,
+)
 
 TARGET_KEYS = ("provider", "kind", "config")
+STATIC_UNSET = "static value is not set"
+# SecretZero's test for a static value still to be asked for: exactly one ``${...}``.
+_PLACEHOLDER = re.compile(r"^\$\{[^}]+\}$")
+
+
+_ROOT = re.compile(r"[^.\[]+(?:\[\d+\]|\.[^.\[]*)?")
+
+
+def _root(place: str) -> str:
+    """A place's section entry: ``secrets[3]`` of ``secrets[3].targets[0].config.path``."""
+    match = _ROOT.match(place)
+    return match.group(0) if match else place
+
+
+_PER_FIELD = "<SECRET>_<FIELD>"  # a template field's, named once a secret uses the template
+
+
+def _unset_message(value_key: str, reason: str | None, env_name: str) -> str:
+    if reason:
+        return f"{STATIC_UNSET} ({reason}): define it, or set the environment variable {env_name}"
+    return f"{STATIC_UNSET}: set config.{value_key} or the environment variable {env_name}"
+
+
+def supported_types() -> frozenset[str]:
+    """The target types this service writes (imported late: the kinds import the model)."""
+    from secretsapi.service.targets.registry import kinds
+
+    return frozenset(kind.type for kind in kinds())
 
 
 class FieldChecks:
@@ -26,6 +63,37 @@ class FieldChecks:
         self._interpolator = Interpolator({}, environ)
         self._provider_kinds: dict[str, str] = {}  # alias -> kind, for targets naming an alias
         self._configs: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.environ = environ
+        self.strict = False
+        # Places using an undefined variable (left as written), taken by the check of the
+        # place that decides whether it matters; what is left over becomes warnings.
+        self._set_unresolved({})
+        self._provider_unresolved: dict[str, list[str]] = {}  # alias -> its problems
+        self._supported = supported_types()
+
+    def _set_unresolved(self, unresolved: Mapping[str, str]) -> None:
+        self._unresolved = dict(unresolved)
+        # By section entry (``secrets[3]``, ``providers.vault``): each check looks at its own
+        # entry's few places, not at every place of a large definition.
+        self._unresolved_by_root: dict[str, list[str]] = {}
+        for key in unresolved:
+            self._unresolved_by_root.setdefault(_root(key), []).append(key)
+
+    def _take_unresolved(self, prefix: str) -> list[str]:
+        if not self._unresolved:
+            return []
+        candidates = self._unresolved_by_root.get(_root(prefix), ())
+        found = [k for k in candidates if k in self._unresolved
+                 and (k == prefix or k.startswith((f"{prefix}.", f"{prefix}[")))]
+        return [f"{k}: {self._unresolved.pop(k)}" for k in found]
+
+    def _report_unresolved(self, problems: list[str]) -> None:
+        """Where this service uses the value: an error of the definition it loads, a warning
+        at validation (the operations that use it fail until the variable is defined)."""
+        if self.strict:
+            self.warnings.extend(f"{p} (left as written: operations that use it fail)" for p in problems)
+        else:
+            self.errors.extend(problems)
 
     def _check_plain(self, value: Any, where: str) -> None:
         """JSON-like values only: string keys, no sets or binary, so hashing is well defined."""
@@ -98,7 +166,7 @@ class FieldChecks:
             return default
         return item
 
-    def _targets(self, value: Any, where: str) -> tuple[TargetSpec, ...]:
+    def _targets(self, value: Any, where: str, owner: str = "this secret") -> tuple[TargetSpec, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
@@ -114,17 +182,58 @@ class FieldChecks:
             provider = self._required_str(raw, "provider", place)
             kind = self._required_str(raw, "kind", place)
             config = self._shared(self._mapping(raw.get("config"), f"{place}.config"))
+            unresolved = self._take_unresolved(place)
             if provider and kind:
                 aliased = self._provider_kinds.get(provider, provider)
-                targets.append(TargetSpec(provider=provider, kind=kind, config=config,
-                                          provider_kind=aliased if aliased != provider else None))
+                target = TargetSpec(provider=provider, kind=kind, config=config,
+                                    provider_kind=aliased if aliased != provider else None)
+                if target.type in self._supported:
+                    self._report_unresolved(unresolved)
+                    # A provider setting stays as written (as in SecretZero): the store refuses
+                    # it when a target uses it, an error for those targets only.
+                    self.warnings.extend(
+                        f"{p} (left as written: the targets using provider '{provider}' fail until it is defined)"
+                        for p in self._provider_unresolved.pop(provider, [])
+                    )
+                else:
+                    # Written by SecretZero, not here: a warning, and that target fails at sync.
+                    self.warnings.append(
+                        f"{place}: target kind '{kind}' is not supported by this service: "
+                        f"{owner} will not be written there"
+                    )
+                targets.append(target)
         return tuple(targets)
 
-    def _generator(self, kind: Any, config: Any, where: str) -> GeneratorSpec | None:
+    def _generator(
+        self, kind: Any, config: Any, where: str, owner: str = "this secret", env_name: str | None = None
+    ) -> GeneratorSpec | None:
+        """``env_name``: where a static value that is not set is taken from (SecretZero's
+        non-interactive mode reads the secret's name in upper case)."""
         if not isinstance(kind, str) or not kind:
             self.errors.append(f"{where}.kind: required")
             return None
-        spec = GeneratorSpec(kind=kind, config=self._shared(self._mapping(config, f"{where}.config")))
+        mapping = self._shared(self._mapping(config, f"{where}.config"))
+        unresolved = self._take_unresolved(f"{where}.config")
+        if kind not in GENERATORS:
+            # SecretZero accepts any kind at validation and fails the secret when it runs.
+            known = "is not supported by this service" if kind in SECRETZERO_ONLY_GENERATORS else (
+                f"is unknown (this service has {', '.join(GENERATORS)})"
+            )
+            message = f"generator kind {self._shown(kind, f'{where}.kind')} {known}"
+            self.warnings.append(f"{where}.kind: {message}: {owner} will fail at sync")
+            return GeneratorSpec(kind=kind, config=mapping, unavailable=message)
+        if kind == "static":
+            return self._static(mapping, where, owner, env_name, unresolved)
+        if kind != "script":  # a script's ``${...}`` is left to the shell it runs, as in SecretZero
+            self._report_unresolved(unresolved)
+        if kind == "random_string":
+            charset = mapping.get("charset")
+            if isinstance(charset, str) and charset not in CHARSETS:
+                self.warnings.append(
+                    f"{where}.config.charset: {self._shown(charset, f'{where}.config.charset')} is not "
+                    f"a charset name ({', '.join(CHARSETS)}): alphanumeric is used, as SecretZero does"
+                )
+        spec = GeneratorSpec(kind=kind, config=mapping)
         problems = validate_generator(spec, where, interpolated=self._interpolator.interpolated)
         self.errors.extend(problems)
         if kind in GENERATORS and isinstance(config, Mapping):
@@ -132,3 +241,48 @@ class FieldChecks:
                 if key not in GENERATORS[kind]["options"]:
                     self.warnings.append(f"{where}.config: unknown option '{key}' for {kind} (ignored)")
         return None if problems else spec
+
+    def _static(
+        self, config: dict[str, Any], where: str, owner: str, env_name: str | None, unresolved: list[str]
+    ) -> GeneratorSpec | None:
+        value_key = "default" if "default" in config else "value"
+        value = static_value(config)
+        in_value = [p for p in unresolved if p.startswith(f"{where}.config.{value_key}")]
+        missing = value is None or bool(in_value) or (isinstance(value, str) and _PLACEHOLDER.match(value) is not None)
+        self._report_unresolved([p for p in unresolved if p not in in_value])
+        if not missing:
+            spec = GeneratorSpec(kind="static", config=config)
+            problems = validate_generator(spec, where, interpolated=self._interpolator.interpolated)
+            mismatch = f"{where}.config.value: {STATIC_MISMATCH}"
+            if problems == [mismatch]:
+                # SecretZero checks the pattern when it generates: that secret fails, not the file.
+                self.warnings.append(f"{mismatch}: {owner} will fail at sync")
+                return GeneratorSpec(kind="static", config=config, unavailable=f"static value {STATIC_MISMATCH}")
+            self.errors.extend(problems)
+            return None if problems else spec
+        from_env = self.environ.get(env_name) if env_name else None
+        if from_env:
+            # The value is in the spec only, not in the config the definition hash covers.
+            return GeneratorSpec(kind="static", config={**config, value_key: from_env})
+        # "<place>: undefined variable 'X'" -> "config.default: undefined variable 'X'"
+        reason = in_value[0][len(where) + 1 :] if in_value else None
+        message = _unset_message(value_key, reason, env_name or _PER_FIELD)
+        self.warnings.append(f"{where}.config.{value_key}: {message}: {owner} will fail at sync")
+        return GeneratorSpec(kind="static", config=config, unavailable=message)
+
+    def _fields_from_env(self, name: str, units: tuple[Unit, ...]) -> tuple[Unit, ...]:
+        """A template field's static that is not set is taken from ``<SECRET>_<FIELD>`` (upper
+        case), as SecretZero's non-interactive mode does; the definition hash is unchanged."""
+        out = []
+        for unit in units:
+            spec = unit.generator
+            if spec.kind == "static" and spec.unavailable is not None and spec.unavailable.startswith(STATIC_UNSET):
+                env_name = f"{name}_{unit.lock_key[len(name) + 1:]}".upper()
+                value_key = "default" if "default" in spec.config else "value"
+                from_env = self.environ.get(env_name)
+                spec = GeneratorSpec("static", {**spec.config, value_key: from_env}) if from_env else replace(
+                    spec, unavailable=spec.unavailable.replace(_PER_FIELD, env_name)
+                )
+                unit = replace(unit, generator=spec)
+            out.append(unit)
+        return tuple(out)

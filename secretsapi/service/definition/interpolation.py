@@ -26,6 +26,7 @@ def _may_hold_token(text: str) -> bool:
     return "{{" in text or "${" in text
 
 
+UNRENDERED_KEY = "agent_instructions"
 _UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined")
 
 Path_ = tuple[Any, ...]
@@ -41,14 +42,29 @@ class _AlreadyReported(Exception):
     """A variable that failed to resolve is used: its own error was reported already."""
 
 
+class _FalsyUndefined(StrictUndefined):
+    """Strict everywhere but in a test: ``var.x or 'd'`` gives 'd', as in SecretZero."""
+
+    def __bool__(self) -> bool:  # type: ignore[override]  # StrictUndefined types it as raising
+        return False
+
+
 # Definitions arrive through the API too: no operation may build a huge value or run long.
 MAX_RESULT = 65_536
 MAX_INT_BITS = 4_096
 MAX_DEPTH = 40  # variables referencing variables; each level costs ~15 interpreter frames
+# Jinja's filters and tests whose output is bounded by their input (not center, indent, format,
+# wordwrap, batch or slice, which a number argument can make huge).
 _SAFE_FILTERS = (
-    "abs", "capitalize", "d", "default", "first", "float", "int", "join", "last", "length",
-    "list", "lower", "max", "min", "replace", "reverse", "round", "sort", "string", "title",
-    "tojson", "trim", "unique", "upper", "urlencode",
+    "abs", "capitalize", "count", "d", "default", "dictsort", "e", "escape", "first", "float", "int",
+    "items", "join", "last", "length", "list", "lower", "map", "max", "min", "reject", "rejectattr",
+    "replace", "reverse", "round", "select", "selectattr", "sort", "string", "striptags", "sum", "title",
+    "tojson", "trim", "truncate", "unique", "upper", "urlencode", "wordcount",
+)  # fmt: skip
+_SAFE_TESTS = (
+    "boolean", "defined", "divisibleby", "eq", "equalto", "even", "false", "float", "ge", "gt", "in",
+    "integer", "iterable", "le", "lower", "lt", "mapping", "ne", "none", "number", "odd", "sameas",
+    "sequence", "string", "true", "undefined", "upper",
 )  # fmt: skip
 
 
@@ -95,11 +111,11 @@ def _bounded_replace(value: Any, old: str, new: str, count: int | None = None) -
     return result
 
 
-_ENV = _Environment(undefined=StrictUndefined, autoescape=False)
+_ENV = _Environment(undefined=_FalsyUndefined, autoescape=False)
 _ENV.globals.clear()  # the only name an expression sees is ``var``
 _ENV.filters = {name: _ENV.filters[name] for name in _SAFE_FILTERS}
 _ENV.filters["replace"] = _bounded_replace
-_ENV.tests = {name: _ENV.tests[name] for name in ("defined", "undefined", "none", "string", "number")}
+_ENV.tests = {name: _ENV.tests[name] for name in _SAFE_TESTS}
 
 
 def _dotted(path: Path_) -> str:
@@ -155,6 +171,7 @@ class _Resolver:
         self.failed: set[Path_] = set()
         self.stack: list[Path_] = []
         self.errors: list[str] = []
+        self.undefined: dict[Path_, str] = {}
 
     def raw_at(self, path: Path_) -> Any:
         node: Any = self.raw
@@ -166,6 +183,8 @@ class _Resolver:
         if path in self.done:
             return self.done[path]
         if path in self.failed:
+            if path in self.undefined:
+                raise _UndefinedName(self.undefined[path])
             raise _AlreadyReported
         raw = self.raw_at(path)
         if isinstance(raw, Mapping):
@@ -188,6 +207,16 @@ class _Resolver:
             if exc.chain[0] != path:
                 raise  # reported once, by the variable where the cycle started
             self._fail(path, f"variable cycle {exc}")
+        except _UndefinedName as exc:
+            # Not an error of the variable (SecretZero keeps it as written): the places that
+            # use it decide.
+            self.failed.add(path)
+            # Named once, at the variable that uses the undefined name, however long the chain.
+            message = str(exc)
+            self.undefined[path] = message if message.startswith("variable ") else (
+                f"variable '{_dotted(path)}' uses an {message}"
+            )
+            raise _UndefinedName(self.undefined[path]) from None
         except _RenderError as exc:
             self._fail(path, str(exc))
         finally:
@@ -221,12 +250,16 @@ class _Resolver:
             return raw
         try:
             return _materialize(self.resolve(path))
-        except _AlreadyReported:
+        except (_AlreadyReported, _UndefinedName):
             return raw
 
 
 class _RenderError(Exception):
     pass
+
+
+class _UndefinedName(_RenderError):
+    """An undefined variable: left as written, and judged by the place that uses it."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -244,7 +277,7 @@ def _evaluate(expr: str, resolver: _Resolver) -> Any:
     except UndefinedError as exc:
         message = str(exc.message or "undefined variable")
         found = _UNDEFINED_NAME.fullmatch(message)
-        raise _RenderError(f"undefined variable '{found.group(1)}'" if found else message) from None
+        raise _UndefinedName(f"undefined variable '{found.group(1)}'" if found else message) from None
     except SecurityError:
         raise _RenderError("expression is not allowed in the sandbox") from None
     except TemplateError:
@@ -265,7 +298,7 @@ def _substitute(match: re.Match[str], resolver: _Resolver) -> Any:
     if default is not None and (not found or value == ""):
         return default
     if not found:
-        raise _RenderError(f"undefined variable '{name}'")
+        raise _UndefinedName(f"undefined variable '{name}'")
     return value
 
 
@@ -293,7 +326,10 @@ class Interpolator:
     Errors are collected as messages naming the place (``secrets[0].config.path: ...``);
     ``errors`` starts with those found while resolving the variables themselves.
     ``interpolated`` holds the places whose value came out of a substitution: messages must
-    not echo those, since they may carry the process environment.
+    not echo those, since they may carry the process environment. ``unresolved`` maps the
+    places that use an undefined variable (left as written there, as SecretZero does) to a
+    message: the checker decides, by place, whether that matters. ``agent_instructions`` are
+    never rendered (SecretZero renders them later, per secret).
     """
 
     def __init__(self, variables: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> None:
@@ -301,6 +337,7 @@ class Interpolator:
         self.variables: dict[str, Any] = self._resolver.resolve_all()
         self.errors: list[str] = list(self._resolver.errors)
         self.interpolated: set[str] = set()
+        self.unresolved: dict[str, str] = {}
 
     def shown(self, value: Any, where: str) -> str:
         """``value`` quoted for a message, unless it was interpolated at ``where``."""
@@ -316,7 +353,7 @@ class Interpolator:
         if isinstance(value, Mapping):
             out: dict[Any, Any] | None = None
             for key, item in value.items():
-                if type(item) is str and not _may_hold_token(item):
+                if (type(item) is str and not _may_hold_token(item)) or key == UNRENDERED_KEY:
                     continue
                 rendered = self.render(item, f"{where}.{key}" if where else str(key))
                 if rendered is not item:
@@ -344,6 +381,8 @@ class Interpolator:
             return value
         except _Cycle as exc:
             self.errors.append(f"{where}: variable cycle {exc}")
+        except _UndefinedName as exc:
+            self.unresolved[where] = str(exc)
         except _RenderError as exc:
             self.errors.append(f"{where}: {exc}")
         return value
@@ -355,6 +394,7 @@ def interpolate(
     """Render ``value`` at once, raising DefinitionInvalid with every problem found."""
     interpolator = Interpolator(variables, environ)
     rendered = interpolator.render(value, where)
-    if interpolator.errors:
-        raise DefinitionInvalid(interpolator.errors)
+    problems = interpolator.errors + [f"{k}: {v}" for k, v in interpolator.unresolved.items()]
+    if problems:
+        raise DefinitionInvalid(problems)
     return rendered

@@ -15,6 +15,12 @@ from typing import Any
 
 from secretsapi.service.errors import SecretNotDefined
 
+# SecretZero's other names of a kind (its Vault provider's KV aliases): the kind is kept as
+# written (target ids name it, as SecretZero's do) and the type resolves to ours.
+KIND_ALIASES: Mapping[tuple[str, str], str] = {
+    ("vault", alias): "vault_kv" for alias in ("kv", "kv2", "kv-v2", "kvv2")
+}
+
 
 @dataclass(frozen=True, slots=True)
 class TargetSpec:
@@ -26,14 +32,19 @@ class TargetSpec:
 
     @property
     def type(self) -> str:
-        """``<provider kind>/<kind>``, e.g. ``local/file`` or ``aws/ssm_parameter`` for an alias."""
-        return f"{self.provider_kind or self.provider}/{self.kind}"
+        """``<provider kind>/<kind>``, e.g. ``local/file`` or ``aws/ssm_parameter`` for an alias;
+        ``vault/vault_kv`` for SecretZero's ``kv``, ``kv2``, ``kv-v2`` and ``kvv2``."""
+        provider = self.provider_kind or self.provider
+        return f"{provider}/{KIND_ALIASES.get((provider, self.kind), self.kind)}"
 
 
 @dataclass(frozen=True, slots=True)
 class GeneratorSpec:
     kind: str
     config: Mapping[str, Any]
+    # Why this secret cannot be generated here (a kind SecretZero has and this service does
+    # not, a static value that is not set): the secret fails at sync, the definition stands.
+    unavailable: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +102,7 @@ class ProviderSpec:
 @dataclass(frozen=True, slots=True)
 class PolicySpec:
     name: str
-    kind: str  # rotation | access | compliance
+    kind: str  # rotation | access | compliance; any other (SecretZero's) is kept and not checked
     severity: str  # error | warning | info
     enabled: bool
     options: Mapping[str, Any]

@@ -49,6 +49,23 @@ def test_filters_work() -> None:
     assert render("{{ var.env | upper }}", {"env": "dev"}) == "DEV"
 
 
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [("{{ var.names | map('upper') | join(',') }}", "A,B"),
+     ("{{ var.names | select('ne', 'a') | list }}", ["b"]),
+     ("{{ 'on' if var.debug is true else 'off' }}", "on"),
+     ("{{ var.port is integer }}", True),
+     ("{{ var.names | count }}", 2)],
+)
+def test_jinja_filters_and_tests_secretzero_definitions_use_work(expression: str, expected: object) -> None:
+    assert render(expression, {"names": ["a", "b"], "debug": True, "port": 5432}) == expected
+
+
+@pytest.mark.parametrize("expression", ["{{ 'x' | center(1000000000) }}", "{{ '%999999999s' | format('x') }}"])
+def test_filters_that_a_number_can_make_huge_stay_refused(expression: str) -> None:
+    assert errors_of(expression) == ["x: invalid template expression"]
+
+
 def test_a_variable_named_like_a_dict_method_is_the_variable() -> None:
     assert render("{{ var.items }}", {"items": "mine"}) == "mine"
 
@@ -58,10 +75,34 @@ def test_interpolation_reaches_nested_values_but_not_keys() -> None:
     assert render(value, {"k": "v"}) == {"{{ var.k }}": ["a-v", {"deep": "v"}], "n": 3}
 
 
-def test_undefined_variable_error_names_the_variable_and_the_place() -> None:
+def test_an_undefined_variable_is_left_as_written_and_named_at_its_place_for_the_checker() -> None:
     interpolator = Interpolator({}, {})
-    interpolator.render({"path": "out/{{ var.env }}.env"}, "secrets[0].targets[1].config")
-    assert interpolator.errors == ["secrets[0].targets[1].config.path: undefined variable 'env'"]
+    rendered = interpolator.render({"path": "out/{{ var.env }}.env"}, "secrets[0].targets[1].config")
+    assert rendered == {"path": "out/{{ var.env }}.env"}
+    assert interpolator.errors == []
+    assert interpolator.unresolved == {"secrets[0].targets[1].config.path": "undefined variable 'env'"}
+
+
+def test_an_undefined_shell_variable_is_left_as_written_as_secretzero_does() -> None:
+    interpolator = Interpolator({}, {})
+    assert interpolator.render("${GITHUB_TOKEN}", "providers.github.auth.config.token") == "${GITHUB_TOKEN}"
+    assert interpolator.unresolved == {"providers.github.auth.config.token": "undefined variable 'GITHUB_TOKEN'"}
+
+
+def test_or_gives_its_right_side_for_an_undefined_variable() -> None:
+    assert render("{{ var.region or 'eu-west-1' }}") == "eu-west-1"
+
+
+def test_or_gives_the_variable_when_it_is_defined() -> None:
+    assert render("{{ var.region or 'eu-west-1' }}", {"region": "us-east-1"}) == "us-east-1"
+
+
+def test_agent_instructions_are_never_rendered() -> None:
+    interpolator = Interpolator({}, {})
+    value = {"agent_instructions": {"steps": ["open {{ secret_name }} with ${DEVICE_CODE}"]}, "kind": "static"}
+    assert interpolator.render(value, "secrets[0]") == value
+    assert interpolator.unresolved == {}
+    assert interpolator.errors == []
 
 
 def test_undefined_nested_variable_is_named_by_its_full_path() -> None:
@@ -179,10 +220,22 @@ def test_very_deep_variable_chains_are_refused_with_a_clear_message() -> None:
 def test_a_broken_chain_of_variables_is_reported_once_at_its_root() -> None:
     chain: dict[str, object] = {f"v{i}": f"{{{{ var.v{i + 1} }}}}" for i in range(30)}
     chain["v30"] = "{{ var.nope }}"
-    assert Interpolator(chain, {}).errors == ["variables.v30: undefined variable 'nope'"]
+    interpolator = Interpolator(chain, {})
+    interpolator.render("{{ var.v0 }}", "secrets[0].config.path")
+    assert interpolator.errors == []
+    assert interpolator.unresolved == {
+        "secrets[0].config.path": "variable 'v30' uses an undefined variable 'nope'"
+    }
 
 
-def test_an_undefined_variable_inside_a_variable_is_reported_once_at_the_variable() -> None:
+def test_an_undefined_variable_inside_a_variable_is_named_where_the_variable_is_used() -> None:
     interpolator = Interpolator({"a": "{{ var.nope }}"}, {})
     interpolator.render("{{ var.a }}", "secrets[0].config.path")
-    assert interpolator.errors == ["variables.a: undefined variable 'nope'"]
+    assert interpolator.errors == []
+    assert interpolator.unresolved == {"secrets[0].config.path": "variable 'a' uses an undefined variable 'nope'"}
+
+
+def test_a_variable_using_an_undefined_name_keeps_its_text_when_nothing_uses_it() -> None:
+    interpolator = Interpolator({"token": "${GITHUB_TOKEN}"}, {})
+    assert interpolator.variables == {"token": "${GITHUB_TOKEN}"}
+    assert interpolator.errors == []
