@@ -14,6 +14,7 @@ from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.write_transaction import ENTRIES_HASH
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
+from secretsapi.service.targets.secretzero_ids import recorded_hash
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
 
@@ -97,7 +98,7 @@ def _plan_read(
     except TargetError:
         return [_item(secret, "unknown_target_kind", placement.target.type, placement.target.type)]
     tid = kind.target_id(placement.target, ctx)
-    expected = entry.targets.get(tid)
+    expected = recorded_hash(entry.targets, tid, placement.target)
     if expected is None:
         return [_item(secret, "untracked_target", tid, kind.location(placement.target, ctx), key=placement.key)]
     checks.append(_Check(secret, lock_key, placement, kind, tid, expected, entry.hash))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from secretsapi.service.definition.model import Definition, SecretDef, TargetSpec, Unit
+from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import OperationError, RotationCheckResult, RotationResult, RotationStatus
 from secretsapi.service.state import write_transaction
@@ -15,6 +15,7 @@ from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, parse_time
 from secretsapi.service.state.write_transaction import Plan
 from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.targets.secretzero_ids import aliases, secretzero_target_id
 from secretsapi.service.workspace import Workspace
 
 DEFAULT_WINDOW_DAYS = 7
@@ -133,8 +134,8 @@ def move_problem(doc: LockDocument, secret: SecretDef, ctx: TargetContext, var_f
         if entry is None:
             continue
         ids = _declared_ids(unit, ctx)
-        # SecretZero's older, pathless file id stands for any file target of its provider.
-        accepted = {*ids, *(f"{p.target.provider}/file/" for p in unit.placements if p.target.kind == "file")}
+        # A lockfile SecretZero wrote may record a target under its own id (see secretzero_ids).
+        accepted = {*ids, *(alias for p in unit.placements for alias in aliases(p.target))}
         moves = moves or any(tid not in accepted for tid in entry.targets)
         recorded.update(dict.fromkeys(entry.targets))
         rendered.update(dict.fromkeys(ids))
@@ -156,19 +157,8 @@ def _declared_ids(unit: Unit, ctx: TargetContext) -> list[str]:
         try:
             ids.append(get_kind(target.type).target_id(target, ctx))
         except TargetError:  # a kind this service cannot write: the id SecretZero records for it
-            ids.append(_secretzero_id(target))
+            ids.append(secretzero_target_id(target))
     return ids
-
-
-def _secretzero_id(target: TargetSpec) -> str:
-    """SecretZero's ``SyncEngine._build_target_id``."""
-    config = target.config
-    if target.kind == "file":
-        identifier = config.get("path", "")
-    else:
-        keys = ("target_id", "record_uid", "name", "path", "title")
-        identifier = next((config[k] for k in keys if config.get(k)), "")
-    return f"{target.provider}/{target.kind}/{identifier}"
 
 
 def _message(rotated: list[str], failed: list[str]) -> str:
