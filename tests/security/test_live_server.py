@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
 import sqlite3
 from collections.abc import Callable
@@ -38,7 +39,15 @@ def raw_request(server: LiveServer, method: str, path: str, chunks: list[bytes],
             conn.putheader(name, value)
         conn.endheaders()
         for chunk in chunks:
-            conn.send(chunk)
+            # A server may answer before reading the body (411 for a chunked one) and close: stop
+            # sending once its answer is there, as a client would, instead of writing into a
+            # closed connection (a broken pipe, under load, before the answer is read).
+            if select.select([conn.sock], [], [], 0)[0]:
+                break
+            try:
+                conn.send(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                break
         response = conn.getresponse()
         return response.status, response.read()
     finally:
