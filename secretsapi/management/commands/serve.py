@@ -10,9 +10,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connections
+from django.db import DatabaseError, connections
 
-from secretsapi.management.base import migrate_pending
+from secretsapi.management.base import as_failure, migrate_pending
 from secretsapi.service.errors import LockTimeout
 
 CONF = Path(settings.BASE_DIR) / "project" / "gunicorn.conf.py"
@@ -49,8 +49,10 @@ class Command(BaseCommand):
         # (under the lock), the others then find nothing to do.
         try:
             migrate_pending()
-        except LockTimeout as exc:
-            raise CommandError(exc.message) from None
+        except (LockTimeout, DatabaseError) as exc:
+            # One line, never a traceback (the engine commands' rule): a lock held too long, or a
+            # database that cannot be reached or migrated.
+            raise CommandError(as_failure(exc).detail) from None
         # execve keeps descriptors that are not close-on-exec: gunicorn must not inherit these.
         connections.close_all()
         if not settings.SERVICE_API_KEY:
