@@ -22,7 +22,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, handle_default_options
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper, handle_default_options
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 
@@ -161,6 +161,9 @@ class EngineCommand(BaseCommand):
 
         Under ``--json`` the failure's JSON is printed here (so ``call_command`` sees it too).
         """
+        # Django's execute sets these too, but the migration (which may fail) comes first.
+        if options.get("stdout"):
+            self.stdout = OutputWrapper(options["stdout"])
         try:
             migrate_pending(options.get("database") or DEFAULT_DB_ALIAS)
             return super().execute(*args, **options)

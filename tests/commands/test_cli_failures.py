@@ -184,3 +184,14 @@ def test_a_lock_timeout_is_an_error_naming_the_lock() -> None:
 def test_a_database_error_is_one_line() -> None:
     failure = as_failure(OperationalError("no such table:\n  audit_auditentry"))
     assert (failure.error, failure.detail) == ("database_error", "database error: no such table: audit_auditentry")
+
+
+@pytest.mark.django_db
+def test_a_database_error_while_migrating_is_a_json_error_on_the_given_stdout(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    def unreachable(alias: str = "default") -> bool:
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr("secretsapi.management.base.pending_migrations", unreachable)
+    code, body = run_json("validate")
+    assert (code, body) == (EXIT_ERROR, {"error": "database_error", "detail": "database error: connection refused"})
