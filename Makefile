@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test test-postgres lint bench install clean
+.PHONY: serve test key test-postgres lint bench install clean
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,12 @@ install: $(STAMP)
 # Embedded default: SQLite in ./data and the example definition (override with SERVICE_CONFIG).
 serve: $(STAMP)
 	SERVICE_CONFIG="$${SERVICE_CONFIG:-examples/Secretfile.yml}" $(BIN)/python manage.py serve
+
+# A new API key, alone on stdout: `export SERVICE_API_KEY=$$(make -s key)` (README's curl session).
+# Sets up the venv first like serve and test; that step's output (and make's) goes to stderr.
+key:
+	@$(MAKE) --no-print-directory $(STAMP) >&2
+	@$(BIN)/python manage.py generate_api_key
 
 # The whole suite on SQLite, plus the PostgreSQL tests when TEST_DATABASE_URL names a server
 # (they skip otherwise; README "Tests on PostgreSQL"). .ci/run provides one.

@@ -1,18 +1,36 @@
-"""Shared shape of the engine commands: --definition, --lockfile, --json, CI exit codes."""
+"""Shared shape of the engine commands: --definition, --lockfile, --json, CI exit codes, no tracebacks.
+
+Every engine command migrates a fresh database first (as ``serve`` does, under the same lock)
+and turns every failure into one line (or, under ``--json``, ``{"error", "detail"}`` on stdout)
+with exit code 1; a finding (drift, not compliant, rotation due, ...) prints the result and
+exits 2. Only unexpected exceptions are logged with their traceback, at debug level.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import getpass
 import json
+import logging
+import sys
 from argparse import ArgumentParser
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper, handle_default_options
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db.migrations.executor import MigrationExecutor
 
 from secretsapi import actions
+from secretsapi.database_locks import migration_lock
 from secretsapi.service.errors import ServiceError
+
+logger = logging.getLogger("secretsapi.management")
 
 # Exit codes: 0 clean, 1 error, 2 a finding (drift, not compliant, rotation due, not generated).
 EXIT_ERROR = 1
@@ -32,13 +50,73 @@ def add_var_file_option(parser: ArgumentParser) -> None:
                         help="Variable file relative to the definition's folder (repeatable).")
 
 
+def pending_migrations(alias: str = DEFAULT_DB_ALIAS) -> bool:
+    """Whether the database lacks a migration: one query on the migration table (a few ms)."""
+    executor = MigrationExecutor(connections[alias])
+    return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+
+
+def migrate_pending(alias: str = DEFAULT_DB_ALIAS) -> None:
+    """Apply unapplied migrations, quietly, under ``migration_lock``; nothing when there are none.
+
+    Of several processes starting on a fresh database exactly one migrates; the others wait
+    for the lock, then find nothing to do.
+    """
+    if pending_migrations(alias):
+        with migration_lock(alias=alias):
+            call_command("migrate", database=alias, interactive=False, verbosity=0)
+
+
+class Failure(CommandError):
+    """A failure the command reports as ``{"error", "detail"}`` (one line without ``--json``).
+
+    ``emitted``: the command already printed its result (a finding, or a sync with errors), so
+    under ``--json`` nothing more goes to stdout.
+    """
+
+    def __init__(self, error: str, detail: str, *, returncode: int = EXIT_ERROR, emitted: bool = False) -> None:
+        super().__init__(detail, returncode=returncode)
+        self.error = error
+        self.detail = detail
+        self.emitted = emitted
+
+
+def as_failure(exc: BaseException) -> Failure:
+    """Every exception as a Failure: expected ones keep their message, others get a generic one."""
+    if isinstance(exc, Failure):
+        return exc
+    if isinstance(exc, ServiceError):
+        return Failure(exc.code, exc.message)
+    if isinstance(exc, CommandError):
+        return Failure("usage" if str(exc).startswith("Error: ") else "command_error",
+                       _one_line(str(exc).removeprefix("Error: ")), returncode=exc.returncode)
+    if isinstance(exc, DatabaseError):
+        logger.debug("database error", exc_info=exc)
+        return Failure("database_error", f"database error: {_one_line(str(exc))}")
+    if isinstance(exc, ImproperlyConfigured):
+        return Failure("configuration_error", f"configuration error: {_one_line(str(exc))}")
+    if isinstance(exc, OSError):
+        return Failure("os_error", _one_line(str(exc)))
+    logger.debug("unexpected error", exc_info=exc)
+    return Failure("internal_error", f"unexpected error ({type(exc).__name__}); "
+                                     "run with --traceback, or SERVICE_LOG_LEVEL=debug, for details")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "no detail"
+
+
+def error_json(failure: Failure) -> str:
+    return json.dumps({"error": failure.error, "detail": failure.detail}, indent=2)
+
+
 class EngineCommand(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--definition", type=Path, help="Definition file (default: SERVICE_CONFIG).")
         parser.add_argument(
             "--lockfile", type=Path, help="Lockfile (default: SERVICE_LOCKFILE, else beside the definition)."
         )
-        parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
+        parser.add_argument("--json", action="store_true", help="Print the result (or the error) as JSON.")
 
     def workspace(self, options: dict[str, Any], var_files: list[str] | None = None) -> actions.Workspace:
         """Commands that take ``--var-file`` (``add_var_file_option``) get theirs from ``options``."""
@@ -47,11 +125,56 @@ class EngineCommand(BaseCommand):
             var_files=var_files or options.get("var_files") or (),
         )
 
-    def execute(self, *args: Any, **options: Any) -> Any:
+    def run_from_argv(self, argv: list[str]) -> None:
+        """Django's, but every failure (bad arguments included) is one line or JSON, exit 1."""
+        self._called_from_command_line = True
+        as_json = "--json" in argv[2:]
+        show_traceback = "--traceback" in argv[2:]
         try:
+            parser = self.create_parser(argv[0], argv[1])
+            # argparse's own exit code for bad arguments is 2, which here means a finding.
+            parser.called_from_command_line = False
+            options = parser.parse_args(argv[2:])
+            cmd_options = vars(options)
+            args = cmd_options.pop("args", ())
+            handle_default_options(options)
+            self.execute(*args, **cmd_options)
+        except KeyboardInterrupt:
+            self.stderr.write("interrupted")
+            sys.exit(130)
+        except Exception as exc:
+            if show_traceback:
+                raise
+            failure = as_failure(exc)
+            if as_json:
+                if not failure.emitted:
+                    self.stdout.write(error_json(failure))
+            else:
+                self.stderr.write(("" if failure.returncode == EXIT_FINDING else "Error: ") + failure.detail)
+            sys.exit(failure.returncode)
+        finally:
+            with contextlib.suppress(ImproperlyConfigured, DatabaseError):
+                connections.close_all()
+
+    def execute(self, *args: Any, **options: Any) -> Any:
+        """Migrate a fresh database, run the command; every failure leaves as a ``Failure``.
+
+        Under ``--json`` the failure's JSON is printed here (so ``call_command`` sees it too).
+        """
+        # Django's execute sets these too, but the migration (which may fail) comes first.
+        if options.get("stdout"):
+            self.stdout = OutputWrapper(options["stdout"])
+        try:
+            migrate_pending(options.get("database") or DEFAULT_DB_ALIAS)
             return super().execute(*args, **options)
-        except ServiceError as exc:
-            raise CommandError(exc.message, returncode=EXIT_ERROR) from None
+        except Exception as exc:
+            if options.get("traceback") and not isinstance(exc, CommandError | ServiceError):
+                raise
+            failure = as_failure(exc)
+            if options.get("json") and not failure.emitted:
+                self.stdout.write(error_json(failure))
+                failure.emitted = True
+            raise failure from None
 
     def emit(self, options: dict[str, Any], result: Any, text: str) -> None:
         if options.get("json"):
@@ -61,12 +184,38 @@ class EngineCommand(BaseCommand):
             self.stdout.write(text)
 
     @staticmethod
-    def finding(message: str) -> CommandError:
-        return CommandError(message, returncode=EXIT_FINDING)
+    def finding(message: str) -> Failure:
+        """After ``emit``: exit 2, the result already printed."""
+        return Failure("finding", message, returncode=EXIT_FINDING, emitted=True)
 
     @staticmethod
-    def failure(message: str) -> CommandError:
-        return CommandError(message, returncode=EXIT_ERROR)
+    def failure(message: str) -> Failure:
+        """After ``emit``: exit 1, the result (which names the errors) already printed."""
+        return Failure("failed", message, emitted=True)
+
+
+def columns(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    """Rows as lines of left-aligned columns as wide as their widest cell (the last one unpadded)."""
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows if i < len(row)) for i in range(max(len(row) for row in rows))]
+    return [
+        indent + "  ".join(cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row))
+        for row in rows
+    ]
+
+
+def to_the_second(stamp: str | None) -> str:
+    """An ISO 8601 time as ``2026-01-02 03:04:05`` (UTC; naive times are UTC, as in the lockfile)."""
+    if not stamp:
+        return "-"
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _plain(value: Any) -> Any:

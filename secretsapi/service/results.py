@@ -25,6 +25,9 @@ class SecretStatus:
     last_rotated: str | None = None
     rotation_count: int = 0
     targets: list[str] = field(default_factory=list)
+    # When rotation falls due (ISO 8601), as the rotation check computes it; None for a one-time
+    # secret, one without a rotation period, or when the definition does not declare it.
+    due_at: str | None = None
 
 
 @dataclass(frozen=True)

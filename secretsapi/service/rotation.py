@@ -55,6 +55,15 @@ def reference_time(doc: LockDocument, secret: SecretDef) -> datetime | None:
     return min(times) if times else None
 
 
+def due_time(doc: LockDocument, secret: SecretDef) -> datetime | None:
+    """When ``secret`` falls due (its period after ``reference_time``); None when it never does
+    (one-time, no period) or is not generated yet."""
+    if secret.one_time or secret.rotation_days is None:
+        return None
+    reference = reference_time(doc, secret)
+    return None if reference is None else reference + timedelta(days=secret.rotation_days)
+
+
 def rotation_status(doc: LockDocument, secret: SecretDef, now: datetime, warning_days: int | None) -> RotationStatus:
     try:
         reference = reference_time(doc, secret)

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from secretsapi.service.definition.model import Definition, SecretDef
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined
 from secretsapi.service.results import SecretStatus, SecretSummary
+from secretsapi.service.rotation import due_time
 from secretsapi.service.state.lock_state import read_state
-from secretsapi.service.state.lockfile import LockEntry
+from secretsapi.service.state.lockfile import LockEntry, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.util.last_result import LastResult
 from secretsapi.service.workspace import Workspace
@@ -53,9 +54,11 @@ def secret_status(ws: Workspace, name: str) -> SecretStatus:
     with contextlib.suppress(DefinitionNotFound, DefinitionInvalid):
         definition = ws.definition()
     lock_keys = [name]
+    declared: SecretDef | None = None
     if definition is not None:
         with contextlib.suppress(SecretNotDefined):
-            lock_keys = [unit.lock_key for unit in definition.secret(name).units]
+            declared = definition.secret(name)
+            lock_keys = [unit.lock_key for unit in declared.units]
     doc = read_state(ws, definition) if definition is not None else read_lockfile(ws.lockfile_path)
     entries: list[LockEntry] = []
     for key in lock_keys:
@@ -67,6 +70,7 @@ def secret_status(ws: Workspace, name: str) -> SecretStatus:
     targets: dict[str, None] = {}
     for entry in entries:
         targets.update(dict.fromkeys(entry.targets))
+    due = due_time(doc, declared) if declared is not None else None
     return SecretStatus(
         name=name,
         exists=True,
@@ -75,4 +79,5 @@ def secret_status(ws: Workspace, name: str) -> SecretStatus:
         last_rotated=max(rotated) if rotated else None,
         rotation_count=max(e.rotation_count for e in entries),
         targets=list(targets),
+        due_at=format_time(due) if due is not None else None,
     )

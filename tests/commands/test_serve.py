@@ -94,6 +94,14 @@ def test_serve_refuses_a_bad_port() -> None:
     assert "--port" in result.stderr
 
 
+def test_serve_names_an_unreachable_database_in_one_line(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, DATABASE_URL="postgres://nobody@127.0.0.1:1/none")
+    result = subprocess.run([sys.executable, "manage.py", "serve", "--port", str(free_port())],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("CommandError: database error: connection failed")
+
+
 def test_the_gunicorn_config_takes_its_values_from_settings(tmp_path: Path) -> None:
     code = (
         "import json, runpy, sys\n"

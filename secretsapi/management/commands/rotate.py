@@ -6,7 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
-from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
+from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor, columns
 
 
 class Command(EngineCommand):
@@ -33,7 +33,7 @@ class Command(EngineCommand):
             return
         check = actions.check_rotation(ws, actor=cli_actor(), secret_name=options["secret_name"])
         lines = [f"{check.secrets_checked} checked, {len(check.secrets_due)} due, {len(check.secrets_overdue)} overdue"]
-        lines += [f"  {r.name:<32} {r.status}" for r in check.results]
+        lines += columns([(r.name, r.status) for r in check.results])
         self.emit(options, check, "\n".join(lines))
         if check.secrets_due or check.secrets_overdue:
             raise self.finding("rotation is due")

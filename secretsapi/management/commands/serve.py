@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connections
+from django.db import DatabaseError, connections
 
-from secretsapi.database_locks import migration_lock
+from secretsapi.management.base import as_failure, migrate_pending
 from secretsapi.service.errors import LockTimeout
 
 CONF = Path(settings.BASE_DIR) / "project" / "gunicorn.conf.py"
@@ -49,10 +48,11 @@ class Command(BaseCommand):
         # Several instances may start at once against one database: exactly one migrates
         # (under the lock), the others then find nothing to do.
         try:
-            with migration_lock():
-                call_command("migrate", interactive=False, verbosity=0)
-        except LockTimeout as exc:
-            raise CommandError(exc.message) from None
+            migrate_pending()
+        except (LockTimeout, DatabaseError) as exc:
+            # One line, never a traceback (the engine commands' rule): a lock held too long, or a
+            # database that cannot be reached or migrated.
+            raise CommandError(as_failure(exc).detail) from None
         # execve keeps descriptors that are not close-on-exec: gunicorn must not inherit these.
         connections.close_all()
         if not settings.SERVICE_API_KEY:
