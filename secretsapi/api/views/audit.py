@@ -27,7 +27,7 @@ class AuditLogListView(APIView):
         operation_id="list_audit_logs",
         summary="Read the audit log",
         description="Audit entries, newest first, `limit` per page from `offset` (`page` is "
-        "`offset // limit + 1`), optionally only one `action` or `resource`. Every operation writes one "
+        "`offset // limit + 1`), optionally filtered by the parameters below. Every operation writes one "
         "entry naming who acted, what it touched and whether it succeeded; `details` carry names, "
         "counts and hashes, never values. Fails with 422 for an unknown, empty or out-of-range parameter.",
         examples=[response_example("One entry", {

@@ -24,7 +24,7 @@ class GeneratorListView(APIView):
         operation_id="list_generators",
         summary="List generators",
         description="The generator kinds a secret's `kind` may name, with their options (`config` keys) "
-        "and defaults. Fixed by this service's version; fails only with 401.",
+        "and defaults. Fixed by this service's version: reads no definition.",
         examples=[response_example("One generator", {"generators": [{
             "kind": "random_password", "description": "Random password with at least one character of every "
             "enabled class.", "options": [OPTION]}], "count": 1})],
@@ -44,8 +44,7 @@ class SecretTypeListView(APIView):
         operation_id="list_secret_types",
         summary="List secret types",
         description="Every generator kind, plus the `templates.<name>` types the served definition "
-        "declares, with their fields. Fails with 404 when the definition does not exist, 500 when it "
-        "cannot be parsed.",
+        "declares, with their fields. Without a usable definition it lists the generator kinds only.",
         examples=[response_example("One type", {"secret_types": [{
             "kind": "random_password", "description": "Random password with at least one character of every "
             "enabled class.", "options": [OPTION], "template": False, "fields": []}], "count": 1})],
@@ -65,7 +64,7 @@ class TargetKindListView(APIView):
         operation_id="list_target_kinds",
         summary="List target kinds",
         description="The target kinds (`<provider>/<kind>`) a secret may be written to, with their "
-        "`config` keys and defaults. Fixed by this service's version; fails only with 401.",
+        "`config` keys and defaults. Fixed by this service's version: reads no definition.",
         examples=[response_example("One target kind", {"targets": [{
             "type": "local/file", "description": "A key in a local file inside the allowed target roots, "
             "written atomically (mode 0600 when new).",
@@ -88,7 +87,7 @@ class ProviderListView(APIView):
         summary="List providers",
         description="The provider kinds this service supports, with their settings and auth kinds, and the "
         "providers the served definition declares (setting names only: anything credential-like is "
-        "`***`). Fails with 404 when the definition does not exist, 500 when it cannot be parsed.",
+        "`***`). Without a usable definition `declared` is empty.",
         examples=[response_example("Local only", {"providers": [{
             "kind": "local", "description": "Files inside the allowed target roots.", "config": [],
             "auth_kinds": [], "auth_config": [], "targets": ["local/file", "local/template"]}],

@@ -78,20 +78,26 @@ class RotationCheckView(APIView):
         },
         operation_id="check_rotation",
         summary="Check which secrets are due for rotation",
-        description="For every secret with a `rotation_period` (or only `secret_name`): when it was last "
-        "rotated, when it falls due and whether it should rotate now. Changes nothing (`dry_run` is "
-        "accepted and ignored). Fails with 404 when the definition or the named secret does not exist, "
-        "422 for an unknown field or a wrong type. " + VAR_FILES_NOTE,
+        description="For every secret (or only `secret_name`): when it falls due, and whether it is due "
+        "soon (within the warning window) or overdue. A secret without a `rotation_period`, or one-time, "
+        "is always up to date. Changes nothing (`dry_run` is accepted and ignored). Fails with 404 when "
+        "the definition or the named secret does not exist, 422 for an unknown field or a wrong type. "
+        + VAR_FILES_NOTE,
         examples=[
             request_example("Every secret", {}, "Check every secret"),
             request_example("One secret", {"secret_name": EXAMPLE_SECRET}, "Check one secret"),
             response_example("One secret up to date", {
                 "secrets_checked": 1, "secrets_due": [], "secrets_overdue": [],
-                "results": [{"name": EXAMPLE_SECRET, "should_rotate": False, "status": "due in 12 days",
+                "results": [{"name": EXAMPLE_SECRET, "should_rotate": False, "status": "up to date",
                              "due_at": "2026-02-14T09:30:00+00:00"}],
             }),
+            response_example("One secret due soon", {
+                "secrets_checked": 1, "secrets_due": [EXAMPLE_SECRET], "secrets_overdue": [],
+                "results": [{"name": EXAMPLE_SECRET, "should_rotate": True, "status": "due in 2 days",
+                             "due_at": "2026-01-17T09:30:00+00:00"}],
+            }),
             response_example("One secret overdue", {
-                "secrets_checked": 1, "secrets_due": [EXAMPLE_SECRET], "secrets_overdue": [EXAMPLE_SECRET],
+                "secrets_checked": 1, "secrets_due": [], "secrets_overdue": [EXAMPLE_SECRET],
                 "results": [{"name": EXAMPLE_SECRET, "should_rotate": True, "status": "overdue by 3 days",
                              "due_at": "2026-01-12T09:30:00+00:00"}],
             }),
@@ -117,8 +123,9 @@ class RotationExecuteView(APIView):
         },
         operation_id="execute_rotation",
         summary="Rotate secrets",
-        description="Generates a new value for every secret that is due (or only `secret_name`; `force` "
-        "rotates even if not due) and writes it to all its targets. One-time secrets are never rotated. "
+        description="Generates a new value for every secret that is due soon or overdue (or only "
+        "`secret_name`; `force` rotates even if not due) and writes it to all its targets. A one-time "
+        "secret rotates only when named and forced; a secret not generated yet is not rotated. "
         "A secret whose targets fail is listed in `failed` with its `errors`, in a 200 answer. Fails with "
         "404 when the definition or the named secret does not exist, 422 for an unknown field or a wrong "
         "type, 503 when another operation holds the definition's lock. " + VAR_FILES_NOTE,
