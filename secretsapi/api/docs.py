@@ -48,15 +48,15 @@ ERROR_DESCRIPTIONS = {
 }
 
 ERROR_EXAMPLES = {
-    400: ("Bad request", "var_files: '../vars.yml' leaves the definition's folder."),
+    400: ("Bad request", "variable file '../vars.yml' is outside the definition folder"),
     401: ("Unauthorized", "Invalid API key."),
-    403: ("Forbidden", "Reading secret values is disabled: set SERVICE_ALLOW_VALUE_READ=true."),
+    403: ("Forbidden", "Reading secret values is disabled; set SERVICE_ALLOW_VALUE_READ=true to enable it."),
     404: ("Not found", "secret 'db_pasword' is not defined in the definition file"),
     413: ("Payload too large", "The request body is too large."),
     415: ("Unsupported media type", 'Unsupported media type "text/plain" in request.'),
-    422: ("Unprocessable entity", "secret_name: Not a valid string."),
+    422: ("Unprocessable entity", "dry_run: Must be a valid boolean."),
     500: ("Internal server error", "An unexpected error occurred; the server log has the details."),
-    503: ("Service unavailable", "Another operation holds the lock; retry."),
+    503: ("Service unavailable", "timed out after 30 s waiting for the lockfile lock /srv/app/.gitsecrets.lock.lck"),
 }
 
 
