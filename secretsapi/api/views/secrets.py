@@ -92,7 +92,7 @@ class SecretStatusView(APIView):
         examples=[
             response_example("Generated", {
                 "name": EXAMPLE_SECRET, "exists": True, "created_at": EXAMPLE_TIME, "updated_at": EXAMPLE_TIME,
-                "last_rotated": EXAMPLE_TIME, "rotation_count": 0, "targets": ["local/file/out/dev.env"],
+                "last_rotated": None, "rotation_count": 0, "targets": ["local/file/out/dev.env"],
             }),
             response_example("Not generated yet", {"name": EXAMPLE_SECRET, "exists": False}),
         ],
@@ -126,7 +126,7 @@ class SecretValueView(APIView):
             "definition": {"name": EXAMPLE_SECRET, "kind": "random_password", "rotation_period": "30d",
                            "targets": ["local/file"], "one_time": False, "description": None},
             "status": {"name": EXAMPLE_SECRET, "exists": True, "created_at": EXAMPLE_TIME, "updated_at": EXAMPLE_TIME,
-                       "last_rotated": EXAMPLE_TIME, "rotation_count": 0, "targets": ["local/file/out/dev.env"]},
+                       "last_rotated": None, "rotation_count": 0, "targets": ["local/file/out/dev.env"]},
             "value": "example-value-not-a-real-secret",
             "verified": True,
             "sources": {EXAMPLE_SECRET: "local/file/out/dev.env"},
