@@ -1,12 +1,14 @@
-"""drf-spectacular extensions: the API-key security scheme shown in /docs."""
+"""drf-spectacular extensions: the API-key security scheme shown in /docs, and response headers."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 
 from secretsapi.api.authentication import HEADER
+from secretsapi.api.docs import HeaderedResponse
 
 
 class ApiKeySchemeExtension(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
@@ -15,3 +17,20 @@ class ApiKeySchemeExtension(OpenApiAuthenticationExtension):  # type: ignore[no-
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
         return {"type": "apiKey", "in": "header", "name": HEADER}
+
+
+class AutoSchema(SpectacularAutoSchema):
+    """drf-spectacular's AutoSchema, writing a ``HeaderedResponse``'s headers into its response
+    (``WWW-Authenticate`` on every 401, ``Cache-Control`` on the value read), and naming request
+    components ``SyncRequest`` rather than ``SyncRequestRequest``."""
+
+    def _get_serializer_name(self, serializer: Any, direction: Any, *args: Any, **kwargs: Any) -> str:
+        name: str = super()._get_serializer_name(serializer, direction, *args, **kwargs)
+        # COMPONENT_SPLIT_REQUEST appends "Request" to request components; ours already say so.
+        return name.removesuffix("Request") if name.endswith("RequestRequest") else name
+
+    def _get_response_for_code(self, serializer: Any, status_code: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super()._get_response_for_code(serializer, status_code, *args, **kwargs)  # type: ignore[no-untyped-call]
+        if isinstance(serializer, HeaderedResponse) and serializer.headers:
+            response["headers"] = {**response.get("headers", {}), **serializer.headers}
+        return response

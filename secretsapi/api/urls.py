@@ -18,8 +18,8 @@ urlpatterns = [
     path("policy/check", operations.PolicyCheckView.as_view(), name="policy-check"),
     path("drift/check", operations.DriftCheckView.as_view(), name="drift-check"),
     # Aliases named in the spec's overview: same bodies, same results, same audit rows.
-    path("drift", operations.DriftCheckView.as_view(), name="drift"),
-    path("policy", operations.PolicyCheckView.as_view(), name="policy"),
+    path("drift", operations.DriftAliasView.as_view(), name="drift"),
+    path("policy", operations.PolicyAliasView.as_view(), name="policy"),
     path("agent/sync", operations.AgentSyncView.as_view(), name="agent-sync"),
     path("config/validate", config.ConfigValidateView.as_view(), name="config-validate"),
     path("config/render", config.ConfigRenderView.as_view(), name="config-render"),

@@ -22,5 +22,5 @@ def test_a_var_file_name_too_long_for_the_filesystem_is_a_4xx(
 
 def test_the_schema_says_config_validate_takes_an_object(api: APIClient) -> None:
     document = api.get("/openapi.json").json()
-    request = document["components"]["schemas"]["ConfigValidateRequestRequest"]
+    request = document["components"]["schemas"]["ConfigValidateRequest"]
     assert request["properties"]["config"].get("type") == "object"

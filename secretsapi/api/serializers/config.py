@@ -13,9 +13,9 @@ class ConfigValidateRequestSerializer(serializers.Serializer):  # type: ignore[t
 
 
 class ValidationResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    valid = serializers.BooleanField()
+    valid = serializers.BooleanField(help_text="No errors; warnings do not make it invalid.")
     errors = serializers.ListField(child=serializers.CharField())  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
-    warnings = serializers.ListField(child=serializers.CharField())
+    warnings = serializers.ListField(child=serializers.CharField(), help_text="Works, but deserves a look.")
 
 
 class ConfigRenderRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]

@@ -43,23 +43,25 @@ class AgentSyncRequestSerializer(SyncRequestSerializer):
 
 
 class OperationErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    secret = serializers.CharField()
+    secret = serializers.CharField(help_text="The secret that failed.")
     target = serializers.CharField(allow_null=True, help_text="Target id, or null for a failure before any target.")
-    message = serializers.CharField()
+    message = serializers.CharField(help_text="What went wrong (never a value).")
 
 
 class SyncResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     secrets_generated = serializers.ListField(
         child=serializers.CharField(), help_text="Generated (in a dry run: would be generated)."
     )
-    secrets_skipped = serializers.ListField(child=serializers.CharField())
+    secrets_skipped = serializers.ListField(
+        child=serializers.CharField(), help_text="Already generated: kept (use `force` to regenerate)."
+    )
     secrets_failed = serializers.ListField(child=serializers.CharField(), help_text="New value stored nowhere.")
     secrets_repaired = serializers.ListField(
         child=serializers.CharField(),
         help_text="Existing secrets whose broken targets got their recorded value back (in a dry run: would).",
     )
     errors = OperationErrorSerializer(many=True, help_text="Every failure, including partial ones.")  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
-    message = serializers.CharField()
+    message = serializers.CharField(help_text="One sentence with the counts.")
 
 
 class RotationCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -70,7 +72,7 @@ class RotationCheckRequestSerializer(serializers.Serializer):  # type: ignore[ty
 
 class RotationStatusSerializer(serializers.Serializer):  # type: ignore[type-arg]
     name = serializers.CharField()
-    should_rotate = serializers.BooleanField()
+    should_rotate = serializers.BooleanField(help_text="Due soon or overdue: a rotation without `force` rotates it.")
     status = serializers.CharField(
         help_text="`up to date`, `due in N days` or `overdue by N days`; followed by `; rotating would move "
         "it: ...` when the lockfile records targets that the definition rendered with these `var_files` "
@@ -80,9 +82,11 @@ class RotationStatusSerializer(serializers.Serializer):  # type: ignore[type-arg
 
 
 class RotationCheckResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    secrets_checked = serializers.IntegerField()
-    secrets_due = serializers.ListField(child=serializers.CharField())
-    secrets_overdue = serializers.ListField(child=serializers.CharField())
+    secrets_checked = serializers.IntegerField(help_text="Secrets checked: every secret, or the one named.")
+    secrets_due = serializers.ListField(
+        child=serializers.CharField(), help_text="Falling due within the warning window."
+    )
+    secrets_overdue = serializers.ListField(child=serializers.CharField(), help_text="Past their due date.")
     results = RotationStatusSerializer(many=True)
 
 
@@ -93,10 +97,10 @@ class RotationExecuteRequestSerializer(serializers.Serializer):  # type: ignore[
 
 
 class RotationExecuteResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    rotated = serializers.ListField(child=serializers.CharField())
-    failed = serializers.ListField(child=serializers.CharField())
+    rotated = serializers.ListField(child=serializers.CharField(), help_text="Given a new value.")
+    failed = serializers.ListField(child=serializers.CharField(), help_text="Not rotated; see `errors`.")
     errors = OperationErrorSerializer(many=True)  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
-    message = serializers.CharField()
+    message = serializers.CharField(help_text="One sentence with the counts.")
 
 
 class PolicyCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -114,7 +118,9 @@ class PolicyItemSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class PolicyResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    compliant = serializers.BooleanField()
+    compliant = serializers.BooleanField(
+        help_text="No errors (and, with `fail_on_warning`, no warnings)."
+    )
     errors = PolicyItemSerializer(many=True)  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
     warnings = PolicyItemSerializer(many=True)
     info = PolicyItemSerializer(many=True)
@@ -136,8 +142,8 @@ class DriftItemSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class DriftResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    has_drift = serializers.BooleanField()
-    secrets_with_drift = serializers.ListField(child=serializers.CharField())
+    has_drift = serializers.BooleanField(help_text="Any finding at all.")
+    secrets_with_drift = serializers.ListField(child=serializers.CharField(), help_text="Secrets with a finding.")
     details = DriftItemSerializer(many=True)
 
 

@@ -42,7 +42,7 @@ class SecretStatusSerializer(serializers.Serializer):  # type: ignore[type-arg]
     """When ``exists`` is false the body carries only ``name`` and ``exists``."""
 
     name = serializers.CharField()
-    exists = serializers.BooleanField()
+    exists = serializers.BooleanField(help_text="Recorded in the lockfile (generated).")
     created_at = serializers.CharField(required=False, allow_null=True)
     updated_at = serializers.CharField(required=False, allow_null=True)
     last_rotated = serializers.CharField(required=False, allow_null=True)
@@ -84,4 +84,4 @@ class SecretValueSerializer(serializers.Serializer):  # type: ignore[type-arg]
     )
     verified = serializers.BooleanField(help_text="Every value read matches the hash in the lockfile.")
     sources = serializers.DictField(child=serializers.CharField(allow_null=True), help_text="Target id read, per unit.")
-    messages = serializers.ListField(child=serializers.CharField())
+    messages = serializers.ListField(child=serializers.CharField(), help_text="What each read found.")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
-from secretsapi.api.docs import errors
+from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, errors, response_example
 from secretsapi.api.serializers.audit import (
     AuditEntrySerializer,
     AuditPageSerializer,
@@ -20,7 +20,25 @@ from secretsapi.api.serializers.audit import (
 class AuditLogListView(APIView):
     @extend_schema(
         parameters=[AuditQuerySerializer],
-        responses={200: AuditPageSerializer, **errors(401, 422, 500)},
+        responses={
+            200: OpenApiResponse(AuditPageSerializer, description="One page of entries, newest first."),
+            **errors(401, 422, 500),
+        },
+        operation_id="list_audit_logs",
+        summary="Read the audit log",
+        description="Audit entries, newest first, `limit` per page from `offset` (`page` is "
+        "`offset // limit + 1`), optionally filtered by the parameters below. Every operation writes one "
+        "entry naming who acted, what it touched and whether it succeeded; `details` carry names, "
+        "counts and hashes, never values. Fails with 422 for an unknown, empty or out-of-range parameter.",
+        examples=[response_example("One entry", {
+            "entries": [{"timestamp": EXAMPLE_TIME.replace("+00:00", "Z"), "action": "sync",
+                         "resource": f"secret:{EXAMPLE_SECRET}", "user": "api-key",
+                         "details": {"dry_run": False, "force": False, "repair": False, "secret_name": EXAMPLE_SECRET,
+                                     "var_files": [], "generated": [EXAMPLE_SECRET], "skipped": [], "failed": [],
+                                     "errors": [], "repaired": []},
+                         "success": True}],
+            "count": 1, "page": 1, "per_page": 50,
+        })],
         tags=["audit"],
     )
     def get(self, request: Request) -> Response:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
-from secretsapi.api.docs import errors
+from secretsapi.api.docs import EXAMPLE_SECRET, errors, request_example, response_example
 from secretsapi.api.errors import BadRequest
 from secretsapi.api.serializers import config as c
 
@@ -17,10 +17,31 @@ from secretsapi.api.serializers import config as c
 class ConfigValidateView(APIView):
     @extend_schema(
         request=c.ConfigValidateRequestSerializer,
-        responses={200: c.ValidationResultSerializer, **errors(400, 401, 413, 415, 500)},
+        responses={
+            200: OpenApiResponse(c.ValidationResultSerializer,
+                                 description="Whether the definition is valid, with every error and warning."),
+            **errors(400, 401, 413, 415, 500),
+        },
+        operation_id="validate_config",
+        summary="Validate a definition",
+        description="Checks a definition sent as JSON (`config`: the YAML file's content as an object) "
+        "without running anything or touching the served definition: its structure, each secret's kind "
+        "and options, and each target. An invalid definition is a 200 with `valid: false` and one "
+        "sentence per problem in `errors`; `warnings` name what works but deserves a look. A `config` "
+        "that is missing or not a JSON object is 400.",
+        examples=[
+            request_example("A small definition", {"config": {"version": "1.0", "secrets": [{
+                "name": EXAMPLE_SECRET, "kind": "random_password", "rotation_period": "30d",
+                "config": {"length": 32},
+                "targets": [{"provider": "local", "kind": "file",
+                             "config": {"path": "out/dev.env", "format": "dotenv"}}],
+            }]}}, "One secret written to a dotenv file"),
+            response_example("Valid", {"valid": True, "errors": [], "warnings": []}),
+            response_example("Valid with a warning", {
+                "valid": True, "errors": [], "warnings": [f"secrets[0] '{EXAMPLE_SECRET}': no rotation_period defined"],
+            }),
+        ],
         tags=["config"],
-        description="An invalid definition is a 200 with `valid: false`; a `config` that is "
-        "missing or not a JSON object is 400.",
     )
     def post(self, request: Request) -> Response:
         data = request.data
@@ -34,10 +55,33 @@ class ConfigValidateView(APIView):
 class ConfigRenderView(APIView):
     @extend_schema(
         request=c.ConfigRenderRequestSerializer,
-        responses={200: c.ConfigRenderResultSerializer, **errors(400, 401, 404, 413, 415, 422, 500)},
+        responses={
+            200: OpenApiResponse(c.ConfigRenderResultSerializer,
+                                 description="The rendered definition and what it used."),
+            **errors(400, 401, 404, 413, 415, 422, 500),
+        },
+        operation_id="render_config",
+        summary="Render the definition with its variables",
+        description="The served definition with `var_files` and `variables` applied, as a sync would see "
+        "it: use it to check where targets would land before syncing. Changes nothing. Static secret "
+        "values and values from the server's environment are redacted (`***`). Fails with 404 when the "
+        "definition or a variable file does not exist, 422 for an unknown field or a wrong type, 500 "
+        "when the definition cannot be parsed.",
+        examples=[
+            request_example("Another environment", {"variables": {"env": "staging"}},
+                            "Render with env=staging"),
+            request_example("As served", {}, "The definition's own variables"),
+            response_example("Rendered", {
+                "config": {"version": "1.0", "variables": {"env": "staging"}, "secrets": [{
+                    "name": EXAMPLE_SECRET, "kind": "random_password", "rotation_period": "30d",
+                    "config": {"length": 32},
+                    "targets": [{"provider": "local", "kind": "file",
+                                 "config": {"path": "out/staging.env", "format": "dotenv"}}],
+                }]},
+                "variables_used": ["env"], "environment_used": [], "var_files": [],
+            }),
+        ],
         tags=["config"],
-        description="The definition with `var_files` and `variables` applied, as a sync would see it. "
-        "Static secret values and values from the server's environment are redacted.",
     )
     def post(self, request: Request) -> Response:
         body = c.ConfigRenderRequestSerializer(data=request.data)

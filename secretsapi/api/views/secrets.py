@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.http import HttpResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,7 +14,15 @@ from rest_framework.views import APIView
 from secretsapi import actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.body_cache import BodyCache
-from secretsapi.api.docs import errors
+from secretsapi.api.docs import (
+    EXAMPLE_SECRET,
+    EXAMPLE_TIME,
+    NO_STORE,
+    HeaderedResponse,
+    errors,
+    response_example,
+    secret_path_parameter,
+)
 from secretsapi.api.serializers.secrets import (
     SecretEntrySerializer,
     SecretListSerializer,
@@ -45,9 +53,24 @@ def _var_files(request: Request) -> list[str]:
 
 
 class SecretListView(APIView):
-    @extend_schema(parameters=[VarFilesQuerySerializer],
-                   responses={200: SecretListSerializer, **errors(400, 401, 404, 422, 500)}, tags=["secrets"],
-                   operation_id="secrets_list")
+    @extend_schema(
+        parameters=[VarFilesQuerySerializer],
+        responses={
+            200: OpenApiResponse(SecretListSerializer, description="The declared secrets."),
+            **errors(400, 401, 404, 422, 500),
+        },
+        operation_id="list_secrets",
+        summary="List secrets",
+        description="Every secret the definition declares, in definition order: its kind, rotation period "
+        "and the `<provider>/<kind>` of each target. Reads the definition only (no values, no lockfile). "
+        "Fails with 404 when the definition or a variable file does not exist, 500 when the definition "
+        "cannot be parsed.",
+        examples=[response_example("Two secrets", {"secrets": [
+            {"name": EXAMPLE_SECRET, "kind": "random_password", "rotation_period": "30d", "targets": ["local/file"]},
+            {"name": "api_token", "kind": "uuid", "rotation_period": "1y", "targets": ["local/file"]},
+        ], "count": 2})],
+        tags=["secrets"],
+    )
     def get(self, request: Request) -> HttpResponse:
         secrets = actions.list_secrets(actions.workspace(var_files=_var_files(request)), actor=actor(request))
         return HttpResponse(_rendered.get(secrets, _render), content_type="application/json")
@@ -55,11 +78,25 @@ class SecretListView(APIView):
 
 class SecretStatusView(APIView):
     @extend_schema(
-        parameters=[VarFilesQuerySerializer],
-        responses={200: SecretStatusSerializer, **errors(400, 401, 404, 422, 500)},
+        parameters=[secret_path_parameter("secret_name"), VarFilesQuerySerializer],
+        responses={
+            200: OpenApiResponse(SecretStatusSerializer, description="What the lockfile records."),
+            **errors(400, 401, 404, 422, 500),
+        },
+        operation_id="get_secret_status",
+        summary="Get a secret's status",
+        description="What the lockfile records about one secret: when it was created, updated and last "
+        "rotated, how often it rotated, and its target ids. Never shows the value. An unknown or not yet "
+        "generated secret is 200 with `exists: false`, never 404 (404 is a `var_files` entry that does "
+        "not exist); 500 when the lockfile cannot be read.",
+        examples=[
+            response_example("Generated", {
+                "name": EXAMPLE_SECRET, "exists": True, "created_at": EXAMPLE_TIME, "updated_at": EXAMPLE_TIME,
+                "last_rotated": None, "rotation_count": 0, "targets": ["local/file/out/dev.env"],
+            }),
+            response_example("Not generated yet", {"name": EXAMPLE_SECRET, "exists": False}),
+        ],
         tags=["secrets"],
-        description="An unknown or not yet generated secret is 200 with `exists: false`, never 404 "
-        "(404 is a `var_files` entry that does not exist).",
     )
     def get(self, request: Request, secret_name: str) -> HttpResponse:
         ws = actions.workspace(var_files=_var_files(request))
@@ -72,14 +109,30 @@ class SecretStatusView(APIView):
 
 class SecretValueView(APIView):
     @extend_schema(
-        parameters=[VarFilesQuerySerializer],
-        responses={200: SecretValueSerializer, **errors(400, 401, 403, 404, 422, 500)},
-        operation_id="secret_value_retrieve",
-        tags=["secrets"],
+        parameters=[secret_path_parameter("name"), VarFilesQuerySerializer],
+        responses={
+            200: HeaderedResponse(SecretValueSerializer, description="The value, never cached.", headers=NO_STORE),
+            **errors(400, 401, 403, 404, 422, 500),
+        },
+        operation_id="read_secret_value",
+        summary="Read a secret's value",
         description="The secret's definition, status and value, read back from its first readable "
-        "target and checked against the lockfile. Off unless the server sets "
-        "`SERVICE_ALLOW_VALUE_READ=true` and an API key (403 otherwise). Every read is audited; "
-        "the response is never cached.",
+        "target and checked against the lockfile (`verified`). Off unless the server sets "
+        "`SERVICE_ALLOW_VALUE_READ=true` and an API key (403 otherwise). 404 when the secret is not "
+        "defined; a secret not generated yet, or whose targets cannot be read, is 200 with `value` null "
+        "and the reason in `messages`. Every read is audited (the value never is); the answer carries "
+        "`Cache-Control: no-store`.",
+        examples=[response_example("Read and verified", {
+            "definition": {"name": EXAMPLE_SECRET, "kind": "random_password", "rotation_period": "30d",
+                           "targets": ["local/file"], "one_time": False, "description": None},
+            "status": {"name": EXAMPLE_SECRET, "exists": True, "created_at": EXAMPLE_TIME, "updated_at": EXAMPLE_TIME,
+                       "last_rotated": None, "rotation_count": 0, "targets": ["local/file/out/dev.env"]},
+            "value": "example-value-not-a-real-secret",
+            "verified": True,
+            "sources": {EXAMPLE_SECRET: "local/file/out/dev.env"},
+            "messages": [f"{EXAMPLE_SECRET}: read from local/file/out/dev.env, matches the lockfile"],
+        })],
+        tags=["secrets"],
     )
     def get(self, request: Request, name: str) -> Response:
         revealed = actions.reveal_secret(actions.workspace(var_files=_var_files(request)), name, actor=actor(request))
