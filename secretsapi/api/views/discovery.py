@@ -5,15 +5,15 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import errors
 from secretsapi.api.serializers import discovery as d
+from secretsapi.api.views.base import StrictAPIView
 
 
-class GeneratorListView(APIView):
+class GeneratorListView(StrictAPIView):
     @extend_schema(responses={200: d.GeneratorListSerializer, **errors(401, 500)}, tags=["discovery"],
                    description="Generator kinds with their options and defaults.")
     def get(self, request: Request) -> Response:
@@ -21,7 +21,7 @@ class GeneratorListView(APIView):
         return Response(d.GeneratorListSerializer({"generators": generators, "count": len(generators)}).data)
 
 
-class SecretTypeListView(APIView):
+class SecretTypeListView(StrictAPIView):
     @extend_schema(responses={200: d.SecretTypeListSerializer, **errors(401, 500)}, tags=["discovery"],
                    description="Every generator kind, plus the templates the definition's secrets use.")
     def get(self, request: Request) -> Response:
@@ -29,7 +29,7 @@ class SecretTypeListView(APIView):
         return Response(d.SecretTypeListSerializer({"secret_types": types, "count": len(types)}).data)
 
 
-class TargetKindListView(APIView):
+class TargetKindListView(StrictAPIView):
     @extend_schema(responses={200: d.TargetKindListSerializer, **errors(401, 500)}, tags=["discovery"],
                    description="Target kinds with their configuration keys and defaults.")
     def get(self, request: Request) -> Response:
@@ -37,7 +37,7 @@ class TargetKindListView(APIView):
         return Response(d.TargetKindListSerializer({"targets": targets, "count": len(targets)}).data)
 
 
-class ProviderListView(APIView):
+class ProviderListView(StrictAPIView):
     @extend_schema(responses={200: d.ProviderListSerializer, **errors(401, 500)}, tags=["discovery"],
                    description="Provider kinds, and the providers declared in the definition (no credentials).")
     def get(self, request: Request) -> Response:

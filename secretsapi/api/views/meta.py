@@ -9,14 +9,15 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from secretsapi.api.serializers.common import HealthSerializer, RootSerializer
+from secretsapi.api.views.base import StrictAPIView
 
 
-class RootView(APIView):
+class RootView(StrictAPIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
+    lenient_query = True  # probes and browsers add parameters of their own
 
     @extend_schema(responses={200: RootSerializer}, auth=[], tags=["service"])
     def get(self, request: Request) -> Response:
@@ -25,9 +26,10 @@ class RootView(APIView):
         )
 
 
-class HealthView(APIView):
+class HealthView(StrictAPIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
+    lenient_query = True  # probes and browsers add parameters of their own
 
     @extend_schema(responses={200: HealthSerializer}, auth=[], tags=["service"])
     def get(self, request: Request) -> Response:

@@ -5,17 +5,17 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import errors
 from secretsapi.api.serializers import operations as s
+from secretsapi.api.views.base import StrictAPIView
 
 BODY_ERRORS = (400, 401, 404, 413, 415, 422, 500)
 
 
-class SyncView(APIView):
+class SyncView(StrictAPIView):
     @extend_schema(request=s.SyncRequestSerializer,
                    responses={200: s.SyncResultSerializer, **errors(*BODY_ERRORS, 503)},
                    tags=["operations"])
@@ -30,7 +30,7 @@ class SyncView(APIView):
         return Response(s.SyncResultSerializer(result).data)
 
 
-class RotationCheckView(APIView):
+class RotationCheckView(StrictAPIView):
     @extend_schema(request=s.RotationCheckRequestSerializer,
                    responses={200: s.RotationCheckResultSerializer, **errors(*BODY_ERRORS)}, tags=["operations"])
     def post(self, request: Request) -> Response:
@@ -43,7 +43,7 @@ class RotationCheckView(APIView):
         return Response(s.RotationCheckResultSerializer(result).data)
 
 
-class RotationExecuteView(APIView):
+class RotationExecuteView(StrictAPIView):
     @extend_schema(request=s.RotationExecuteRequestSerializer,
                    responses={200: s.RotationExecuteResultSerializer, **errors(*BODY_ERRORS, 503)},
                    tags=["operations"])
@@ -58,7 +58,7 @@ class RotationExecuteView(APIView):
         return Response(s.RotationExecuteResultSerializer(result).data)
 
 
-class PolicyCheckView(APIView):
+class PolicyCheckView(StrictAPIView):
     @extend_schema(request=s.PolicyCheckRequestSerializer,
                    responses={200: s.PolicyResultSerializer, **errors(*BODY_ERRORS)}, tags=["operations"])
     def post(self, request: Request) -> Response:
@@ -71,7 +71,7 @@ class PolicyCheckView(APIView):
         return Response(s.PolicyResultSerializer(result).data)
 
 
-class DriftCheckView(APIView):
+class DriftCheckView(StrictAPIView):
     @extend_schema(request=s.DriftCheckRequestSerializer,
                    responses={200: s.DriftResultSerializer, **errors(*BODY_ERRORS)}, tags=["operations"])
     def post(self, request: Request) -> Response:
@@ -84,7 +84,7 @@ class DriftCheckView(APIView):
         return Response(s.DriftResultSerializer(result).data)
 
 
-class AgentSyncView(APIView):
+class AgentSyncView(StrictAPIView):
     @extend_schema(
         request=s.AgentSyncRequestSerializer,
         responses={200: s.AgentSyncResultSerializer, **errors(*BODY_ERRORS, 503)},

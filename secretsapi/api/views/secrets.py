@@ -9,7 +9,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
@@ -22,6 +21,7 @@ from secretsapi.api.serializers.secrets import (
     SecretValueSerializer,
     VarFilesQuerySerializer,
 )
+from secretsapi.api.views.base import StrictAPIView
 from secretsapi.service.results import SecretSummary
 
 # The bytes come from the configured JSON renderer, so the body is the one a Response would carry.
@@ -44,7 +44,9 @@ def _var_files(request: Request) -> list[str]:
     return var_files
 
 
-class SecretListView(APIView):
+class SecretListView(StrictAPIView):
+    query_serializer = VarFilesQuerySerializer
+
     @extend_schema(parameters=[VarFilesQuerySerializer],
                    responses={200: SecretListSerializer, **errors(400, 401, 404, 422, 500)}, tags=["secrets"],
                    operation_id="secrets_list")
@@ -53,7 +55,9 @@ class SecretListView(APIView):
         return HttpResponse(_rendered.get(secrets, _render), content_type="application/json")
 
 
-class SecretStatusView(APIView):
+class SecretStatusView(StrictAPIView):
+    query_serializer = VarFilesQuerySerializer
+
     @extend_schema(
         parameters=[VarFilesQuerySerializer],
         responses={200: SecretStatusSerializer, **errors(400, 401, 404, 422, 500)},
@@ -70,7 +74,9 @@ class SecretStatusView(APIView):
         return HttpResponse(body, content_type="application/json")
 
 
-class SecretValueView(APIView):
+class SecretValueView(StrictAPIView):
+    query_serializer = VarFilesQuerySerializer
+
     @extend_schema(
         parameters=[VarFilesQuerySerializer],
         responses={200: SecretValueSerializer, **errors(400, 401, 403, 404, 422, 500)},
