@@ -21,7 +21,7 @@ from secretsapi.api.views.base import StrictAPIView
 from tests.asserts import assert_error_body
 from tests.factories import Project, definition, file_secret
 
-SCHEMA = SchemaGenerator().get_schema(request=None, public=True)
+SCHEMA: dict[str, Any] = SchemaGenerator().get_schema(request=None, public=True)  # type: ignore[no-untyped-call]
 COMPONENTS = SCHEMA["components"]["schemas"]
 
 
@@ -36,8 +36,10 @@ GET_PATHS = sorted(path for path, item in SCHEMA["paths"].items() if "get" in it
 FIELDS = [(path, name, prop["type"]) for path in POST_PATHS
           for name, prop in _body_schema(SCHEMA["paths"][path]["post"])["properties"].items()]
 # A JSON value of another type for each field type (none of them is coerced).
-WRONG = {"boolean": ["false", "true", 0, 1, None], "string": [5, True, ["a"]], "array": ["a.yml", {"a": 1}],
-         "object": ["a: 1", [1], True]}
+WRONG: dict[str, list[Any]] = {
+    "boolean": ["false", "true", 0, 1, None], "string": [5, True, ["a"]], "array": ["a.yml", {"a": 1}],
+    "object": ["a: 1", [1], True],
+}
 PROBES = ("/", "/health")  # unauthenticated and lenient: load balancers and browsers add parameters
 
 
@@ -212,7 +214,7 @@ def test_the_probes_ignore_query_parameters(api: APIClient, path: str) -> None:
 
 def test_every_api_view_accepts_exactly_the_query_parameters_the_schema_declares() -> None:
     for pattern in urlpatterns:
-        view = pattern.callback.cls
+        view = pattern.callback.cls  # type: ignore[attr-defined]
         assert issubclass(view, StrictAPIView), view
         path = "/" + str(pattern.pattern).replace("<str:", "{").replace(">", "}")
         for operation in SCHEMA["paths"][path].values():
