@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.http import QueryDict
 from drf_spectacular.generators import SchemaGenerator
+from rest_framework import serializers
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from secretsapi.api.serializers.strict import query_names
+from secretsapi.api.serializers.strict import StrictQuerySerializer, query_names
 from secretsapi.api.urls import urlpatterns
 from secretsapi.api.views.base import StrictAPIView
 from tests.asserts import assert_error_body
@@ -220,3 +222,22 @@ def test_every_api_view_accepts_exactly_the_query_parameters_the_schema_declares
         for operation in SCHEMA["paths"][path].values():
             declared = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
             assert declared == set(query_names(view.query_serializer)), path
+
+
+class FlagQuerySerializer(StrictQuerySerializer):
+    flag = serializers.BooleanField(required=False)  # DRF's own class: the base parses it strictly
+
+
+@pytest.mark.parametrize(("query", "expected"),
+                         [("", {}), ("flag=true", {"flag": True}), ("flag=false", {"flag": False})])
+def test_a_query_boolean_is_true_or_false_and_an_absent_one_stays_absent(query: str, expected: dict[str, Any]) -> None:
+    serializer = FlagQuerySerializer(data=QueryDict(query))
+    assert serializer.is_valid(), serializer.errors
+    assert dict(serializer.validated_data) == expected
+
+
+@pytest.mark.parametrize("value", ["1", "0", "True", "FALSE", "yes", "on", " true"])
+def test_a_query_boolean_in_any_other_spelling_is_refused(value: str) -> None:
+    serializer = FlagQuerySerializer(data=QueryDict(f"flag={value}"))
+    assert not serializer.is_valid()
+    assert serializer.errors == {"flag": ["must be true or false."]}

@@ -154,15 +154,19 @@ class StrictQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
             return super().to_internal_value(data)
         refuse_unknown(data.keys(), self.fields.keys(), "query parameter")
         problems: dict[str, list[str]] = {}
+        plain: dict[str, Any] = {}
         for name, values in data.lists():
             field = self.fields[name]
             many = isinstance(field, serializers.ListField)
             message = _query_problem(field, values, many)
             if message:
                 problems[name] = [message]
+            plain[name] = values if many else values[0]
         if problems:
             raise ValidationError(problems)
-        return super().to_internal_value(data)
+        # A plain mapping, not the query dict: DRF reads an absent boolean in "HTML input" as
+        # false (``default_empty_html``), so a missing ``?success=`` filter would mean false.
+        return super().to_internal_value(plain)
 
 
 def _query_problem(field: serializers.Field, values: list[str], many: bool) -> str | None:  # type: ignore[type-arg]
