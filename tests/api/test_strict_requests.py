@@ -241,3 +241,10 @@ def test_a_query_boolean_in_any_other_spelling_is_refused(value: str) -> None:
     serializer = FlagQuerySerializer(data=QueryDict(f"flag={value}"))
     assert not serializer.is_valid()
     assert serializer.errors == {"flag": ["must be true or false."]}
+
+
+def test_a_body_of_many_long_unknown_keys_gets_a_short_answer(authed_api: APIClient, synced: Project) -> None:
+    body = {f"{'k' * 5000}{i}": True for i in range(200)}
+    refuse(authed_api, synced, "post", "/sync", 422, f"unknown field '{'k' * 64}...'.", "(195 more unknown fields.)",
+           data=body, format="json")
+    assert len(authed_api.post("/sync", body, format="json").json()["detail"]) < 1000

@@ -49,21 +49,29 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
+MAX_NAMED = 5  # unknown names named in one error; a body of 10,000 keys gets a short answer
+MAX_NAME_CHARS = 64
+
+
 def unknown_names(given: Iterable[str], known: Iterable[str], what: str) -> list[str]:
     """One sentence per name in ``given`` that is not in ``known``, with the nearest known name."""
     known = list(known)
-    messages = []
-    for name in given:
-        if name in known:
-            continue
-        message = f"unknown {what} {name!r}"
-        close = difflib.get_close_matches(name, known, n=1)
-        if not close:
-            # dryRun, DRY_RUN, dry-run: the same words spelled another way.
-            folded = {_fold(k): k for k in known}
-            close = [folded[_fold(name)]] if _fold(name) in folded else []
-        messages.append(f"{message}; did you mean {close[0]!r}?" if close else f"{message}.")
+    unknown = [name for name in given if name not in known]
+    messages = [_unknown_name(name, known, what) for name in unknown[:MAX_NAMED]]
+    if len(unknown) > MAX_NAMED:
+        messages.append(f"({len(unknown) - MAX_NAMED} more unknown {what}s.)")
     return messages
+
+
+def _unknown_name(name: str, known: list[str], what: str) -> str:
+    shown = name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS] + "..."
+    message = f"unknown {what} {shown!r}"
+    close = difflib.get_close_matches(shown, known, n=1)
+    if not close:
+        # dryRun, DRY_RUN, dry-run: the same words spelled another way.
+        folded = {_fold(k): k for k in known}
+        close = [folded[_fold(shown)]] if _fold(shown) in folded else []
+    return f"{message}; did you mean {close[0]!r}?" if close else f"{message}."
 
 
 def _fold(name: str) -> str:
