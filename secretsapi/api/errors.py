@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from secretsapi.api.parsers import DuplicateKey
 from secretsapi.service import errors
 from secretsapi.service.errors import ServiceError
 
@@ -93,6 +94,8 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
 def _classify(exc: Exception) -> tuple[int, str]:
     if isinstance(exc, ServiceError):
         return service_status(exc), exc.message
+    if isinstance(exc, DuplicateKey):
+        return 400, str(exc.detail)
     if isinstance(exc, exceptions.ParseError):
         return 400, "The request body is not valid JSON."
     if isinstance(exc, exceptions.ValidationError):

@@ -1,10 +1,11 @@
-"""drf-spectacular extensions: the API-key security scheme shown in /docs, and response headers."""
+"""drf-spectacular extensions: the API-key security scheme shown in /docs, response headers, and closed
+request bodies."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 
 from secretsapi.api.authentication import HEADER
@@ -34,3 +35,15 @@ class AutoSchema(SpectacularAutoSchema):
         if isinstance(serializer, HeaderedResponse) and serializer.headers:
             response["headers"] = {**response.get("headers", {}), **serializer.headers}
         return response
+
+
+class StrictRequestExtension(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
+    """A request body takes its declared fields only (the server answers 422 for any other)."""
+
+    target_class = "secretsapi.api.serializers.strict.StrictRequestSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        schema: dict[str, Any] = auto_schema._map_basic_serializer(self.target, direction)
+        schema["additionalProperties"] = False
+        return schema

@@ -10,11 +10,12 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from audit.models import AuditEntry
+from secretsapi.api.serializers.strict import DB_INT_MAX, StrictQuerySerializer
 
 
-class AuditQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
+class AuditQuerySerializer(StrictQuerySerializer):
     limit = serializers.IntegerField(min_value=1, max_value=1000, default=50)
-    offset = serializers.IntegerField(min_value=0, default=0)
+    offset = serializers.IntegerField(min_value=0, max_value=DB_INT_MAX, default=0)
     action = serializers.CharField(required=False, allow_blank=False, max_length=64)
     resource = serializers.CharField(required=False, allow_blank=False, max_length=255)
 

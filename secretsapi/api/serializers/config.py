@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
+from secretsapi.api.errors import BadRequest
 from secretsapi.api.serializers.operations import VarFilesField
+from secretsapi.api.serializers.strict import StrictDictField, StrictRequestSerializer
 
 
-class ConfigValidateRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    # Typed as an object for the schema; the view answers 400 (not 422) for anything else.
-    config = serializers.DictField(help_text="The definition as a JSON object.")
+class DefinitionField(StrictDictField):
+    """The spec answers 400 (not 422) for a `config` that is missing or not a JSON object."""
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        if not isinstance(data, dict):
+            raise BadRequest("`config` must be a JSON object holding the definition.")
+        empty: tuple[bool, Any] = super().validate_empty_values(data)
+        return empty
+
+
+class ConfigValidateRequestSerializer(StrictRequestSerializer):
+    config = DefinitionField(help_text="The definition as a JSON object.")
 
 
 class ValidationResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -18,9 +31,9 @@ class ValidationResultSerializer(serializers.Serializer):  # type: ignore[type-a
     warnings = serializers.ListField(child=serializers.CharField(), help_text="Works, but deserves a look.")
 
 
-class ConfigRenderRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class ConfigRenderRequestSerializer(StrictRequestSerializer):
     var_files = VarFilesField()
-    variables = serializers.DictField(
+    variables = StrictDictField(
         required=False, default=dict, help_text="Variables merged last, over the definition's and the var files'."
     )
 

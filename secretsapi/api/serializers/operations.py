@@ -6,10 +6,17 @@ from typing import Any
 
 from rest_framework import serializers
 
+from secretsapi.api.serializers.strict import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictListField,
+    StrictRequestSerializer,
+)
 
-def secret_name_field(help_text: str) -> serializers.CharField:
+
+def secret_name_field(help_text: str) -> StrictCharField:
     """An optional secret name (null: every secret)."""
-    return serializers.CharField(max_length=255, allow_null=True, required=False, default=None, help_text=help_text)
+    return StrictCharField(max_length=255, allow_null=True, required=False, default=None, help_text=help_text)
 
 
 VAR_FILES_HELP = (
@@ -18,26 +25,26 @@ VAR_FILES_HELP = (
 )
 
 
-class VarFilesField(serializers.ListField):
+class VarFilesField(StrictListField):
     def __init__(self, **kwargs: Any) -> None:
-        options: dict[str, Any] = {"child": serializers.CharField(max_length=4096), "max_length": 64,
+        options: dict[str, Any] = {"child": StrictCharField(max_length=4096), "max_length": 64,
                                    "required": False, "default": list, "help_text": VAR_FILES_HELP}
         super().__init__(**{**options, **kwargs})
 
 
-class SyncRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    dry_run = serializers.BooleanField(default=False, help_text="Preview without applying changes.")
-    force = serializers.BooleanField(default=False, help_text="Regenerate existing secrets.")
+class SyncRequestSerializer(StrictRequestSerializer):
+    dry_run = StrictBooleanField(default=False, help_text="Preview without applying changes.")
+    force = StrictBooleanField(default=False, help_text="Regenerate existing secrets.")
     secret_name = secret_name_field("Sync only this secret.")
     var_files = VarFilesField()
-    repair = serializers.BooleanField(
+    repair = StrictBooleanField(
         default=False, help_text="Also put each existing secret's recorded value back into targets that are "
         "missing, misencoded or hold another value, copied from a target that holds it (no rotation).",
     )
 
 
 class AgentSyncRequestSerializer(SyncRequestSerializer):
-    repair = serializers.BooleanField(
+    repair = StrictBooleanField(
         default=True, help_text="Put recorded values back into broken targets (default: true; see /sync).",
     )
 
@@ -64,9 +71,9 @@ class SyncResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     message = serializers.CharField(help_text="One sentence with the counts.")
 
 
-class RotationCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class RotationCheckRequestSerializer(StrictRequestSerializer):
     secret_name = secret_name_field("Check only this secret.")
-    dry_run = serializers.BooleanField(default=True, help_text="Accepted and ignored: a check changes nothing.")
+    dry_run = StrictBooleanField(default=True, help_text="Accepted and ignored: a check changes nothing.")
     var_files = VarFilesField()
 
 
@@ -90,9 +97,9 @@ class RotationCheckResultSerializer(serializers.Serializer):  # type: ignore[typ
     results = RotationStatusSerializer(many=True)
 
 
-class RotationExecuteRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class RotationExecuteRequestSerializer(StrictRequestSerializer):
     secret_name = secret_name_field("Rotate only this secret.")
-    force = serializers.BooleanField(default=False, help_text="Rotate even if not due.")
+    force = StrictBooleanField(default=False, help_text="Rotate even if not due.")
     var_files = VarFilesField()
 
 
@@ -103,8 +110,8 @@ class RotationExecuteResultSerializer(serializers.Serializer):  # type: ignore[t
     message = serializers.CharField(help_text="One sentence with the counts.")
 
 
-class PolicyCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    fail_on_warning = serializers.BooleanField(
+class PolicyCheckRequestSerializer(StrictRequestSerializer):
+    fail_on_warning = StrictBooleanField(
         default=False, help_text="Treat warnings as failures: `compliant` is false when there are any."
     )
     var_files = VarFilesField()
@@ -126,7 +133,7 @@ class PolicyResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     info = PolicyItemSerializer(many=True)
 
 
-class DriftCheckRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class DriftCheckRequestSerializer(StrictRequestSerializer):
     secret_name = secret_name_field("Check only this secret.")
     var_files = VarFilesField()
 

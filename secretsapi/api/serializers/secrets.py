@@ -7,9 +7,10 @@ from typing import Any
 from rest_framework import serializers
 
 from secretsapi.api.serializers.operations import VAR_FILES_HELP, VarFilesField
+from secretsapi.api.serializers.strict import StrictQuerySerializer
 
 
-class VarFilesQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
+class VarFilesQuerySerializer(StrictQuerySerializer):
     """The GET endpoints take the operations' ``var_files`` as a repeated query parameter."""
 
     var_files = VarFilesField(help_text=f"{VAR_FILES_HELP} Repeat it for several: `?var_files=a.yml&var_files=b.yml`.")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
@@ -15,9 +14,12 @@ from secretsapi.api.serializers.audit import (
     AuditPageSerializer,
     AuditQuerySerializer,
 )
+from secretsapi.api.views.base import StrictAPIView
 
 
-class AuditLogListView(APIView):
+class AuditLogListView(StrictAPIView):
+    query_serializer = AuditQuerySerializer
+
     @extend_schema(
         parameters=[AuditQuerySerializer],
         responses={

@@ -5,22 +5,22 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import EXAMPLE_SECRET, errors, request_example, response_example
 from secretsapi.api.errors import BadRequest
 from secretsapi.api.serializers import config as c
+from secretsapi.api.views.base import StrictAPIView
 
 
-class ConfigValidateView(APIView):
+class ConfigValidateView(StrictAPIView):
     @extend_schema(
         request=c.ConfigValidateRequestSerializer,
         responses={
             200: OpenApiResponse(c.ValidationResultSerializer,
                                  description="Whether the definition is valid, with every error and warning."),
-            **errors(400, 401, 413, 415, 500),
+            **errors(400, 401, 413, 415, 422, 500),
         },
         operation_id="validate_config",
         summary="Validate a definition",
@@ -44,15 +44,15 @@ class ConfigValidateView(APIView):
         tags=["config"],
     )
     def post(self, request: Request) -> Response:
-        data = request.data
-        config = data.get("config") if isinstance(data, dict) else None
-        if not isinstance(config, dict):
+        if not isinstance(request.data, dict):
             raise BadRequest("`config` must be a JSON object holding the definition.")
-        report = actions.validate_config(config, actor=actor(request))
+        body = c.ConfigValidateRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        report = actions.validate_config(body.validated_data["config"], actor=actor(request))
         return Response(c.ValidationResultSerializer(report).data)
 
 
-class ConfigRenderView(APIView):
+class ConfigRenderView(StrictAPIView):
     @extend_schema(
         request=c.ConfigRenderRequestSerializer,
         responses={

@@ -5,17 +5,17 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import errors, response_example
 from secretsapi.api.serializers import discovery as d
+from secretsapi.api.views.base import StrictAPIView
 
 OPTION = {"name": "length", "type": "integer", "default": 32, "description": "Number of characters."}
 
 
-class GeneratorListView(APIView):
+class GeneratorListView(StrictAPIView):
     @extend_schema(
         responses={
             200: OpenApiResponse(d.GeneratorListSerializer, description="The generator kinds."),
@@ -35,7 +35,7 @@ class GeneratorListView(APIView):
         return Response(d.GeneratorListSerializer({"generators": generators, "count": len(generators)}).data)
 
 
-class SecretTypeListView(APIView):
+class SecretTypeListView(StrictAPIView):
     @extend_schema(
         responses={
             200: OpenApiResponse(d.SecretTypeListSerializer, description="The secret types."),
@@ -55,7 +55,7 @@ class SecretTypeListView(APIView):
         return Response(d.SecretTypeListSerializer({"secret_types": types, "count": len(types)}).data)
 
 
-class TargetKindListView(APIView):
+class TargetKindListView(StrictAPIView):
     @extend_schema(
         responses={
             200: OpenApiResponse(d.TargetKindListSerializer, description="The target kinds."),
@@ -77,7 +77,7 @@ class TargetKindListView(APIView):
         return Response(d.TargetKindListSerializer({"targets": targets, "count": len(targets)}).data)
 
 
-class ProviderListView(APIView):
+class ProviderListView(StrictAPIView):
     @extend_schema(
         responses={
             200: OpenApiResponse(d.ProviderListSerializer, description="Provider kinds, and the declared providers."),

@@ -9,16 +9,17 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from secretsapi import __version__
 from secretsapi.api.docs import response_example
 from secretsapi.api.serializers.common import HealthSerializer, RootSerializer
+from secretsapi.api.views.base import StrictAPIView
 
 
-class RootView(APIView):
+class RootView(StrictAPIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
+    lenient_query = True  # probes and browsers add parameters of their own
 
     @extend_schema(
         operation_id="service_info",
@@ -37,9 +38,10 @@ class RootView(APIView):
         )
 
 
-class HealthView(APIView):
+class HealthView(StrictAPIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
+    lenient_query = True  # probes and browsers add parameters of their own
 
     @extend_schema(
         operation_id="health_check",

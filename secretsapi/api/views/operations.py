@@ -7,12 +7,12 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import EXAMPLE_SECRET, errors, request_example, response_example
 from secretsapi.api.serializers import operations as s
+from secretsapi.api.views.base import StrictAPIView
 
 BODY_ERRORS = (400, 401, 404, 413, 415, 422, 500)
 
@@ -50,7 +50,7 @@ SYNC_DOC: dict[str, Any] = {
 }
 
 
-class SyncView(APIView):
+class SyncView(StrictAPIView):
     @extend_schema(request=s.SyncRequestSerializer,
                    responses={
                        200: OpenApiResponse(s.SyncResultSerializer, description="What was generated, skipped, "
@@ -69,7 +69,7 @@ class SyncView(APIView):
         return Response(s.SyncResultSerializer(result).data)
 
 
-class RotationCheckView(APIView):
+class RotationCheckView(StrictAPIView):
     @extend_schema(
         request=s.RotationCheckRequestSerializer,
         responses={
@@ -114,7 +114,7 @@ class RotationCheckView(APIView):
         return Response(s.RotationCheckResultSerializer(result).data)
 
 
-class RotationExecuteView(APIView):
+class RotationExecuteView(StrictAPIView):
     @extend_schema(
         request=s.RotationExecuteRequestSerializer,
         responses={
@@ -176,7 +176,7 @@ POLICY_DOC: dict[str, Any] = {
 }
 
 
-class PolicyCheckView(APIView):
+class PolicyCheckView(StrictAPIView):
     @extend_schema(operation_id="check_policies", summary="Check policy compliance", **POLICY_DOC)
     def post(self, request: Request) -> Response:
         body = s.PolicyCheckRequestSerializer(data=request.data)
@@ -225,7 +225,7 @@ DRIFT_DOC: dict[str, Any] = {
 }
 
 
-class DriftCheckView(APIView):
+class DriftCheckView(StrictAPIView):
     @extend_schema(operation_id="check_drift", summary="Check for drift", **DRIFT_DOC)
     def post(self, request: Request) -> Response:
         body = s.DriftCheckRequestSerializer(data=request.data)
@@ -245,7 +245,7 @@ class DriftAliasView(DriftCheckView):
         return super().post(request)
 
 
-class AgentSyncView(APIView):
+class AgentSyncView(StrictAPIView):
     @extend_schema(
         request=s.AgentSyncRequestSerializer,
         responses={

@@ -9,7 +9,6 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
@@ -30,6 +29,7 @@ from secretsapi.api.serializers.secrets import (
     SecretValueSerializer,
     VarFilesQuerySerializer,
 )
+from secretsapi.api.views.base import StrictAPIView
 from secretsapi.service.results import SecretSummary
 
 # The bytes come from the configured JSON renderer, so the body is the one a Response would carry.
@@ -52,7 +52,8 @@ def _var_files(request: Request) -> list[str]:
     return var_files
 
 
-class SecretListView(APIView):
+class SecretListView(StrictAPIView):
+    query_serializer = VarFilesQuerySerializer
     @extend_schema(
         parameters=[VarFilesQuerySerializer],
         responses={
@@ -76,7 +77,9 @@ class SecretListView(APIView):
         return HttpResponse(_rendered.get(secrets, _render), content_type="application/json")
 
 
-class SecretStatusView(APIView):
+class SecretStatusView(StrictAPIView):
+    query_serializer = VarFilesQuerySerializer
+
     @extend_schema(
         parameters=[secret_path_parameter("secret_name"), VarFilesQuerySerializer],
         responses={
@@ -107,7 +110,9 @@ class SecretStatusView(APIView):
         return HttpResponse(body, content_type="application/json")
 
 
-class SecretValueView(APIView):
+class SecretValueView(StrictAPIView):
+    query_serializer = VarFilesQuerySerializer
+
     @extend_schema(
         parameters=[secret_path_parameter("name"), VarFilesQuerySerializer],
         responses={

@@ -1,0 +1,31 @@
+"""The base of every API view: a query parameter the view does not declare is refused (422)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from secretsapi.api.serializers.strict import query_names, refuse_unknown
+
+
+class StrictAPIView(APIView):
+    """``query_serializer`` declares the query parameters (none by default).
+
+    Checked after authentication (a caller without a key learns nothing) and before the view
+    runs, so nothing is performed for ``POST /sync?dry_run=true``. The values themselves are
+    validated by the view through the same serializer (a ``StrictQuerySerializer``).
+    ``lenient_query`` is for the unauthenticated probes (``/``, ``/health``): load balancers and
+    browsers add parameters of their own.
+    """
+
+    query_serializer: ClassVar[type[serializers.Serializer] | None] = None  # type: ignore[type-arg]
+    lenient_query: ClassVar[bool] = False
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if self.lenient_query or not request.query_params:
+            return
+        refuse_unknown(request.query_params.keys(), query_names(self.query_serializer), "query parameter")
