@@ -64,10 +64,11 @@ def _insert(sql: str, params: list[Any], returning: bool) -> int:
 
 
 def _mention(row_id: int, timestamp: Any, names: list[str]) -> None:
-    AuditMention.objects.bulk_create(
-        [AuditMention(entry_id=row_id, secret=fit_name(name), timestamp=timestamp) for name in names],
-        ignore_conflicts=True,
-    )
+    """The row's mentions; an existing one is left alone (``finish`` adds to ``begin``'s)."""
+    stamp = connection.ops.adapt_datetimefield_value(timestamp)
+    with connection.cursor() as cursor:
+        cursor.executemany(_mention_statement(connection.vendor),
+                           [(row_id, fit_name(name), stamp) for name in names])
 
 
 def begin(*, action: str, resource: str, user: str | None, details: Mapping[str, Any] | None = None) -> int:
@@ -117,6 +118,23 @@ def _statement(vendor: str) -> tuple[str, bool]:
             sql += f" RETURNING {quote(_PK_COLUMN)}"
         _statements[vendor] = (sql, returning)
     return _statements[vendor]
+
+
+_mention_statements: dict[str, str] = {}
+
+
+def _mention_statement(vendor: str) -> str:
+    if vendor not in _mention_statements:
+        quote = connection.ops.quote_name
+        entry, secret, stamp = (cast("Field[Any, Any]", AuditMention._meta.get_field(f)).column
+                                for f in ("entry", "secret", "timestamp"))
+        # Both SQLite (3.24+) and PostgreSQL read this upsert clause; the pair is unique.
+        _mention_statements[vendor] = (
+            f"INSERT INTO {quote(AuditMention._meta.db_table)} "  # noqa: S608 - the model's own names
+            f"({quote(entry)}, {quote(secret)}, {quote(stamp)}) VALUES (%s, %s, %s) "
+            f"ON CONFLICT ({quote(entry)}, {quote(secret)}) DO NOTHING"
+        )
+    return _mention_statements[vendor]
 
 
 STARTED = "started"

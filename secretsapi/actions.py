@@ -97,33 +97,41 @@ def read_audit_logs(
     until: datetime | None = None, secret: str | None = None,
 ) -> list[AuditEntry]:
     """A newest-first page; ``since`` is inclusive, ``until`` exclusive; ``secret`` by mentions."""
+    named = {"action": action, "resource": resource, "success": success, "user": user, "secret": secret,
+             "since": since and since.isoformat(), "until": until and until.isoformat()}
+    request = {"limit": limit, "offset": offset, **{k: v for k, v in named.items() if v is not None}}
     filters: dict[str, Any] = {k: v for k, v in {"action": action, "resource": resource, "user": user}.items() if v}
     if success is not None:
-        filters["success"] = success
+        # As ``IN``: a plain boolean filter compiles to ``WHERE NOT success``, which no index serves.
+        filters["success__in"] = [success]
     bounds = {k: v for k, v in {"timestamp__gte": since, "timestamp__lt": until}.items() if v is not None}
-    request = {"limit": limit, "offset": offset, **filters,
-               **{k: v.isoformat() for k, v in {"since": since, "until": until}.items() if v is not None},
-               **({"secret": secret} if secret else {})}
     with audited("read_audit_logs", "audit", actor, request) as facts:
-        # The page's ids come from the index matching the filter (it holds timestamp and id, so
-        # skipped rows are never read from the table), then only those rows are read: a large
-        # offset costs an index-only scan. One statement (the ids as a subquery), no count.
-        newest_first = ("-timestamp", "-id")
-        page_ids: QuerySet[Any, Any]
-        if secret:
-            # The mentions' own index (secret, timestamp, entry) is the scan; other filters
-            # look each candidate row up by its key.
-            page_ids = (
-                AuditMention.objects.filter(secret=fit_name(secret), **bounds,
-                                            **{f"entry__{k}": v for k, v in filters.items()})
-                .order_by("-timestamp", "-entry_id").values("entry_id")[offset : offset + limit]
-            )
-        else:
-            page_ids = (AuditEntry.objects.filter(**filters, **bounds).order_by(*newest_first)
-                        .values("id")[offset : offset + limit])
-        entries = list(AuditEntry.objects.filter(id__in=page_ids).order_by(*newest_first))
+        entries = _audit_page(limit, offset, filters, bounds, secret)
         facts["returned"] = len(entries)
     return entries
+
+
+def _audit_page(
+    limit: int, offset: int, filters: dict[str, Any], bounds: dict[str, datetime], secret: str | None
+) -> list[AuditEntry]:
+    # The page's ids come from the index matching the filter (it holds timestamp and id, so
+    # skipped rows are never read from the table), then only those rows are read: a large
+    # offset costs an index-only scan. One statement (the ids as a subquery), no count.
+    newest_first = ("-timestamp", "-id")
+    page_ids: QuerySet[Any, Any]
+    if secret:
+        # The mentions' own index (secret, timestamp, entry) is the scan; other filters look
+        # each candidate row up by its key.
+        page_ids = (
+            AuditMention.objects.filter(secret=fit_name(secret), **bounds,
+                                        **{f"entry__{k}": v for k, v in filters.items()})
+            .order_by("-timestamp", "-entry_id").values("entry_id")[offset : offset + limit]
+        )
+    else:
+        page_ids = AuditEntry.objects.filter(**filters, **bounds).order_by(*newest_first).values("id")[
+            offset : offset + limit
+        ]
+    return list(AuditEntry.objects.filter(id__in=page_ids).order_by(*newest_first))
 
 
 def workspace(

@@ -16,10 +16,17 @@ from audit.models import AuditEntry
 class QueryBooleanField(serializers.BooleanField):
     """Exactly ``true`` or ``false``: DRF's field also takes 1, yes, on... and reads absent as false."""
 
-    TRUE_VALUES = {"true", True}  # noqa: RUF012 - DRF's class attributes
-    FALSE_VALUES = {"false", False}  # noqa: RUF012
+    TRUE_VALUES = {"true"}  # noqa: RUF012 - DRF's class attributes (the schema's enum reads them)
+    FALSE_VALUES = {"false"}  # noqa: RUF012
     NULL_VALUES: set[str | None] = set()  # noqa: RUF012
     default_empty_html = empty
+
+    def to_internal_value(self, data: Any) -> bool:
+        # DRF lower-cases before comparing; "True" is not what a user of JSON means either.
+        if data in ("true", "false"):
+            return data == "true"
+        self.fail("invalid", input=data)
+        raise AssertionError  # fail() raises
 
 
 class AuditQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
