@@ -24,7 +24,7 @@ class QueryBooleanField(serializers.BooleanField):
     def to_internal_value(self, data: Any) -> bool:
         # DRF lower-cases before comparing; "True" is not what a user of JSON means either.
         if data in ("true", "false"):
-            return data == "true"
+            return bool(data == "true")
         self.fail("invalid", input=data)
         raise AssertionError  # fail() raises
 
