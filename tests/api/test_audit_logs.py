@@ -266,3 +266,8 @@ def test_each_filter_reads_its_page_from_an_index_in_order(
     assert f"USING COVERING INDEX {index}" in subquery
     # The only sort is the outer one, of at most one page of rows.
     assert plan.count("TEMP B-TREE") <= 1 and "TEMP B-TREE" not in subquery.split(" / ")[1]
+
+
+def test_a_date_alone_means_its_midnight_utc(authed_api: APIClient, minutes: None) -> None:
+    assert ids(authed_api.get("/audit/logs?action=check_drift&until=2026-03-01")) == []
+    assert ids(authed_api.get("/audit/logs?action=check_drift&since=2026-03-01")) == [4, 3, 2, 1, 0]
