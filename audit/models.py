@@ -28,8 +28,30 @@ class AuditEntry(models.Model):
             models.Index(
                 fields=["action", "resource", "-timestamp", "-id"], name="audit_act_res_newest"
             ),
+            models.Index(fields=["success", "-timestamp", "-id"], name="audit_success_newest"),
+            models.Index(fields=["user", "-timestamp", "-id"], name="audit_user_newest"),
         )
 
     def __str__(self) -> str:
         outcome = "ok" if self.success else "failed"
         return f"{self.timestamp:%Y-%m-%d %H:%M:%S} {self.action} {self.resource} {outcome}"
+
+
+class AuditMention(models.Model):
+    """One secret one audit row is about: its resource's, or one its details name (a sync's lists).
+
+    Written by the recorder with the row, so ``?secret=`` is an index range scan of this table,
+    newest first, instead of a search through every row's JSON. ``timestamp`` is the row's,
+    copied so the scan is in the listing's own order without reading the rows it skips.
+    """
+
+    entry = models.ForeignKey(AuditEntry, on_delete=models.CASCADE, related_name="mentions", db_index=False)
+    secret = models.CharField(max_length=255)
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        constraints = (models.UniqueConstraint(fields=["entry", "secret"], name="audit_mention_once"),)
+        indexes = (models.Index(fields=["secret", "-timestamp", "-entry"], name="audit_mention_newest"),)
+
+    def __str__(self) -> str:
+        return f"{self.secret} in row {self.entry_id}"

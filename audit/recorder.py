@@ -7,11 +7,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, cast
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
-from audit.models import AuditEntry
+from audit.mentions import mentioned_secrets
+from audit.models import AuditEntry, AuditMention
 from audit.write_gate import audit_write_gate
 
 
@@ -27,26 +28,47 @@ def record(
 
     ``details`` must hold names, counts and hashes only, never secret values. The INSERT is
     built once per database vendor: compiling it again on every request was ~40% of a write.
+    The secrets the row is about (``audit.mentions``) are written with it, in one transaction.
     """
     ops = connection.ops
+    now = timezone.now()
+    details = _storable(dict(details or {}))
+    names = mentioned_secrets(resource, details)
     # The backend's own adapters, the ones the model fields end in (dates, JSON), so the row is
     # the one ``save()`` writes; building a model instance per row was a fifth of the write.
     params = [
-        ops.adapt_datetimefield_value(timezone.now()),
+        ops.adapt_datetimefield_value(now),
         action,
         _fit(resource, RESOURCE_MAX),
         None if user is None else _fit(user, RESOURCE_MAX),
-        ops.adapt_json_value(_storable(dict(details or {})), _DETAILS_ENCODER),
+        ops.adapt_json_value(details, _DETAILS_ENCODER),
         bool(success),
     ]
     sql, returning = _statement(connection.vendor)
+    if names:
+        with audit_write_gate(), transaction.atomic():
+            row_id = _insert(sql, params, returning)
+            _mention(row_id, now, names)
+        return row_id
+    # Only the statement runs inside the gate: every writer of every worker queues on it.
+    with audit_write_gate():
+        return _insert(sql, params, returning)
+
+
+def _insert(sql: str, params: list[Any], returning: bool) -> int:
     with connection.cursor() as cursor:
-        # Only the statement runs inside the gate: every writer of every worker queues on it.
-        with audit_write_gate():
-            cursor.execute(sql, params)
+        cursor.execute(sql, params)
         if returning:
             return int(cursor.fetchone()[0])
-        return int(ops.last_insert_id(cursor, _TABLE, _PK_COLUMN))
+        return int(connection.ops.last_insert_id(cursor, _TABLE, _PK_COLUMN))
+
+
+def _mention(row_id: int, timestamp: Any, names: list[str]) -> None:
+    """The row's mentions; an existing one is left alone (``finish`` adds to ``begin``'s)."""
+    stamp = connection.ops.adapt_datetimefield_value(timestamp)
+    with connection.cursor() as cursor:
+        cursor.executemany(_mention_statement(connection.vendor),
+                           [(row_id, fit_name(name), stamp) for name in names])
 
 
 def begin(*, action: str, resource: str, user: str | None, details: Mapping[str, Any] | None = None) -> int:
@@ -63,10 +85,15 @@ def begin(*, action: str, resource: str, user: str | None, details: Mapping[str,
 def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = None) -> None:
     """Complete a row from ``begin`` with the outcome; errors propagate like ``record``'s."""
     details = _storable(dict(details or {}))
-    with audit_write_gate():
+    with audit_write_gate(), transaction.atomic():
         updated = AuditEntry.objects.filter(pk=row_id).update(success=success, details=details)
-    if updated != 1:
-        raise RuntimeError(f"audit row {row_id} disappeared before it was completed")
+        if updated != 1:
+            raise RuntimeError(f"audit row {row_id} disappeared before it was completed")
+        # The outcome names more secrets than the start did (a sync's lists): add them.
+        timestamp, resource = AuditEntry.objects.filter(pk=row_id).values_list("timestamp", "resource").get()
+        names = mentioned_secrets(resource, details)
+        if names:
+            _mention(row_id, timestamp, names)
 
 
 _TABLE, _PK_COLUMN = AuditEntry._meta.db_table, AuditEntry._meta.pk.column
@@ -93,6 +120,23 @@ def _statement(vendor: str) -> tuple[str, bool]:
     return _statements[vendor]
 
 
+_mention_statements: dict[str, str] = {}
+
+
+def _mention_statement(vendor: str) -> str:
+    if vendor not in _mention_statements:
+        quote = connection.ops.quote_name
+        entry, secret, stamp = (cast("Field[Any, Any]", AuditMention._meta.get_field(f)).column
+                                for f in ("entry", "secret", "timestamp"))
+        # Both SQLite (3.24+) and PostgreSQL read this upsert clause; the pair is unique.
+        _mention_statements[vendor] = (
+            f"INSERT INTO {quote(AuditMention._meta.db_table)} "  # noqa: S608 - the model's own names
+            f"({quote(entry)}, {quote(secret)}, {quote(stamp)}) VALUES (%s, %s, %s) "
+            f"ON CONFLICT ({quote(entry)}, {quote(secret)}) DO NOTHING"
+        )
+    return _mention_statements[vendor]
+
+
 STARTED = "started"
 RESOURCE_MAX = AuditEntry._meta.get_field("resource").max_length or 255
 # Characters PostgreSQL's jsonb and text cannot hold: NUL and lone surrogates.
@@ -106,6 +150,11 @@ def _fit(text: str, limit: int) -> str:
         return text
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{text[: limit - 13]}~{digest}"
+
+
+def fit_name(name: str) -> str:
+    """A secret name as the mentions store it (clipped like a resource): what ``?secret=`` looks up."""
+    return _fit(name, RESOURCE_MAX)
 
 
 def _storable(value: Any) -> Any:

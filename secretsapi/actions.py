@@ -11,13 +11,15 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db.models import QuerySet
 
-from audit.models import AuditEntry
-from audit.recorder import begin, finish, record
+from audit.models import AuditEntry, AuditMention
+from audit.recorder import begin, finish, fit_name, record
 from secretsapi import database_locks, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
@@ -43,51 +45,93 @@ from secretsapi.service.workspace import ExtraLock
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
 
 
+class Facts(dict[str, Any]):
+    """What ``audited`` yields: the row's details, and ``succeeded``, the operation's outcome.
+
+    An operation whose result reports a failure (a secret that failed, an error) sets
+    ``succeeded = False``: its row then says ``success: false``, with what did succeed in the
+    details beside what failed.
+    """
+
+    succeeded: bool = True
+
+
 @contextmanager
 def audited(
     action: str, resource: str, actor: str | None, details: dict[str, Any] | None = None, *, changes: bool = False
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Facts]:
     """Write one audit row for the enclosed operation, successful or not.
 
-    The caller adds result facts (names, counts, hashes; never values) to the yielded dict.
-    A failure to write the row propagates: an operation must not complete unrecorded. An
-    operation that ``changes`` targets or the lockfile gets its row before it starts (an
-    audit database that refuses it stops the operation) and completed after it ends.
+    The caller adds result facts (names, counts, hashes; never values) to the yielded dict, and
+    clears its ``succeeded`` when the result reports a failure. An exception marks the row
+    failed with the error's code, and the exception is marked ``audited`` so the error handler
+    writes no second row. A failure to write the row propagates: an operation must not complete
+    unrecorded. An operation that ``changes`` targets or the lockfile gets its row before it
+    starts (an audit database that refuses it stops the operation) and completed after it ends.
     """
-    details = dict(details or {})
-    row_id = begin(action=action, resource=resource, user=actor, details=details) if changes else None
+    facts = Facts(details or {})
+    row_id = begin(action=action, resource=resource, user=actor, details=facts) if changes else None
 
-    def write(success: bool, facts: dict[str, Any]) -> None:
+    def write(success: bool, details: dict[str, Any]) -> None:
         if row_id is None:
-            record(action=action, resource=resource, user=actor, success=success, details=facts)
+            record(action=action, resource=resource, user=actor, success=success, details=details)
         else:
-            finish(row_id, success=success, details=facts)
+            finish(row_id, success=success, details=details)
 
     try:
-        yield details
+        yield facts
     except ServiceError as exc:
-        write(False, {**details, "error": exc.code})
+        write(False, {**facts, "error": exc.code})
+        exc.audited = True  # type: ignore[attr-defined]
         raise
-    except Exception:
-        write(False, {**details, "error": "internal_error"})
+    except Exception as exc:
+        write(False, {**facts, "error": "internal_error"})
+        exc.audited = True  # type: ignore[attr-defined]
         raise
-    write(True, details)
+    write(facts.succeeded, dict(facts))
 
 
 def read_audit_logs(
-    *, actor: str | None, limit: int, offset: int, action: str | None, resource: str | None
+    *, actor: str | None, limit: int, offset: int, action: str | None = None, resource: str | None = None,
+    success: bool | None = None, user: str | None = None, since: datetime | None = None,
+    until: datetime | None = None, secret: str | None = None,
 ) -> list[AuditEntry]:
-    filters = {k: v for k, v in {"action": action, "resource": resource}.items() if v}
-    request = {"limit": limit, "offset": offset, **filters}
+    """A newest-first page; ``since`` is inclusive, ``until`` exclusive; ``secret`` by mentions."""
+    named = {"action": action, "resource": resource, "success": success, "user": user, "secret": secret,
+             "since": since and since.isoformat(), "until": until and until.isoformat()}
+    request = {"limit": limit, "offset": offset, **{k: v for k, v in named.items() if v is not None}}
+    filters: dict[str, Any] = {k: v for k, v in {"action": action, "resource": resource, "user": user}.items() if v}
+    if success is not None:
+        # As ``IN``: a plain boolean filter compiles to ``WHERE NOT success``, which no index serves.
+        filters["success__in"] = [success]
+    bounds = {k: v for k, v in {"timestamp__gte": since, "timestamp__lt": until}.items() if v is not None}
     with audited("read_audit_logs", "audit", actor, request) as facts:
-        # The page's ids come from the index matching the filter (it holds timestamp and id, so
-        # skipped rows are never read from the table), then only those rows are read: a large
-        # offset costs an index-only scan. One statement (the ids as a subquery), no count.
-        newest_first = ("-timestamp", "-id")
-        page_ids = AuditEntry.objects.filter(**filters).order_by(*newest_first).values("id")[offset : offset + limit]
-        entries = list(AuditEntry.objects.filter(id__in=page_ids).order_by(*newest_first))
+        entries = _audit_page(limit, offset, filters, bounds, secret)
         facts["returned"] = len(entries)
     return entries
+
+
+def _audit_page(
+    limit: int, offset: int, filters: dict[str, Any], bounds: dict[str, datetime], secret: str | None
+) -> list[AuditEntry]:
+    # The page's ids come from the index matching the filter (it holds timestamp and id, so
+    # skipped rows are never read from the table), then only those rows are read: a large
+    # offset costs an index-only scan. One statement (the ids as a subquery), no count.
+    newest_first = ("-timestamp", "-id")
+    page_ids: QuerySet[Any, Any]
+    if secret:
+        # The mentions' own index (secret, timestamp, entry) is the scan; other filters look
+        # each candidate row up by its key.
+        page_ids = (
+            AuditMention.objects.filter(secret=fit_name(secret), **bounds,
+                                        **{f"entry__{k}": v for k, v in filters.items()})
+            .order_by("-timestamp", "-entry_id").values("entry_id")[offset : offset + limit]
+        )
+    else:
+        page_ids = AuditEntry.objects.filter(**filters, **bounds).order_by(*newest_first).values("id")[
+            offset : offset + limit
+        ]
+    return list(AuditEntry.objects.filter(id__in=page_ids).order_by(*newest_first))
 
 
 def workspace(
@@ -163,6 +207,7 @@ def sync(
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
                      failed=result.secrets_failed, errors=[asdict(e) for e in result.errors])
         facts["repaired"] = result.secrets_repaired
+        facts.succeeded = not (result.secrets_failed or result.errors)
     return result
 
 
@@ -181,6 +226,7 @@ def execute_rotation(
     with audited("execute_rotation", _resource(secret_name), actor, request, changes=True) as facts:
         result = service.execute_rotation(ws, secret_name=secret_name, force=force)
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
+        facts.succeeded = not (result.failed or result.errors)
     return result
 
 
@@ -198,6 +244,11 @@ def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = N
         result = service.detect_drift(ws, secret_name=secret_name)
         facts.update(has_drift=result.has_drift, secrets_with_drift=result.secrets_with_drift,
                      findings=len(result.details))
+        # Drift is a finding, not a failure; a target the check could not read is a failure.
+        unreadable = sorted({d.secret for d in result.details if d.details.get("reason") == "target_unreadable"})
+        if unreadable:
+            facts["unreadable"] = unreadable
+            facts.succeeded = False
     return result
 
 
@@ -248,8 +299,10 @@ def agent_sync(
     with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = service.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair)
         facts.update(status=result.status, generated=result.sync.secrets_generated,
-                     skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed)
+                     skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed,
+                     errors=[asdict(e) for e in result.sync.errors])
         facts["repaired"] = result.sync.secrets_repaired
+        facts.succeeded = not (result.sync.secrets_failed or result.sync.errors)
     return result
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import NoReturn, cast
 
 from django.conf import settings
+from django.http import HttpRequest
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
@@ -34,6 +35,26 @@ INSECURE_PRINCIPAL = Principal(None)
 def actor(request: Request) -> str | None:
     """Who made ``request``, for its audit row: what ApiKeyAuthentication put in ``request.user``."""
     return cast(Principal, request.user).audit_name
+
+
+def header_principal(request: HttpRequest) -> Principal | None:
+    """Who the headers of a request no DRF view handled name (an unknown URL, a refused body).
+
+    None when they name nobody (a missing or wrong key); writes no row, unlike ``authenticate``.
+    """
+    expected = settings.SERVICE_API_KEY
+    if not expected:
+        return INSECURE_PRINCIPAL
+    presented = request.headers.get(HEADER)
+    if presented is not None and hmac.compare_digest(_digest(presented), _digest(expected)):
+        return API_KEY_PRINCIPAL
+    return None
+
+
+def request_principal(request: Request) -> Principal | None:
+    """Who authenticated ``request``, without authenticating it (None if that has not succeeded)."""
+    user = vars(request).get("_user")
+    return user if isinstance(user, Principal) else None
 
 
 def _digest(key: str) -> bytes:

@@ -12,6 +12,8 @@ from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from audit.recorder import record
+from secretsapi.api.authentication import header_principal, request_principal
 from secretsapi.api.parsers import DuplicateKey
 from secretsapi.service import errors
 from secretsapi.service.errors import ServiceError
@@ -68,6 +70,7 @@ class BadRequest(exceptions.APIException):
 
     status_code = status.HTTP_400_BAD_REQUEST
     default_detail = "Bad request."
+    default_code = "bad_request"
 
 
 def error_body(status_code: int, detail: str) -> dict[str, str]:
@@ -78,9 +81,25 @@ def error_body(status_code: int, detail: str) -> dict[str, str]:
     }
 
 
+# Refusals of authenticated requests that get an audit row of their own (401s have theirs).
+AUDITED_REFUSALS = frozenset({400, 403, 404, 413, 415, 422})
+
+
+def record_refusal(user: str | None, method: str | None, path: str, status_code: int, reason: str) -> None:
+    """The failed row of a refused request: the status and a reason code, never the body."""
+    record(action="request_refused", resource=path, user=user, success=False,
+           details={"status": status_code, "reason": reason, "method": method or ""})
+
+
 def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER: every exception a view raises ends here."""
     status_code, detail = _classify(exc)
+    request = context.get("request")
+    # An action that failed wrote its own row (``audited`` marks the exception): not twice.
+    if status_code in AUDITED_REFUSALS and request is not None and not getattr(exc, "audited", False):
+        principal = request_principal(request)
+        if principal is not None:
+            record_refusal(principal.audit_name, request.method, request.path, status_code, reason_code(exc))
     response = Response(error_body(status_code, detail), status=status_code)
     auth_header = getattr(exc, "auth_header", None)
     if auth_header:
@@ -111,6 +130,21 @@ def _classify(exc: Exception) -> tuple[int, str]:
     # Never echo str(exc): it may carry paths, values or internals.
     logger.error("Unhandled exception", exc_info=exc)
     return 500, GENERIC_500
+
+
+def reason_code(exc: Exception) -> str:
+    """A short stable code for a refusal: the engine's, DRF's or Django's."""
+    if isinstance(exc, ServiceError):
+        return exc.code
+    if isinstance(exc, exceptions.APIException):
+        return str(exc.default_code)
+    if isinstance(exc, Http404):
+        return "not_found"
+    if isinstance(exc, PermissionDenied):
+        return "permission_denied"
+    if isinstance(exc, RequestDataTooBig):
+        return "body_too_large"
+    return "error"
 
 
 def validation_sentence(detail: Any, prefix: str = "") -> str:
@@ -144,17 +178,26 @@ def json_error(status_code: int, detail: str) -> JsonResponse:
     return JsonResponse(error_body(status_code, detail), status=status_code)
 
 
+def refused(request: HttpRequest, status_code: int, reason: str, detail: str) -> JsonResponse:
+    """A refusal outside DRF views (unknown URLs, middleware): audited if the key is valid."""
+    if status_code in AUDITED_REFUSALS:
+        principal = header_principal(request)
+        if principal is not None:
+            record_refusal(principal.audit_name, request.method, request.path, status_code, reason)
+    return json_error(status_code, detail)
+
+
 # Django's own handlers, for errors raised outside DRF views (unknown URLs, middleware).
 def handler400(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return json_error(400, "Bad request.")
+    return refused(request, 400, "bad_request", "Bad request.")
 
 
 def handler403(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return json_error(403, "You do not have permission to perform this action.")
+    return refused(request, 403, "permission_denied", "You do not have permission to perform this action.")
 
 
 def handler404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return json_error(404, f"No endpoint at {request.path}.")
+    return refused(request, 404, "no_endpoint", f"No endpoint at {request.path}.")
 
 
 def handler500(request: HttpRequest) -> JsonResponse:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from secretsapi.api.errors import json_error
+from secretsapi.api.errors import json_error, refused
 
 
 class BodySizeLimitMiddleware:
@@ -25,8 +25,8 @@ class BodySizeLimitMiddleware:
         try:
             size = int(length)
         except ValueError:
-            return json_error(400, "The Content-Length header is not a number.")
+            return refused(request, 400, "bad_content_length", "The Content-Length header is not a number.")
         limit = settings.SERVICE_MAX_BODY_BYTES
         if size > limit:
-            return json_error(413, f"The request body is larger than {limit} bytes.")
+            return refused(request, 413, "body_too_large", f"The request body is larger than {limit} bytes.")
         return self.get_response(request)

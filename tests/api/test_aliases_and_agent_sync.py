@@ -97,3 +97,22 @@ def test_agent_sync_with_repair_false_leaves_broken_targets(authed_api: APIClien
     body = authed_api.post("/agent/sync", {"repair": False}, format="json").json()
     assert (body["status"], body["secrets_repaired"]) == ("nothing_to_do", [])
     assert not (project.root / "out/a.env").exists()
+
+
+def test_a_partial_agent_sync_is_audited_as_a_failure_with_what_succeeded(
+    authed_api: APIClient, project: Project
+) -> None:
+    project.write(definition(file_secret("ok", "good/a.env", kind="uuid"), file_secret("bad", "blocked/b.env",
+                                                                                         kind="uuid")))
+    (project.root / "blocked").write_text("not a folder")
+    assert authed_api.post("/agent/sync", {}, format="json").json()["status"] == "partial"
+    row = AuditEntry.objects.get(action="agent_sync")
+    assert row.success is False
+    assert (row.details["generated"], row.details["failed"]) == (["ok"], ["bad"])
+    assert [e["secret"] for e in row.details["errors"]] == ["bad"]
+
+
+def test_a_complete_agent_sync_is_audited_as_a_success(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("ok", "good/a.env", kind="uuid")))
+    authed_api.post("/agent/sync", {}, format="json")
+    assert AuditEntry.objects.get(action="agent_sync").success is True

@@ -309,3 +309,20 @@ def test_a_template_output_edited_behind_our_back_is_still_value_changed(
     authed_api.post("/sync", {}, format="json")
     (project.root / "out/app.conf").write_text("password=edited\n")
     assert reasons(check(authed_api)) == [("db", "value_changed")]
+
+
+def test_drift_alone_is_a_successful_check(authed_api: APIClient, project: Project) -> None:
+    two_secrets(authed_api, project)
+    rewrite_lines(project.root / "out/app.env", "db", "db=changed")
+    assert check(authed_api)["has_drift"] is True
+    assert AuditEntry.objects.get(action="check_drift").success is True
+
+
+def test_a_target_the_check_could_not_read_makes_it_a_failure(authed_api: APIClient, project: Project) -> None:
+    two_secrets(authed_api, project)
+    target = project.root / "out/app.env"
+    target.unlink()
+    target.mkdir()
+    assert {reason for _, reason in reasons(check(authed_api))} == {"target_unreadable"}
+    row = AuditEntry.objects.get(action="check_drift")
+    assert row.success is False and row.details["unreadable"] == ["api", "db"]

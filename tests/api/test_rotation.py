@@ -402,3 +402,10 @@ def test_failed_rotation_request_is_audited_as_a_failure(authed_api: APIClient, 
     authed_api.post("/rotation/execute", {"secret_name": "ghost"}, format="json")
     row = AuditEntry.objects.get(action="execute_rotation")
     assert (row.resource, row.success) == ("secret:ghost", False)
+
+
+def test_a_rotation_that_failed_a_secret_is_audited_as_a_failure(authed_api: APIClient, project: Project) -> None:
+    synced_in_prod(authed_api, project)
+    assert execute(authed_api, {"force": True})["failed"] == ["db"]
+    row = AuditEntry.objects.get(action="execute_rotation")
+    assert row.success is False and row.details["failed"] == ["db"] and row.details["rotated"] == []

@@ -293,3 +293,35 @@ def test_sync_repair_without_a_verified_copy_names_the_secret(authed_api: APICli
 def test_sync_repair_must_be_a_boolean(authed_api: APIClient, project: Project) -> None:
     two_copies(project)
     assert authed_api.post("/sync", {"repair": "maybe"}, format="json").status_code == 422
+
+
+def test_a_sync_in_which_every_secret_failed_is_audited_as_a_failure(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", "blocked/a.env"), file_secret("api", "blocked/b.env")))
+    (project.root / "blocked").write_text("a file where a folder should be")
+    assert authed_api.post("/sync", {}, format="json").json()["secrets_failed"] == ["db", "api"]
+    row = AuditEntry.objects.get(action="sync")
+    assert row.success is False and row.details["failed"] == ["db", "api"] and "state" not in row.details
+
+
+def test_a_partly_failed_sync_is_a_failure_whose_row_keeps_what_succeeded(
+    authed_api: APIClient, project: Project
+) -> None:
+    project.write(definition(file_secret("db", "good/a.env"), file_secret("api", "blocked/b.env")))
+    (project.root / "blocked").write_text("a file where a folder should be")
+    authed_api.post("/sync", {}, format="json")
+    row = AuditEntry.objects.get(action="sync")
+    assert row.success is False
+    assert (row.details["generated"], row.details["failed"]) == (["db"], ["api"])
+    assert [e["secret"] for e in row.details["errors"]] == ["api"]
+
+
+def test_a_sync_with_a_failed_target_of_a_generated_secret_is_a_failure(
+    authed_api: APIClient, project: Project
+) -> None:
+    secret = file_secret("db", "good/a.env")
+    secret["targets"].append({"provider": "local", "kind": "file", "config": {"path": "blocked/a.env"}})
+    project.write(definition(secret))
+    (project.root / "blocked").write_text("a file where a folder should be")
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert body["secrets_failed"] == [] and body["errors"]
+    assert AuditEntry.objects.get(action="sync").success is False

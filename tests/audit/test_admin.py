@@ -1,11 +1,17 @@
-"""The Django admin lists audit rows read-only."""
+"""The Django admin lists audit rows read-only, with filters that stay short; admin logins are rows."""
 
 from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import timezone
 
+from audit.admin import ACTIONS
 from audit.models import AuditEntry
 from audit.recorder import record
 
@@ -57,3 +63,79 @@ def test_delete_is_refused(admin_client: Client, entry: AuditEntry) -> None:
     response = admin_client.post(f"/admin/audit/auditentry/{entry.pk}/delete/", {"post": "yes"})
     assert response.status_code == 403
     assert AuditEntry.objects.filter(pk=entry.pk).exists()
+
+
+def listed(client: Client, query: str) -> list[AuditEntry]:
+    response = client.get(f"/admin/audit/auditentry/?{query}")
+    assert response.status_code == 200
+    return list(response.context["cl"].result_list)
+
+
+def test_success_filter_keeps_failed_rows(admin_client: Client, entry: AuditEntry) -> None:
+    record(action="check_drift", resource="config", user=None, success=False)
+    assert [r.action for r in listed(admin_client, "success__exact=0")] == ["check_drift"]
+
+
+def test_action_filter_offers_the_known_actions_without_asking_the_table(
+    admin_client: Client, entry: AuditEntry
+) -> None:
+    response = admin_client.get("/admin/audit/auditentry/")
+    (spec,) = [s for s in response.context["cl"].filter_specs if s.title == "action"]
+    assert [value for value, _ in spec.lookup_choices] == list(ACTIONS)
+
+
+def test_every_action_the_service_writes_is_in_the_admins_list() -> None:
+    source = (Path(__file__).resolve().parents[2] / "secretsapi/actions.py").read_text()
+    assert set(re.findall(r'audited\(\s*"([a-z_]+)"', source)) <= set(ACTIONS)
+
+
+def test_user_filter_stays_short_however_many_users_there_are(admin_client: Client, entry: AuditEntry) -> None:
+    for i in range(60):
+        record(action="admin_login", resource="admin", user=f"guess{i}", success=False)
+    response = admin_client.get("/admin/audit/auditentry/")
+    (spec,) = [s for s in response.context["cl"].filter_specs if s.title == "user"]
+    assert len(spec.lookup_choices) == 4
+
+
+def test_user_filter_by_kind(admin_client: Client, entry: AuditEntry) -> None:
+    record(action="sync", resource="secrets", user="cli:alice", success=True)
+    record(action="sync", resource="secrets", user=None, success=True)
+    assert [r.user for r in listed(admin_client, "by=cli")] == ["cli:alice"]
+    assert [r.user for r in listed(admin_client, "by=nobody")] == [None]
+
+
+def test_one_user_is_found_by_its_exact_name(admin_client: Client, entry: AuditEntry) -> None:
+    record(action="sync", resource="secrets", user="cli:alice", success=True)
+    assert [r.user for r in listed(admin_client, "user=cli:alice")] == ["cli:alice"]
+
+
+def test_date_filter_keeps_rows_of_the_period(admin_client: Client, entry: AuditEntry) -> None:
+    old = record(action="sync", resource="secrets", user="api-key", success=True)
+    AuditEntry.objects.filter(pk=old).update(timestamp=timezone.now() - timedelta(days=30))
+    response = admin_client.get("/admin/audit/auditentry/")
+    (spec,) = [s for s in response.context["cl"].filter_specs if s.title == "timestamp"]
+    (today,) = [c["query_string"] for c in spec.choices(response.context["cl"]) if c["display"] == "Today"]
+    assert [r.pk for r in listed(admin_client, today.lstrip("?") + "&action=sync")] == [entry.pk]
+
+
+# -- admin logins are audited ---------------------------------------------------------------
+
+def login(username: str, password: str) -> int:
+    return Client().post("/admin/login/?next=/admin/", {"username": username, "password": password}).status_code
+
+
+def test_a_successful_admin_login_writes_a_row_naming_the_user(db: None) -> None:
+    User.objects.create_superuser("root", "root@example.com", "pw-for-tests")
+    assert login("root", "pw-for-tests") == 302
+    row = AuditEntry.objects.get(action="admin_login")
+    assert (row.user, row.success, row.resource) == ("root", True, "admin")
+
+
+def test_a_failed_admin_login_writes_a_failed_row_naming_the_username_tried(db: None) -> None:
+    User.objects.create_superuser("root", "root@example.com", "pw-for-tests")
+    assert login("root", "wrong-password-123") == 200
+    assert login("nobody-here", "another-guess-456") == 200
+    rows = AuditEntry.objects.filter(action="admin_login").order_by("id")
+    assert [(r.user, r.success) for r in rows] == [("root", False), ("nobody-here", False)]
+    assert all(r.details["reason"] == "invalid_credentials" for r in rows)
+    assert not any("guess" in str(r.details) or "wrong-password" in str(r.details) for r in rows)

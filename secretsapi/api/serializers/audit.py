@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
-from datetime import tzinfo
+from datetime import UTC, tzinfo
 from functools import cached_property
 from typing import Any
 
 from django.utils import timezone
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from audit.models import AuditEntry
 from secretsapi.api.serializers.strict import DB_INT_MAX, StrictQuerySerializer
+
+
+class QueryBooleanField(serializers.BooleanField):
+    """Exactly ``true`` or ``false``: DRF's field also takes 1, yes, on... and reads absent as false."""
+
+    TRUE_VALUES = {"true"}  # noqa: RUF012 - DRF's class attributes (the schema's enum reads them)
+    FALSE_VALUES = {"false"}  # noqa: RUF012
+    NULL_VALUES: set[str | None] = set()  # noqa: RUF012
+    default_empty_html = empty
+
+    def to_internal_value(self, data: Any) -> bool:
+        # DRF lower-cases before comparing; "True" is not what a user of JSON means either.
+        if data in ("true", "false"):
+            return bool(data == "true")
+        self.fail("invalid", input=data)
+        raise AssertionError  # fail() raises
 
 
 class AuditQuerySerializer(StrictQuerySerializer):
@@ -18,6 +35,19 @@ class AuditQuerySerializer(StrictQuerySerializer):
     offset = serializers.IntegerField(min_value=0, max_value=DB_INT_MAX, default=0)
     action = serializers.CharField(required=False, allow_blank=False, max_length=64)
     resource = serializers.CharField(required=False, allow_blank=False, max_length=255)
+    success = QueryBooleanField(required=False, help_text="Only rows with this outcome: true or false.")
+    user = serializers.CharField(required=False, allow_blank=False, max_length=255,
+                                 help_text="Only rows of this user, exactly (api-key, cli:alice, an admin login).")
+    since = serializers.DateTimeField(
+        required=False, default_timezone=UTC,
+        help_text="Rows at or after this instant (ISO 8601; without a zone it is UTC). Inclusive.")
+    until = serializers.DateTimeField(
+        required=False, default_timezone=UTC,
+        help_text="Rows before this instant (ISO 8601; without a zone it is UTC). Exclusive.")
+    secret = serializers.CharField(
+        required=False, allow_blank=False, max_length=255,
+        help_text="Every row about this secret: its own (resource secret:<name>) and bulk operations "
+                  "naming it in their details (a sync's generated, skipped, failed lists, errors).")
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-arg]

@@ -53,6 +53,11 @@ class AuditLogListView(StrictAPIView):
             offset=q["offset"],
             action=q.get("action"),
             resource=q.get("resource"),
+            success=q.get("success"),
+            user=q.get("user"),
+            since=q.get("since"),
+            until=q.get("until"),
+            secret=q.get("secret"),
         )
         return Response(
             {
