@@ -297,7 +297,8 @@ class DefinitionChecker(FieldChecks):
         description = raw.get("description")
         if description is not None and not isinstance(description, str):
             self.errors.append(f"{where}.description: must be a string")
-        targets = self._targets(raw.get("targets"), f"{where}.targets", owner)
+        label = f"{where} {self._shown(name, f'{where}.name')}" if name else where
+        targets = self._targets(raw.get("targets"), f"{where}.targets", owner, label)
         self.warnings.extend(f"{p} (left as written)" for p in self._take_unresolved(where))
         local = self._local(raw, targets, where)
         if name is None or kind is None or (template is None and generator is None):
