@@ -256,3 +256,54 @@ def test_validation_accepts_a_target_exactly_when_sync_meets_no_config_error(
     messages = [error.message for error in result.errors]
     refused_by_sync = result.secrets_failed == ["db"] and not any(_STORE_REACHED in m for m in messages)
     assert (refused_by_validation, refused_by_sync) == (not accepted, not accepted), (report, messages)
+
+
+_VAULT = {"address": "http://127.0.0.1:1", "token": "t"}
+
+
+@pytest.mark.parametrize(("provider", "accepted"), [
+    ({"kind": "vault", "auth": {"kind": "token"}, "config": {**_VAULT, "timeout": 30}}, True),
+    ({"kind": "vault", "auth": {"kind": "approle"}, "config": _VAULT}, False),
+    ({"kind": "vault", "config": {**_VAULT, "timeout": 0}}, False),
+    ({"kind": "vault", "auth": {"kind": "ambient", "config": {"timeout": "5"}}, "config": _VAULT}, False),
+])
+def test_a_declared_provider_s_settings_its_store_refuses_are_a_warning_that_its_targets_fail_at_sync(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, provider: dict[str, Any], accepted: bool) -> None:
+    def reached(*args: Any, **kwargs: Any) -> Any:
+        raise TargetError(_STORE_REACHED)
+
+    monkeypatch.setattr(vault_kv._clients, "get", reached)  # after every check of the provider
+    doc = definition(_secret("db", _target("prod", "kv", path="app/db"), _target("prod", "kv", path="app/x")),
+                     providers={"prod": provider})
+    path = write_definition(tmp_path, doc)
+    report = validate_file(path)
+    assert report.errors == []
+    assert len(report.warnings) == (0 if accepted else 1)  # once per provider
+    assert all(w.startswith("secrets[0] 'db' targets[0] prod/kv: provider 'prod': ") for w in report.warnings)
+    messages = [error.message for error in sync(Workspace(definition_path=path, environ={})).errors]
+    assert all(_STORE_REACHED in m for m in messages) == accepted, messages
+
+
+@pytest.mark.parametrize(("name", "config", "accepted"), [
+    ("db_password", {}, True),
+    ("db.password", {}, False),
+    ("db.password", {"key": "db_password"}, True),
+    ("1db", {"format": "json"}, True),
+])
+def test_the_key_a_file_target_stores_under_by_default_is_judged_by_its_format_as_sync_judges_it(
+        tmp_path: Path, name: str, config: dict[str, Any], accepted: bool) -> None:
+    path = write_definition(tmp_path, definition(_secret(name, _target("local", "file", path="v.tfvars", **config))))
+    warnings = validate_file(path).warnings
+    assert warnings == ([] if accepted else [
+        f"secrets[0] '{name}' targets[0] local/file: '{name}' is not a valid tfvars variable name: this target "
+        "fails at sync"])
+    assert sync(Workspace(definition_path=path, environ={})).secrets_failed == ([] if accepted else [name])
+
+
+def test_a_template_field_s_own_target_is_judged_with_the_field_s_name() -> None:
+    field = {"generator": {"kind": "random_password"}, "targets": [_target("local", "file", path="v.tfvars")]}
+    doc = definition({"name": "app", "kind": "templates.creds", "rotation_period": "30d"},
+                     templates={"creds": {"fields": {"db.password": field}}})
+    assert validate_document(doc).warnings == [
+        "templates.creds.fields.db.password targets[0] local/file: 'db.password' is not a valid tfvars variable "
+        "name: this target fails at sync"]

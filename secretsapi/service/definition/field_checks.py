@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from secretsapi.service.definition.interpolation import Interpolator
-from secretsapi.service.definition.model import KIND_ALIASES, GeneratorSpec, TargetSpec, Unit
+from secretsapi.service.definition.model import KIND_ALIASES, GeneratorSpec, ProviderSpec, TargetSpec, Unit
 from secretsapi.service.definition.periods import parse_period
 from secretsapi.service.generators import (
     CHARSETS,
@@ -51,9 +51,11 @@ def supported_types() -> frozenset[str]:
 
 
 # (errors, warnings) of one target of a supported type, given the label naming its place
-# (``secrets[2] 'db' targets[1] local/file``): set by validation only, so loading a definition
-# for an operation stays as lenient as before (its bad targets fail alone at sync).
-TargetRules = Callable[[TargetSpec, str, str], tuple[list[str], list[str]]]
+# (``secrets[2] 'db' targets[1] local/file``), its place and the key it stores under when its
+# config names none (None: several, a template's shared targets): set by validation only, so
+# loading a definition for an operation stays as lenient as before (its bad targets fail alone
+# at sync).
+TargetRules = Callable[[TargetSpec, str, str, str | None], tuple[list[str], list[str]]]
 
 
 class FieldChecks:
@@ -67,6 +69,7 @@ class FieldChecks:
         self.errors: list[str] = []
         self.warnings: list[str] = []
         self._interpolator = Interpolator({}, environ)
+        self.providers: dict[str, ProviderSpec] = {}  # the declared ones, once parsed
         self._provider_kinds: dict[str, str] = {}  # alias -> kind, for targets naming an alias
         self._configs: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.environ = environ
@@ -177,10 +180,10 @@ class FieldChecks:
             return default
         return item
 
-    def _targets(self, value: Any, where: str, owner: str = "this secret",
-                 label: str | None = None) -> tuple[TargetSpec, ...]:
+    def _targets(self, value: Any, where: str, owner: str = "this secret", label: str | None = None,
+                 default_key: str | None = None) -> tuple[TargetSpec, ...]:
         """``label`` names the owner in per-target messages (``secrets[2] 'db'``); by default
-        ``where`` without its ``.targets``."""
+        ``where`` without its ``.targets``. ``default_key``: see TargetRules."""
         if value is None:
             return ()
         if not isinstance(value, list):
@@ -212,7 +215,7 @@ class FieldChecks:
                         for p in self._provider_unresolved.pop(provider, [])
                     )
                     if self.target_rules is not None:
-                        errors, warnings = self.target_rules(target, named, place)
+                        errors, warnings = self.target_rules(target, named, place, default_key)
                         self.errors.extend(errors)
                         self.warnings.extend(warnings)
                 elif self.strict and self._undeclared(provider, kind):

@@ -66,7 +66,7 @@ class LocalFileKind:
             try:
                 fmt.render(None, {key: ""})  # the writer's own check of the key's name
             except FormatError as exc:
-                warnings.append(f"{where}: config.key: {exc}: this target fails at sync")
+                warnings.append(f"{where}: {exc}: this target fails at sync")
         if not isinstance(config.get("merge", True), bool):
             warnings.append(f"{where}: config.merge is not true or false: the file's other keys are kept")
         if key is not None and not isinstance(key, str):
