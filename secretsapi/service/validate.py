@@ -5,19 +5,29 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.checker import DefinitionChecker
-from secretsapi.service.definition.model import SecretDef
+from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
-from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, TargetError
 from secretsapi.service.results import ValidationReport
+from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
+from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.paths import outside_message, path_problem, within_roots
+from secretsapi.service.targets.registry import get_kind
+from secretsapi.service.targets.remote import checked_provider
 
 logger = logging.getLogger(__name__)
 
+
+# The provider kinds whose settings the remote kinds check before any request: their auth kinds
+# and the store's name in messages.
+_FAMILIES = {"aws": (aws.AUTH_KINDS, "AWS"), "vault": (vault_kv.AUTH_KINDS, "Vault"),
+             "kubernetes": (kubernetes_secret.AUTH_KINDS, "Kubernetes")}
 
 # The config fields of the local kinds that name a file (checked against the target roots).
 LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path")}
@@ -52,32 +62,80 @@ def validate_document(
     against ``target_roots`` when the setting gives some, relative ones only for their shape.
     """
     checker = DefinitionChecker(os.environ if environ is None else environ, strict=True)
+    checker.target_rules = _TargetRules(checker, base_dir, tuple(target_roots or ()))
     try:
-        parsed = checker.check(doc, overlays)
-        checker.errors.extend(_root_errors(parsed.secrets, base_dir, tuple(target_roots or ())))
+        checker.check(doc, overlays)
     except Exception:  # a checker bug must not turn bad input into a 500
         logger.exception("definition check failed unexpectedly")
         checker.errors.append("definition could not be checked")
     return ValidationReport(valid=not checker.errors, errors=checker.errors, warnings=checker.warnings)
 
 
-def _root_errors(secrets: Sequence[SecretDef], base_dir: Path | None, roots: tuple[Path, ...]) -> list[str]:
-    """Local target paths outside every allowed root, each naming the secret and the target."""
-    if base_dir is not None:
-        roots = roots or (base_dir,)
-    errors: list[str] = []
-    for secret in secrets:
-        targets = [*secret.targets, *(p.target for unit in secret.units for p in unit.placements)]
-        for target in targets:  # template fields place their targets; messages are deduplicated
-            for name in LOCAL_PATH_FIELDS.get(target.type, ()):
-                value = target.config.get(name)
-                if path_problem(value, name) or not isinstance(value, str):
-                    continue  # the kind's own check reports it
-                if base_dir is None and (not roots or not os.path.isabs(value)):
-                    continue  # no folder: a relative path cannot be placed
-                full = os.path.normpath(os.path.join(os.path.abspath(base_dir or "/"), value))
-                message = (f"secret '{secret.name}' target {target.type} config.{name}: "
-                           f"{outside_message(value)}")
-                if not within_roots(full, roots) and message not in errors:
-                    errors.append(message)
-    return errors
+class _TargetRules:
+    """Every target of a supported type, checked where it is defined (each secret's targets, each
+    template field's and template's), whatever else is wrong with its secret: the kind's own
+    ``validate`` (errors: sync would refuse the target) and ``advise`` (warnings), then the
+    allowed target roots for local paths."""
+
+    def __init__(self, checker: DefinitionChecker, base_dir: Path | None, roots: tuple[Path, ...]) -> None:
+        self._checker = checker
+        self._base_dir = base_dir
+        # A submitted document has no folder: only absolute paths are placed, in the setting's roots.
+        self._roots = roots or ((base_dir,) if base_dir is not None else ())
+        self._providers_seen: set[str] = set()
+
+    def __call__(self, target: TargetSpec, named: str, place: str,
+                 default_key: str | None) -> tuple[list[str], list[str]]:
+        kind = get_kind(target.type)
+        if default_key and not target.config.get("key"):
+            # The kind judges the key it will store under (a tfvars file refuses 'db.password').
+            target = replace(target, config={**target.config, "key": default_key})
+        errors = kind.validate(target, named) + self._root_errors(target, named)
+        advise = getattr(kind, "advise", None)
+        warnings: list[str] = advise(target, named) if advise is not None else []
+        warnings += self._provider_warnings(target, named)
+        hidden = [str(value) for key, value in target.config.items()
+                  if value and self._checker.interpolated_at(f"{place}.config.{key}")]
+        return _hide(errors, hidden), _hide(warnings, hidden)
+
+    def _provider_warnings(self, target: TargetSpec, named: str) -> list[str]:
+        """A declared provider's settings its store refuses (an auth kind it has not, a timeout out
+        of range), once per provider at its first target: SecretZero has other auth kinds, so a
+        warning; every target using it fails at sync."""
+        spec = self._checker.providers.get(target.provider)
+        family = _FAMILIES.get(spec.kind) if spec is not None else None
+        if family is None or target.provider in self._providers_seen:
+            return []
+        self._providers_seen.add(target.provider)
+        ctx = TargetContext(Path("."), self._checker.providers, _no_value, ())
+        try:
+            checked_provider(target, ctx, *family).timeout  # noqa: B018 - its check is the point
+        except TargetError as exc:
+            return [f"{named}: {exc}: the targets using it fail at sync"]
+        return []
+
+    def _root_errors(self, target: TargetSpec, named: str) -> list[str]:
+        errors = []
+        for name in LOCAL_PATH_FIELDS.get(target.type, ()):
+            value = target.config.get(name)
+            if path_problem(value, name) or not isinstance(value, str):
+                continue  # the kind's own check reports it
+            if self._base_dir is None and (not self._roots or not os.path.isabs(value)):
+                continue  # no folder: a relative path cannot be placed
+            full = os.path.normpath(os.path.join(os.path.abspath(self._base_dir or "/"), value))
+            if not within_roots(full, self._roots):
+                errors.append(f"{named} config.{name}: {outside_message(value)}")
+        return errors
+
+
+def _no_value(lock_key: str) -> str | None:
+    return None
+
+
+def _hide(messages: list[str], hidden: Sequence[str]) -> list[str]:
+    """Quoted values that came out of a substitution (they may carry the process environment)
+    replaced; the roots check still names the path bare, as before: the operator must see where
+    it points."""
+    for value in hidden:
+        messages = [m.replace(repr(value), "the interpolated value") for m in messages]
+    return messages

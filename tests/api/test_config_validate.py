@@ -187,7 +187,7 @@ def test_an_absolute_path_outside_the_configured_roots_is_an_error_naming_secret
     settings.SERVICE_TARGET_ROOTS = ("/etc/app",)
     body = validate(authed_api, definition(file_secret("db", "/srv/app/.env"), file_secret("ok", "/etc/app/.env")))
     assert body["valid"] is False
-    assert body["errors"] == ["secret 'db' target local/file config.path: path /srv/app/.env is outside the "
+    assert body["errors"] == ["secrets[0] 'db' targets[0] local/file config.path: path /srv/app/.env is outside the "
                               "allowed target roots (SERVICE_TARGET_ROOTS)"]
 
 
@@ -199,9 +199,9 @@ def test_absolute_paths_are_valid_in_a_submitted_document_when_no_roots_are_conf
 # -- definitions SecretZero accepts ------------------------------------------------------------
 
 
-def _with_target(name: str, provider: str, kind: str) -> dict[str, Any]:
+def _with_target(name: str, provider: str, kind: str, **config: Any) -> dict[str, Any]:
     secret = file_secret(name, rotation_period="30d")
-    secret["targets"].append({"provider": provider, "kind": kind, "config": {"repo": "org/app"}})
+    secret["targets"].append({"provider": provider, "kind": kind, "config": config or {"repo": "org/app"}})
     return secret
 
 
@@ -262,5 +262,27 @@ def test_a_charset_of_characters_is_valid_with_a_warning(authed_api: APIClient) 
 
 @pytest.mark.parametrize("alias", ["kv", "kv2", "kv-v2", "kvv2"])
 def test_vault_kind_aliases_are_supported_kinds(authed_api: APIClient, alias: str) -> None:
-    body = validate(authed_api, definition(_with_target("db", "vault", alias)))
+    body = validate(authed_api, definition(_with_target("db", "vault", alias, path="app/db")))
     assert body["errors"] == [] and not [w for w in body["warnings"] if "not supported" in w], body
+
+
+def test_targets_sync_would_refuse_are_errors_each_naming_the_secret_and_the_target_position(
+        authed_api: APIClient) -> None:
+    db = file_secret("db", rotation_period="30d")
+    db["targets"] += [{"provider": "local", "kind": "file", "config": {"format": "json"}},
+                      {"provider": "vault", "kind": "kv2", "config": {"path": "app/db", "version": 3}},
+                      {"provider": "myaws", "kind": "ssm_parameter", "config": {"name": "/app/db"}}]
+    body = validate(authed_api, definition(file_secret("ok", rotation_period="30d"), db))
+    assert body["valid"] is False
+    assert body["errors"] == [
+        "secrets[1] 'db' targets[1] local/file: config.path is required and must be a non-empty string",
+        "secrets[1] 'db' targets[2] vault/kv2: config.version must be 1 or 2",
+        "secrets[1] 'db' targets[3] myaws/ssm_parameter: provider 'myaws' is not declared in providers and is "
+        "not a provider kind (aws, kubernetes, local, vault)"]
+
+
+def test_an_unknown_file_format_is_a_warning_that_the_target_fails_at_sync(authed_api: APIClient) -> None:
+    body = validate(authed_api, definition(file_secret("db", "a.env", fmt="xml", rotation_period="30d")))
+    assert body["valid"] is True
+    assert body["warnings"] == ["secrets[0] 'db' targets[0] local/file: config.format 'xml' is not one of "
+                                "dotenv, json, yaml, toml, tfvars: this target fails at sync"]

@@ -122,7 +122,7 @@ def test_validate_reports_a_path_outside_the_target_roots_and_takes_the_setting(
     project.write(definition(file_secret("db", "/srv/app/.env")))
     code, out = run("validate")
     assert code == 2
-    assert "secret 'db' target local/file config.path: path /srv/app/.env is outside the allowed target " \
+    assert "secrets[0] 'db' targets[0] local/file config.path: path /srv/app/.env is outside the allowed target " \
            "roots (SERVICE_TARGET_ROOTS)" in out
     settings.SERVICE_TARGET_ROOTS = (project.root, Path("/srv/app"))
     assert run("validate")[0] == 0
@@ -223,3 +223,16 @@ def test_sync_repair_without_a_verified_copy_exits_1_and_writes_nothing(proj: Pr
     assert code == 1  # db has no verified copy: named in errors
     assert json.loads(out)["errors"][0]["secret"] == "db"
     assert (proj.root / "out/app.env").read_text() == "db=other\n"
+
+
+def test_validate_reports_every_target_sync_would_refuse_and_exits_2(project: Project) -> None:
+    secret = file_secret("db", "out/app.env", rotation_period="30d")
+    secret["targets"] += [{"provider": "local", "kind": "template", "config": {"output_path": "out/x"}},
+                          {"provider": "aws", "kind": "secrets_manager", "config": {}}]
+    project.write(definition(secret))
+    code, out = run("validate", "--json")
+    assert code == 2
+    assert json.loads(out)["errors"] == [
+        "secrets[0] 'db' targets[1] local/template: config.template_path is required and must be a non-empty "
+        "string",
+        "secrets[0] 'db' targets[2] aws/secrets_manager: config.name is required"]

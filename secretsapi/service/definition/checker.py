@@ -99,6 +99,7 @@ class DefinitionChecker(FieldChecks):
             doc.clear()  # the sections hold what is still needed
         out.metadata = self._metadata(sections["metadata"])
         out.providers = self._providers(sections["providers"])
+        self.providers = out.providers
         self._provider_kinds = {alias: spec.kind for alias, spec in out.providers.items()}
         templates = self._templates(sections["templates"])
         out.secrets = self._secrets(sections["secrets"], templates)
@@ -218,7 +219,8 @@ class DefinitionChecker(FieldChecks):
                 spec = self._generator(
                     generator.get("kind"), generator.get("config"), f"{place}.generator", owner
                 )
-                targets = self._targets(raw_field.get("targets"), f"{place}.targets", owner)
+                targets = self._targets(raw_field.get("targets"), f"{place}.targets", owner,
+                                        default_key=str(field_name))
                 if spec is not None:
                     parsed[field_name] = (spec, targets)
                     canonical[field_name] = {
@@ -297,7 +299,10 @@ class DefinitionChecker(FieldChecks):
         description = raw.get("description")
         if description is not None and not isinstance(description, str):
             self.errors.append(f"{where}.description: must be a string")
-        targets = self._targets(raw.get("targets"), f"{where}.targets", owner)
+        label = f"{where} {self._shown(name, f'{where}.name')}" if name else where
+        # A template secret's own targets store each field under the field's name.
+        default_key = name if kind is not None and not kind.startswith(TEMPLATE_PREFIX) else None
+        targets = self._targets(raw.get("targets"), f"{where}.targets", owner, label, default_key)
         self.warnings.extend(f"{p} (left as written)" for p in self._take_unresolved(where))
         local = self._local(raw, targets, where)
         if name is None or kind is None or (template is None and generator is None):

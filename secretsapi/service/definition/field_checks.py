@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from secretsapi.service.definition.interpolation import Interpolator
-from secretsapi.service.definition.model import GeneratorSpec, TargetSpec, Unit
+from secretsapi.service.definition.model import KIND_ALIASES, GeneratorSpec, ProviderSpec, TargetSpec, Unit
 from secretsapi.service.definition.periods import parse_period
 from secretsapi.service.generators import (
     CHARSETS,
@@ -50,6 +50,14 @@ def supported_types() -> frozenset[str]:
     return frozenset(kind.type for kind in kinds())
 
 
+# (errors, warnings) of one target of a supported type, given the label naming its place
+# (``secrets[2] 'db' targets[1] local/file``), its place and the key it stores under when its
+# config names none (None: several, a template's shared targets): set by validation only, so
+# loading a definition for an operation stays as lenient as before (its bad targets fail alone
+# at sync).
+TargetRules = Callable[[TargetSpec, str, str, str | None], tuple[list[str], list[str]]]
+
+
 class FieldChecks:
     """The checks of single values that DefinitionChecker builds on.
 
@@ -61,6 +69,7 @@ class FieldChecks:
         self.errors: list[str] = []
         self.warnings: list[str] = []
         self._interpolator = Interpolator({}, environ)
+        self.providers: dict[str, ProviderSpec] = {}  # the declared ones, once parsed
         self._provider_kinds: dict[str, str] = {}  # alias -> kind, for targets naming an alias
         self._configs: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.environ = environ
@@ -70,6 +79,7 @@ class FieldChecks:
         self._set_unresolved({})
         self._provider_unresolved: dict[str, list[str]] = {}  # alias -> its problems
         self._supported = supported_types()
+        self.target_rules: TargetRules | None = None
 
     def _set_unresolved(self, unresolved: Mapping[str, str]) -> None:
         self._unresolved = dict(unresolved)
@@ -121,6 +131,10 @@ class FieldChecks:
         except TypeError:  # a nested list or mapping: kept as it is
             return config
 
+    def interpolated_at(self, where: str) -> bool:
+        """The value at ``where`` came out of a substitution (messages must not echo it)."""
+        return where in self._interpolator.interpolated
+
     def _shown(self, value: Any, where: str) -> str:
         # Interpolated values may come from the server's environment: never echo them.
         return self._interpolator.shown(value, where)
@@ -166,12 +180,16 @@ class FieldChecks:
             return default
         return item
 
-    def _targets(self, value: Any, where: str, owner: str = "this secret") -> tuple[TargetSpec, ...]:
+    def _targets(self, value: Any, where: str, owner: str = "this secret", label: str | None = None,
+                 default_key: str | None = None) -> tuple[TargetSpec, ...]:
+        """``label`` names the owner in per-target messages (``secrets[2] 'db'``); by default
+        ``where`` without its ``.targets``. ``default_key``: see TargetRules."""
         if value is None:
             return ()
         if not isinstance(value, list):
             self.errors.append(f"{where}: must be a list")
             return ()
+        label = label or where.removesuffix(".targets")
         targets = []
         for index, raw in enumerate(value):
             place = f"{where}[{index}]"
@@ -187,6 +205,7 @@ class FieldChecks:
                 aliased = self._provider_kinds.get(provider, provider)
                 target = TargetSpec(provider=provider, kind=kind, config=config,
                                     provider_kind=aliased if aliased != provider else None)
+                named = f"{label} targets[{index}] {provider}/{kind}"
                 if target.type in self._supported:
                     self._report_unresolved(unresolved)
                     # A provider setting stays as written (as in SecretZero): the store refuses
@@ -194,6 +213,17 @@ class FieldChecks:
                     self.warnings.extend(
                         f"{p} (left as written: the targets using provider '{provider}' fail until it is defined)"
                         for p in self._provider_unresolved.pop(provider, [])
+                    )
+                    if self.target_rules is not None:
+                        errors, warnings = self.target_rules(target, named, place, default_key)
+                        self.errors.extend(errors)
+                        self.warnings.extend(warnings)
+                elif self.strict and self._undeclared(provider, kind):
+                    # A kind this service writes under a provider no one declared: SecretZero
+                    # and this service both fail it at sync ("provider not initialized").
+                    self.errors.append(
+                        f"{named}: provider {self._shown(provider, f'{place}.provider')} is not declared "
+                        f"in providers and is not a provider kind ({', '.join(self._provider_names())})"
                     )
                 else:
                     # Written by SecretZero, not here: a warning, and that target fails at sync.
@@ -203,6 +233,17 @@ class FieldChecks:
                     )
                 targets.append(target)
         return tuple(targets)
+
+    def _provider_names(self) -> list[str]:
+        return sorted({t.partition("/")[0] for t in self._supported})
+
+    def _undeclared(self, provider: str, kind: str) -> bool:
+        """``provider`` is neither a declared alias nor a provider kind, and ``kind`` is one this
+        service writes under some provider (other kinds keep the unsupported-kind warning)."""
+        if provider in self._provider_kinds or provider in self._provider_names():
+            return False
+        ours = {t.partition("/")[2] for t in self._supported} | {alias for _, alias in KIND_ALIASES}
+        return kind in ours
 
     def _generator(
         self, kind: Any, config: Any, where: str, owner: str = "this secret", env_name: str | None = None

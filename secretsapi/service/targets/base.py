@@ -57,7 +57,10 @@ class TargetKind(Protocol):
         ...
 
     def validate(self, target: TargetSpec, where: str) -> list[str]:
-        """Configuration errors, each naming ``where``; empty when valid."""
+        """Configuration errors, each naming ``where``; empty when valid. Validation reports them
+        as errors; a write refuses such a target. A kind may also have ``advise(target, where)``:
+        validation's warnings, for what SecretZero accepts there (a warning ending "this target
+        fails at sync" marks what the write still refuses)."""
         ...
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,19 +49,29 @@ class LocalFileKind:
         }
 
     def validate(self, target: TargetSpec, where: str) -> list[str]:
+        problem = path_problem(target.config.get("path"), "path")
+        return [f"{where}: {problem}"] if problem else []
+
+    def advise(self, target: TargetSpec, where: str) -> list[str]:
+        """Validation's warnings: a format no writer has (SecretZero accepts it there and fails the
+        target at sync, as this service does), and settings read loosely, as SecretZero reads them."""
         config = target.config
-        errors = []
-        problem = path_problem(config.get("path"), "path")
-        if problem:
-            errors.append(f"{where}: {problem}")
-        fmt = config.get("format")
-        if fmt is not None and fmt not in FORMATS:
-            errors.append(f"{where}: config.format '{fmt}' is not one of {', '.join(FORMATS)}")
+        warnings = []
+        fmt = FORMATS.get(format_name(config))
+        if fmt is None:
+            warnings.append(f"{where}: config.format {config.get('format')!r} is not one of "
+                            f"{', '.join(FORMATS)}: this target fails at sync")
+        key = config.get("key")
+        if fmt is not None and isinstance(key, str) and key:
+            try:
+                fmt.render(None, {key: ""})  # the writer's own check of the key's name
+            except FormatError as exc:
+                warnings.append(f"{where}: {exc}: this target fails at sync")
         if not isinstance(config.get("merge", True), bool):
-            errors.append(f"{where}: config.merge must be true or false")
-        if config.get("key") is not None and not isinstance(config.get("key"), str):
-            errors.append(f"{where}: config.key must be a string")
-        return errors
+            warnings.append(f"{where}: config.merge is not true or false: the file's other keys are kept")
+        if key is not None and not isinstance(key, str):
+            warnings.append(f"{where}: config.key is not a string: its text is used")
+        return warnings
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
         return f"{target.provider}/{target.kind}/{target.config.get('path')}"
@@ -146,8 +156,15 @@ class LocalFileKind:
 
     @staticmethod
     def _format_name(target: TargetSpec) -> str:
-        fmt = target.config.get("format")
-        return str(fmt) if fmt else infer_format(str(target.config.get("path", "")))
+        return format_name(target.config)
+
+
+def format_name(config: Mapping[str, Any]) -> str:
+    """SecretZero's reading of ``config.format``: trimmed and lower-cased; blank or unset, the
+    format the path's extension names."""
+    fmt = config.get("format")
+    text = "" if fmt is None else str(fmt).strip().lower()
+    return text or infer_format(str(config.get("path", "")))
 
 
 def _text(value: object) -> str | None:

@@ -15,6 +15,7 @@ import pytest
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind, kinds
+from secretsapi.service.targets.files import LocalFileKind
 from secretsapi.service.targets.formats import FORMATS, infer_format
 from secretsapi.service.targets.formats.dotenv import load_secretzero
 from secretsapi.service.util import atomic_files
@@ -454,21 +455,38 @@ def test_explicit_format_overrides_the_extension(ctx: TargetContext) -> None:
     assert json.loads((ctx.base_dir / "a.txt").read_text()) == {"A": "x"}
 
 
+def test_validate_names_the_place_and_a_missing_path() -> None:
+    errors = KIND.validate(TargetSpec("local", "file", {}), "secrets[1].targets[0]")
+    assert errors == ["secrets[1].targets[0]: config.path is required and must be a non-empty string"]
+
+
 @pytest.mark.parametrize(("config", "expected"), [
-    ({"path": "a.env", "format": "ini"}, "config.format 'ini'"),
+    ({"path": "a.env", "format": "ini"}, "config.format 'ini' is not one of dotenv, json, yaml, toml, tfvars"),
     ({"path": "a.env", "merge": "yes"}, "config.merge"),
     ({"path": "a.env", "key": 3}, "config.key"),
-    ({}, "config.path is required"),
 ])
-def test_validate_names_the_place_and_the_problem(config: dict[str, Any], expected: str) -> None:
-    errors = KIND.validate(TargetSpec("local", "file", config), "secrets[1].targets[0]")
-    assert len(errors) == 1
-    assert errors[0].startswith("secrets[1].targets[0]: ") and expected in errors[0]
+def test_advise_names_the_place_and_what_secretzero_accepts_loosely(config: dict[str, Any], expected: str) -> None:
+    target = TargetSpec("local", "file", config)
+    assert KIND.validate(target, "here") == []
+    (warning,) = LocalFileKind().advise(target, "secrets[1].targets[0]")
+    assert warning.startswith("secrets[1].targets[0]: ") and expected in warning
 
 
 def test_validate_accepts_a_good_config() -> None:
     config = {"path": "out/a.env", "format": "dotenv", "merge": False, "key": "K"}
-    assert KIND.validate(TargetSpec("local", "file", config), "here") == []
+    target = TargetSpec("local", "file", config)
+    assert KIND.validate(target, "here") == [] and LocalFileKind().advise(target, "here") == []
+
+
+@pytest.mark.parametrize("fmt", ["JSON", " json ", "Json"])
+def test_a_format_is_read_as_secretzero_reads_it_trimmed_and_lower_cased(ctx: TargetContext, fmt: str) -> None:
+    write(ctx, "a.txt", {"A": "x"}, format=fmt)
+    assert json.loads((ctx.base_dir / "a.txt").read_text()) == {"A": "x"}
+
+
+def test_a_blank_format_is_inferred_from_the_extension(ctx: TargetContext) -> None:
+    write(ctx, "a.json", {"A": "x"}, format="")
+    assert json.loads((ctx.base_dir / "a.json").read_text()) == {"A": "x"}
 
 
 def test_registry_knows_both_local_kinds_and_rejects_unknown_types() -> None:
