@@ -14,3 +14,18 @@ def assert_error_body(response: Any, status: int) -> Any:
     assert body["error"] and body["detail"]
     datetime.fromisoformat(body["timestamp"])
     return body
+
+
+def recorded_atomic_writes(monkeypatch: Any) -> list[Any]:
+    """Every path atomic_files.atomic_write writes from now on (it still writes), in order."""
+    from secretsapi.service.util import atomic_files
+
+    calls: list[Any] = []
+    real = atomic_files.atomic_write
+
+    def recording(path: Any, data: bytes, **kwargs: Any) -> None:
+        calls.append(path)
+        real(path, data, **kwargs)
+
+    monkeypatch.setattr(atomic_files, "atomic_write", recording)
+    return calls

@@ -18,8 +18,8 @@ from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_
 from secretsapi.service.targets.files import LocalFileKind
 from secretsapi.service.targets.formats import FORMATS, infer_format
 from secretsapi.service.targets.formats.dotenv import load_secretzero
-from secretsapi.service.util import atomic_files
 from secretsapi.service.util.hashing import sha256_text
+from tests.asserts import recorded_atomic_writes
 from tests.factories import COMPAT
 
 KIND = get_kind("local/file")
@@ -298,14 +298,7 @@ def test_existing_file_keeps_its_mode(ctx: TargetContext) -> None:
 
 def test_group_write_reads_and_writes_the_file_once(
         ctx: TargetContext, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[Path] = []
-    real = atomic_files.atomic_write
-
-    def counting(path: Path, data: bytes, **kwargs: Any) -> None:
-        calls.append(path)
-        real(path, data, **kwargs)
-
-    monkeypatch.setattr(atomic_files, "atomic_write", counting)
+    calls = recorded_atomic_writes(monkeypatch)
     write(ctx, "a.env", {"A": "1", "B": "2", "C": "3"})
     assert len(calls) == 1
     assert FORMATS["dotenv"].load((ctx.base_dir / "a.env").read_text()) == {

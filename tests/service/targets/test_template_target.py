@@ -12,8 +12,8 @@ import pytest
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets import ReadBack, TargetContext, get_kind
-from secretsapi.service.util import atomic_files
 from secretsapi.service.util.hashing import sha256_text
+from tests.asserts import recorded_atomic_writes
 
 KIND = get_kind("local/template")
 VALUES = {"db_password": "pa$$ \"w'rd\"\n", "api_key": "k-123", "creds.user": "admin",
@@ -91,14 +91,7 @@ def test_output_is_created_0600_and_keeps_the_trailing_newline(tmp_path: Path) -
 
 
 def test_group_renders_and_writes_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[Path] = []
-    real = atomic_files.atomic_write
-
-    def counting(path: Path, data: bytes, **kwargs: Any) -> None:
-        calls.append(path)
-        real(path, data, **kwargs)
-
-    monkeypatch.setattr(atomic_files, "atomic_write", counting)
+    calls = recorded_atomic_writes(monkeypatch)
     (tmp_path / "app.conf.j2").write_text("{{ secrets.api_key }}")
     KIND.write([(place("api_key"), "a"), (place("db_password"), "b")], make_ctx(tmp_path))
     assert len(calls) == 1
