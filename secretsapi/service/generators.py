@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
-import os
 import re
 import secrets
-import shlex
-import signal
 import string
-import subprocess
 import uuid
 from collections.abc import Container, Mapping
 from pathlib import Path
@@ -19,6 +14,8 @@ from typing import Any
 
 from secretsapi.service.definition.model import GeneratorSpec
 from secretsapi.service.errors import GeneratorError
+from secretsapi.service.random_draws import Draw, password
+from secretsapi.service.script_runner import run_script
 
 MAX_LENGTH = 65_536  # a bound so a typo cannot make the server build a gigabyte string
 
@@ -269,11 +266,11 @@ def generate(spec: GeneratorSpec, *, allow_scripts: bool, cwd: Path | None = Non
     config = spec.config
     if spec.kind == "random_password":
         length, pools = _password_pools(config, "generator", [])
-        return _password(length, pools)
+        return password(length, pools)
     if spec.kind == "random_string":
         charset = charset_of(config.get("charset", DEFAULT_CHARSET))
         length = _int_option(config, "length", 32, "generator", [])
-        return "".join(_Draw(2 * length + 8).choices(charset, length))
+        return "".join(Draw(2 * length + 8).choices(charset, length))
     if spec.kind == "random_hex":
         length = _int_option(config, "length", 32, "generator", [])
         return secrets.token_hex((length + 1) // 2)[:length]
@@ -281,124 +278,4 @@ def generate(spec: GeneratorSpec, *, allow_scripts: bool, cwd: Path | None = Non
         return str(uuid.UUID(bytes=secrets.token_bytes(16), version=4))
     if spec.kind == "static":
         return static_text(static_value(config))
-    return _run_script(config, cwd)
-
-
-# Tries of the uniform draw before the constructive one; only option sets where few strings
-# hold every class (a class of one or two characters in a short password) get that far.
-_PASSWORD_TRIES = 64
-
-
-def _password(length: int, pools: tuple[str, ...]) -> str:
-    """``length`` characters of the enabled classes with at least one of each.
-
-    Drawn from the union and kept only when every class is present: uniform over all such
-    passwords, and ~1.1 draws at length 24 with four classes. Rare option sets that keep
-    failing get one character per class plus the rest from the union, shuffled.
-    """
-    union = "".join(pools)
-    draw = _Draw(4 * length + 16)  # a block covers the first try's bytes and then some
-    for _ in range(_PASSWORD_TRIES):
-        chars = draw.choices(union, length)
-        present = set(chars)
-        if all(not present.isdisjoint(pool) for pool in pools):
-            return "".join(chars)
-    chars = [pool[draw.below(len(pool))] for pool in pools]
-    chars.extend(draw.choices(union, length - len(chars)))
-    for i in range(len(chars) - 1, 0, -1):  # Fisher-Yates
-        j = draw.below(i + 1)
-        chars[i], chars[j] = chars[j], chars[i]
-    return "".join(chars)
-
-
-class _Draw:
-    """Uniform random integers from blocks of os.urandom, by rejection sampling (no modulo bias).
-
-    ``secrets.choice`` asks the kernel once per character; a 5,000-secret sync did that about
-    240,000 times. The same source (os.urandom) and the same exact uniformity, a block at a time.
-    """
-
-    __slots__ = ("_block", "_pos")
-
-    def __init__(self, expected: int) -> None:
-        self._block = os.urandom(max(expected, 16))
-        self._pos = 0
-
-    def _bytes(self, count: int) -> bytes:
-        if self._pos + count > len(self._block):
-            self._block = os.urandom(max(count, 64))
-            self._pos = 0
-        chunk = self._block[self._pos : self._pos + count]
-        self._pos += count
-        return chunk
-
-    def below(self, n: int) -> int:
-        """A uniform integer in [0, n), n >= 1."""
-        width = max(1, (n.bit_length() + 7) // 8)
-        span = 256**width
-        limit = span - span % n  # draws at or past this would favour the small results
-        while True:
-            value = int.from_bytes(self._bytes(width), "big")
-            if value < limit:
-                return value % n
-
-    def choices(self, alphabet: str, count: int) -> list[str]:
-        """``count`` characters of ``alphabet``, each uniform and independent."""
-        n = len(alphabet)
-        if n > 256:
-            return [alphabet[self.below(n)] for _ in range(count)]
-        limit = 256 - 256 % n
-        out: list[str] = []
-        while len(out) < count:
-            # Enough bytes for the rest after the expected rejections (at most half), plus slack.
-            for byte in self._bytes(2 * (count - len(out)) + 8):
-                if byte < limit:
-                    out.append(alphabet[byte % n])
-                    if len(out) == count:
-                        break
-        return out
-
-
-def _run_script(config: Mapping[str, Any], cwd: Path | None) -> str:
-    command = config["command"]
-    args = [str(a) for a in config.get("args", [])]
-    timeout = float(config.get("timeout", 30))
-    words = list(command) if isinstance(command, list) else command.split()
-    program = words[0] if words else "?"  # named in errors; arguments might be sensitive
-    try:
-        argv: str | list[str]
-        if config.get("shell", False):
-            base = shlex.join(command) if isinstance(command, list) else command
-            argv = " ".join([base, *(shlex.quote(a) for a in args)])
-        else:
-            argv = [*(command if isinstance(command, list) else shlex.split(command)), *args]
-        # A new session lets a timeout kill the whole process group, shell children included.
-        # Running the definition's command is this generator's purpose; it is off unless
-        # SERVICE_ALLOW_SCRIPTS is set, since whoever writes the definition runs code here.
-        proc = subprocess.Popen(  # noqa: S603
-            argv,
-            shell=bool(config.get("shell", False)),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except (OSError, ValueError):
-        raise GeneratorError(f"script command '{program}' could not be started") from None
-    try:
-        stdout, _stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise GeneratorError(f"script command '{program}' timed out after {timeout:g} s") from None
-    if proc.returncode != 0:
-        raise GeneratorError(f"script command '{program}' exited with status {proc.returncode}")
-    try:
-        value = stdout.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        raise GeneratorError(f"script command '{program}' printed output that is not UTF-8") from None
-    if not value:
-        raise GeneratorError(f"script command '{program}' printed nothing")
-    return value
+    return run_script(config, cwd)
