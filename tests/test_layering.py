@@ -70,3 +70,10 @@ def test_the_engine_imports_nothing_else_of_the_project() -> None:
         for path in sorted((ROOT / "secretsapi" / "service").rglob("*.py"))
     }
     assert {path: names for path, names in offending.items() if names} == {}
+
+
+def test_no_engine_module_is_over_400_lines() -> None:
+    # One idea per module (STYLE.md): a module past this is split, not grown.
+    sizes = {str(path.relative_to(ROOT)): len(path.read_text().splitlines())
+             for path in (ROOT / "secretsapi" / "service").rglob("*.py")}
+    assert {path: lines for path, lines in sizes.items() if lines > 400} == {}
