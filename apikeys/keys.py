@@ -1,0 +1,142 @@
+"""Creating, finding and retiring named keys. A key is ``sk_<id>_<secret>``: the id finds its row,
+the secret (32 random bytes, URL-safe base64) is compared by SHA-256 in constant time."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from apikeys.models import ApiKey
+from apikeys.scopes import ALL_SCOPES
+
+PREFIX = "sk_"
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
+# The name the environment's SERVICE_API_KEY acts under: no row may take it.
+SERVICE_NAME = "service"
+DEFAULT_GRACE = timedelta(hours=24)
+_KEY = re.compile(r"^sk_([1-9][0-9]{0,18})_([A-Za-z0-9_-]{43})$")
+_DURATION = re.compile(r"^([1-9][0-9]{0,5})([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+class KeyRefused(ValueError):
+    """A management request that cannot be done: the message says why."""
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A key just made: ``key`` is shown once and stored nowhere."""
+
+    name: str
+    key: str
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90d``, ``24h``, ``30m``, ``2w``; ``0`` is no time at all."""
+    if text == "0":
+        return timedelta(0)
+    match = _DURATION.match(text)
+    if not match:
+        raise KeyRefused(f"Not a duration: {text!r}; write a number and a unit (m, h, d or w), e.g. 90d.")
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def _new_secret() -> str:
+    return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii").rstrip("=")
+
+
+def create(name: str, scopes: list[str], expires: timedelta | None = None) -> IssuedKey:
+    if not NAME.match(name) or name == SERVICE_NAME:
+        raise KeyRefused(
+            f"Invalid key name {name!r}: letters, digits and . _ : @ - (at most 100), and not {SERVICE_NAME!r}."
+        )
+    unknown = sorted(set(scopes) - ALL_SCOPES)
+    if unknown or not scopes:
+        raise KeyRefused(f"Unknown or missing scope {unknown}; choose from {sorted(ALL_SCOPES)}.")
+    if ApiKey.objects.filter(name=name).exists():
+        raise KeyRefused(f"A key named {name!r} exists already (revoked keys keep their name).")
+    secret = _new_secret()
+    now = timezone.now()
+    row = ApiKey.objects.create(
+        name=name, scopes=sorted(set(scopes)), secret_hash=digest(secret), created=now,
+        expires=now + expires if expires else None,
+    )
+    return IssuedKey(name, f"{PREFIX}{row.pk}_{secret}")
+
+
+def _active(name: str) -> ApiKey:
+    row = ApiKey.objects.select_for_update().filter(name=name).first()
+    if row is None:
+        raise KeyRefused(f"No key named {name!r}.")
+    if row.revoked is not None:
+        raise KeyRefused(f"The key {name!r} is revoked.")
+    return row
+
+
+def revoke(name: str) -> None:
+    """Refused from the next request on, on every instance: lookups are never cached."""
+    with transaction.atomic():
+        row = _active(name)
+        row.revoked = timezone.now()
+        row.save(update_fields=["revoked"])
+
+
+def rotate(name: str, grace: timedelta = DEFAULT_GRACE) -> IssuedKey:
+    """A new secret for the same name, id and scopes; the old one is accepted for ``grace`` more."""
+    with transaction.atomic():
+        row = _active(name)
+        secret = _new_secret()
+        row.previous_hash, row.previous_until = row.secret_hash, timezone.now() + grace
+        row.secret_hash = digest(secret)
+        row.save(update_fields=["secret_hash", "previous_hash", "previous_until"])
+    return IssuedKey(name, f"{PREFIX}{row.pk}_{secret}")
+
+
+def any_configured() -> bool:
+    """Whether any key row exists. Revoked and expired rows count: revoking the last key must
+    not turn the server into insecure mode (which accepts every request)."""
+    return ApiKey.objects.exists()
+
+
+def resolve(presented: str) -> ApiKey | None:
+    """The row ``presented`` names, if it is a current key of it (one primary-key read, no cache)."""
+    match = _KEY.match(presented)
+    if match is None:
+        return None
+    row = ApiKey.objects.filter(pk=int(match.group(1))).only(
+        "name", "scopes", "secret_hash", "expires", "last_used", "revoked", "previous_hash", "previous_until"
+    ).first()
+    # Compared even when no row matched, so the time does not tell ids that exist from the rest.
+    presented_hash = digest(match.group(2))
+    now = timezone.now()
+    if row is None:
+        hmac.compare_digest(presented_hash, presented_hash)
+        return None
+    current = hmac.compare_digest(presented_hash, row.secret_hash)
+    previous = bool(row.previous_hash) and hmac.compare_digest(presented_hash, row.previous_hash)
+    if not (current or (previous and row.previous_until is not None and now < row.previous_until)):
+        return None
+    if row.revoked is not None or (row.expires is not None and now >= row.expires):
+        return None
+    _touch(row, now)
+    return row
+
+
+def _touch(row: ApiKey, now: datetime) -> None:
+    """``last_used`` to the minute, written at most once a minute per key."""
+    minute = now.replace(second=0, microsecond=0)
+    if row.last_used is None or row.last_used < minute:
+        ApiKey.objects.filter(pk=row.pk).update(last_used=minute)
+        row.last_used = minute
