@@ -6,12 +6,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apikeys.models import ApiKey
@@ -110,33 +111,57 @@ def any_configured() -> bool:
     return ApiKey.objects.exists()
 
 
-def resolve(presented: str) -> ApiKey | None:
-    """The row ``presented`` names, if it is a current key of it (one primary-key read, no cache)."""
+@dataclass(frozen=True)
+class ResolvedKey:
+    """Who a presented key is: its row's name and scopes."""
+
+    name: str
+    scopes: frozenset[str]
+
+
+# One primary-key read per request, in SQL built once per vendor: the ORM spent ~0.4 ms building
+# the same query again each time (more than the rest of a status read's authentication). The
+# database compares the dates itself, with the values the ORM would send.
+_statements: dict[str, str] = {}
+
+
+def _statement() -> str:
+    vendor = connection.vendor
+    if vendor not in _statements:
+        q = connection.ops.quote_name
+        _statements[vendor] = (
+            f"SELECT {q('name')}, {q('scopes')}, {q('secret_hash')}, {q('previous_hash')}, "  # noqa: S608 - our own quoted names; values are parameters
+            f"CASE WHEN {q('previous_until')} > %s THEN 1 ELSE 0 END, "
+            f"CASE WHEN {q('last_used')} IS NULL OR {q('last_used')} < %s THEN 1 ELSE 0 END "
+            f"FROM {q(ApiKey._meta.db_table)} WHERE {q('id')} = %s AND {q('revoked')} IS NULL "
+            f"AND ({q('expires')} IS NULL OR {q('expires')} > %s)"
+        )
+    return _statements[vendor]
+
+
+def resolve(presented: str) -> ResolvedKey | None:
+    """The key ``presented`` is, if it is current: not revoked, not expired, not rotated out past
+    its grace. Read from the database every time (no cache), so a revocation holds at once."""
     match = _KEY.match(presented)
     if match is None:
         return None
-    row = ApiKey.objects.filter(pk=int(match.group(1))).only(
-        "name", "scopes", "secret_hash", "expires", "last_used", "revoked", "previous_hash", "previous_until"
-    ).first()
-    # Compared even when no row matched, so the time does not tell ids that exist from the rest.
     presented_hash = digest(match.group(2))
     now = timezone.now()
-    if row is None:
+    minute = now.replace(second=0, microsecond=0)
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.execute(_statement(), (adapt(now), adapt(minute), int(match.group(1)), adapt(now)))
+        found = cursor.fetchone()
+    if found is None:
+        # Compared anyway, so the time does not tell ids that exist from the rest.
         hmac.compare_digest(presented_hash, presented_hash)
         return None
-    current = hmac.compare_digest(presented_hash, row.secret_hash)
-    previous = bool(row.previous_hash) and hmac.compare_digest(presented_hash, row.previous_hash)
-    if not (current or (previous and row.previous_until is not None and now < row.previous_until)):
+    name, scopes, secret_hash, previous_hash, in_grace, stale = found
+    current = hmac.compare_digest(presented_hash, secret_hash)
+    previous = bool(previous_hash) and hmac.compare_digest(presented_hash, previous_hash)
+    if not (current or (previous and in_grace)):
         return None
-    if row.revoked is not None or (row.expires is not None and now >= row.expires):
-        return None
-    _touch(row, now)
-    return row
-
-
-def _touch(row: ApiKey, now: datetime) -> None:
-    """``last_used`` to the minute, written at most once a minute per key."""
-    minute = now.replace(second=0, microsecond=0)
-    if row.last_used is None or row.last_used < minute:
-        ApiKey.objects.filter(pk=row.pk).update(last_used=minute)
-        row.last_used = minute
+    if stale:
+        # last_used to the minute, written at most once a minute per key.
+        ApiKey.objects.filter(pk=int(match.group(1))).update(last_used=minute)
+    return ResolvedKey(name, frozenset(json.loads(scopes) if isinstance(scopes, str) else scopes))

@@ -56,7 +56,7 @@ def resolve(presented: str | None) -> Principal | None:
     if presented.startswith(keys.PREFIX):
         row = keys.resolve(presented)
         if row is not None:
-            return Principal(row.name, frozenset(row.scopes))
+            return Principal(row.name, row.scopes)
     return None
 
 

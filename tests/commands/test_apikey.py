@@ -22,7 +22,7 @@ def test_create_prints_a_recognisable_key_that_resolves(db: None) -> None:
     key = _run("create", "ci", "--scope", "read", "--scope", "write").strip()
     assert key.startswith("sk_")
     row = keys.resolve(key)
-    assert row is not None and (row.name, row.scopes) == ("ci", ["read", "write"])
+    assert row is not None and (row.name, row.scopes) == ("ci", frozenset({"read", "write"}))
 
 
 def test_create_with_expires_sets_the_expiry(db: None) -> None:
