@@ -8,6 +8,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from apikeys.models import ApiKey
 from audit.models import AuditEntry
 
 # Every action a row can name (a test compares it with actions.py). A fixed list: asking the
@@ -32,23 +33,27 @@ class ActionFilter(admin.SimpleListFilter):
 
 
 class UserKindFilter(admin.SimpleListFilter):
-    """Who acted, by kind: users are unbounded (a failed login names whatever was typed), so
-    one user is found with the search box, or ``?user=<name>`` in the address."""
+    """Who acted: the environment's key, each named API key, or a kind of user. Other users are
+    unbounded (a failed login names whatever was typed): the search box, or ``?user=<name>``."""
 
     title = "user"
     parameter_name = "by"
     KINDS: dict[str, tuple[str, dict[str, Any]]] = {  # noqa: RUF012 - a constant table
-        "api-key": ("the API key", {"user": "api-key"}),
+        "service": ("the SERVICE_API_KEY key (service)", {"user": "service"}),
         "cli": ("command line (cli:*)", {"user__startswith": "cli:"}),
         "nobody": ("nobody (insecure mode)", {"user__isnull": True}),
         "admin": ("admin logins", {"action": "admin_login"}),
     }
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [(key, label) for key, (label, _) in self.KINDS.items()]
+        named = [(f"key:{name}", f"API key {name}") for name in ApiKey.objects.values_list("name", flat=True)]
+        return [*((key, label) for key, (label, _) in self.KINDS.items()), *named]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[AuditEntry]) -> QuerySet[AuditEntry]:
-        kind = self.KINDS.get(self.value() or "")
+        value = self.value() or ""
+        if value.startswith("key:"):
+            return queryset.filter(user=value.removeprefix("key:"))
+        kind = self.KINDS.get(value)
         return queryset.filter(**kind[1]) if kind else queryset
 
 

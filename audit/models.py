@@ -10,7 +10,7 @@ class AuditEntry(models.Model):
     timestamp = models.DateTimeField(default=timezone.now)
     action = models.CharField(max_length=64)
     resource = models.CharField(max_length=255)
-    # A snapshot string ("api-key", "cli:alice"), not a foreign key: rows outlive identities.
+    # A snapshot string ("service", "ci", "cli:alice"), not a foreign key: rows outlive identities.
     user = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001 - null is "nobody" (insecure mode), kept apart from any name
     details = models.JSONField(default=dict, blank=True)
     success = models.BooleanField()

@@ -37,7 +37,7 @@ def seed(db: Path, rows: int, base: datetime) -> None:
     mentions: list[tuple[Any, ...]] = []
     for i in range(rows):
         stamp = (base + timedelta(seconds=i)).strftime("%Y-%m-%d %H:%M:%S.%f")
-        user = f"cli:user{i % 200}" if i % 10 == 0 else "api-key"
+        user = f"cli:user{i % 200}" if i % 10 == 0 else "service"
         if i % 30 == 0:  # a bulk sync naming 20 secrets in its lists
             names = [f"s{(i + k * 50) % 1000:05d}" for k in range(20)]
             details = {"generated": names[:15], "skipped": names[15:], "failed": [], "errors": []}
@@ -149,11 +149,11 @@ def main() -> None:
           f"{median_ms(lambda: actions._audit_page(50, 0, {}, {}, 'nowhere'), args.runs):8.2f}")
 
     names = [f"s{k:05d}" for k in range(20)]
-    write_plain = median_ms(lambda: record(action="list_secrets", resource="secrets", user="api-key",
+    write_plain = median_ms(lambda: record(action="list_secrets", resource="secrets", user="service",
                                            success=True, details={"count": 1}), 300)
-    write_one = median_ms(lambda: record(action="get_secret_status", resource="secret:s00001", user="api-key",
+    write_one = median_ms(lambda: record(action="get_secret_status", resource="secret:s00001", user="service",
                                          success=True, details={"exists": True}), 300)
-    write_twenty = median_ms(lambda: record(action="sync", resource="secrets", user="api-key", success=True,
+    write_twenty = median_ms(lambda: record(action="sync", resource="secrets", user="service", success=True,
                                             details={"generated": names}), 300)
     print(f"record(): no secret {write_plain:.3f} ms, one secret {write_one:.3f} ms, "
           f"a sync naming 20 {write_twenty:.3f} ms")

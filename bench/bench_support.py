@@ -91,7 +91,7 @@ def seed_audit(db: Path, rows: int) -> float:
             stamp = (base + timedelta(seconds=i)).strftime("%Y-%m-%d %H:%M:%S.%f")
             action = ACTIONS[i % len(ACTIONS)]
             resource = f"secret:s{(i * 7919) % 1000:05d}" if i % 3 else "secrets"
-            yield (stamp, action, resource, "api-key", '{"count": 1}', i % 17 != 0)
+            yield (stamp, action, resource, "service", '{"count": 1}', i % 17 != 0)
 
     # Building the indexes once after the insert is several times faster than updating four
     # of them on every row; the schema (migrations) stays the source of their definitions.
@@ -336,7 +336,7 @@ def audit_write_cost(env: dict[str, str], count: int = 300) -> float:
         "t = []\n"
         f"for i in range({count}):\n"
         "    s = time.perf_counter()\n"
-        "    record(action='bench', resource='secret:s00001', user='api-key', success=True,"
+        "    record(action='bench', resource='secret:s00001', user='service', success=True,"
         " details={'count': i, 'names': ['s00001', 's00002']})\n"
         "    t.append(time.perf_counter() - s)\n"
         "print(statistics.median(t) * 1000)\n"

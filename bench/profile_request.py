@@ -29,6 +29,8 @@ def main() -> None:
     parser.add_argument("--secrets", type=int, default=1000)
     parser.add_argument("--method", default="GET")
     parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--named-key", action="store_true",
+                        help="Authenticate with a named key (every scope) instead of SERVICE_API_KEY.")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="profile-request-"))
     folder, data = tmp / "def", tmp / "data"
@@ -43,7 +45,12 @@ def main() -> None:
     django.setup()
     from django.test import Client
 
-    client = Client(HTTP_X_API_KEY=b.API_KEY)
+    key = b.API_KEY
+    if args.named_key:
+        from apikeys import keys
+
+        key = keys.create("bench", ["read", "write", "audit", "reveal"]).key
+    client = Client(HTTP_X_API_KEY=key)
     assert client.post("/sync", {}, content_type="application/json").status_code == 200
 
     def run(count: int) -> float:

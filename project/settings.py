@@ -142,6 +142,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "audit",
+    "apikeys",
     "secretsapi",
 ]
 
@@ -218,7 +219,9 @@ CORS_EXPOSE_HEADERS = ["WWW-Authenticate"]
 # --- REST framework and OpenAPI ----------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["secretsapi.api.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated", "secretsapi.api.permissions.HasScope",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["secretsapi.api.parsers.SafeJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "secretsapi.api.schema.AutoSchema",

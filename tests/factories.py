@@ -204,3 +204,10 @@ def stored_values(aws: str, vault: VaultServer, kube: KubernetesServer) -> dict[
 
 def lock_entries(ws: Workspace) -> dict[str, Any]:
     return dict(json.loads(ws.lockfile_path.read_text())["secrets"])
+
+
+def named_key(name: str, *scopes: str, expires: timedelta | None = None) -> str:
+    """A new named API key row with ``scopes``; returns the key (shown once, as the command does)."""
+    from apikeys import keys
+
+    return keys.create(name, list(scopes), expires).key

@@ -1,4 +1,9 @@
-"""The one authentication class: a SHA-256-hashed ``X-API-Key`` compared in constant time."""
+"""The one authentication class: ``X-API-Key`` resolved to a principal with a name and scopes.
+
+The environment's SERVICE_API_KEY is the principal ``service`` with every scope; a named key
+(``sk_<id>_<secret>``) is its row's name and scopes, read from the database on every request
+(never cached, so a revocation holds on every instance from the next request on).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
+from apikeys import keys
+from apikeys.scopes import ALL_SCOPES
 from audit.recorder import record
 
 HEADER = "X-API-Key"
@@ -21,15 +28,36 @@ WWW_AUTHENTICATE = f'ApiKey header="{HEADER}"'
 
 @dataclass(frozen=True)
 class Principal:
-    """Who made a request, as the audit log names them (None in insecure mode)."""
+    """Who made a request, as the audit log names them (None in insecure mode), and what it may do."""
 
     audit_name: str | None
+    scopes: frozenset[str] = ALL_SCOPES
 
     is_authenticated = True
 
 
-API_KEY_PRINCIPAL = Principal("api-key")
+SERVICE_PRINCIPAL = Principal(keys.SERVICE_NAME)
 INSECURE_PRINCIPAL = Principal(None)
+
+
+def insecure_mode() -> bool:
+    """No key configured at all: neither SERVICE_API_KEY nor any key row."""
+    return not settings.SERVICE_API_KEY and not keys.any_configured()
+
+
+def resolve(presented: str | None) -> Principal | None:
+    """The principal ``presented`` names, or None (no key, a wrong, revoked or expired one)."""
+    if presented is None:
+        return None
+    expected = settings.SERVICE_API_KEY
+    # Hash both sides so the comparison time depends on neither key's length or content.
+    if expected and hmac.compare_digest(_digest(presented), _digest(expected)):
+        return SERVICE_PRINCIPAL
+    if presented.startswith(keys.PREFIX):
+        row = keys.resolve(presented)
+        if row is not None:
+            return Principal(row.name, row.scopes)
+    return None
 
 
 def actor(request: Request) -> str | None:
@@ -42,13 +70,11 @@ def header_principal(request: HttpRequest) -> Principal | None:
 
     None when they name nobody (a missing or wrong key); writes no row, unlike ``authenticate``.
     """
-    expected = settings.SERVICE_API_KEY
-    if not expected:
-        return INSECURE_PRINCIPAL
     presented = request.headers.get(HEADER)
-    if presented is not None and hmac.compare_digest(_digest(presented), _digest(expected)):
-        return API_KEY_PRINCIPAL
-    return None
+    principal = resolve(presented)
+    if principal is None and insecure_mode():
+        return INSECURE_PRINCIPAL
+    return principal
 
 
 def request_principal(request: Request) -> Principal | None:
@@ -65,17 +91,16 @@ class ApiKeyAuthentication(BaseAuthentication):
     """Reads only the ``X-API-Key`` header; never the query string or a cookie."""
 
     def authenticate(self, request: Request) -> tuple[Principal, None]:
-        expected = settings.SERVICE_API_KEY
-        if not expected:
+        presented = request.headers.get(HEADER)
+        principal = resolve(presented)
+        if principal is not None:
+            return principal, None
+        if insecure_mode():
             # Insecure mode: no key configured, every request is accepted (serve warns loudly).
             return INSECURE_PRINCIPAL, None
-        presented = request.headers.get(HEADER)
         if presented is None:
             self._reject(request, "missing", "Missing API key: send it in the X-API-Key header.")
-        # Hash both sides so the comparison time depends on neither key's length or content.
-        if not hmac.compare_digest(_digest(presented), _digest(expected)):
-            self._reject(request, "invalid", "Invalid API key.")
-        return API_KEY_PRINCIPAL, None
+        self._reject(request, "invalid", "Invalid API key.")
 
     def authenticate_header(self, request: Request) -> str:
         return WWW_AUTHENTICATE

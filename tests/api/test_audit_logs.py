@@ -25,7 +25,7 @@ def rows(db: None) -> list[AuditEntry]:
     for i, (action, resource) in enumerate(
         [("sync", "secrets"), ("check_rotation", "secrets"), ("sync", "secret:db"), ("validate_config", "config")]
     ):
-        pk = record(action=action, resource=resource, user="api-key", success=True, details={"i": i})
+        pk = record(action=action, resource=resource, user="service", success=True, details={"i": i})
         AuditEntry.objects.filter(pk=pk).update(timestamp=base + timedelta(minutes=i))
         made.append(AuditEntry.objects.get(pk=pk))
     return made
@@ -128,7 +128,7 @@ BASE = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 def at(minutes: int, **row: Any) -> int:
     """A row written ``minutes`` after BASE."""
-    fields = {"action": "check_drift", "resource": "secrets", "user": "api-key", "success": True, **row}
+    fields = {"action": "check_drift", "resource": "secrets", "user": "service", "success": True, **row}
     pk = record(**fields)
     AuditEntry.objects.filter(pk=pk).update(timestamp=BASE + timedelta(minutes=minutes))
     AuditMention.objects.filter(entry_id=pk).update(timestamp=BASE + timedelta(minutes=minutes))
@@ -141,7 +141,7 @@ def ids(response: Any) -> list[int]:
 
 @pytest.fixture
 def outcomes(db: None) -> None:
-    for i, (success, user) in enumerate([(True, "api-key"), (False, "api-key"), (True, "cli:alice"), (False, None)]):
+    for i, (success, user) in enumerate([(True, "service"), (False, "service"), (True, "cli:alice"), (False, None)]):
         at(i, success=success, user=user, details={"i": i})
 
 
@@ -164,7 +164,7 @@ def test_user_filter_keeps_only_that_users_rows(authed_api: APIClient, outcomes:
 
 
 def test_user_filter_combines_with_success(authed_api: APIClient, outcomes: None) -> None:
-    assert ids(authed_api.get("/audit/logs?user=api-key&success=false&action=check_drift")) == [1]
+    assert ids(authed_api.get("/audit/logs?user=service&success=false&action=check_drift")) == [1]
 
 
 @pytest.fixture
@@ -196,10 +196,10 @@ def test_a_time_that_is_not_iso_8601_or_out_of_range_is_422(authed_api: APIClien
 
 
 def test_reading_with_every_filter_is_audited_with_them(authed_api: APIClient, minutes: None) -> None:
-    authed_api.get("/audit/logs?success=true&user=api-key&since=2026-03-01T12:00:00Z&until=2026-03-01T13:00:00"
+    authed_api.get("/audit/logs?success=true&user=service&since=2026-03-01T12:00:00Z&until=2026-03-01T13:00:00"
                    "&secret=db&limit=5")
     row = AuditEntry.objects.get(action="read_audit_logs")
-    assert row.details == {"limit": 5, "offset": 0, "success": True, "user": "api-key", "secret": "db",
+    assert row.details == {"limit": 5, "offset": 0, "success": True, "user": "service", "secret": "db",
                            "since": "2026-03-01T12:00:00+00:00", "until": "2026-03-01T13:00:00+00:00",
                            "returned": 0}
 

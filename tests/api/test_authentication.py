@@ -57,7 +57,7 @@ def test_missing_key_attempt_is_audited_as_missing(api: APIClient) -> None:
 def test_successful_attempt_is_audited_through_the_operation_row(authed_api: APIClient) -> None:
     authed_api.get("/audit/logs")
     row = AuditEntry.objects.get(action="read_audit_logs")
-    assert row.user == "api-key"
+    assert row.user == "service"
 
 
 def test_insecure_mode_audits_a_null_user(db: None, insecure: None) -> None:

@@ -170,7 +170,7 @@ def test_validation_is_audited_against_config(authed_api: APIClient) -> None:
     del config["version"]
     validate(authed_api, config)
     row = AuditEntry.objects.get(action="validate_config")
-    assert (row.resource, row.success, row.user) == ("config", True, "api-key")
+    assert (row.resource, row.success, row.user) == ("config", True, "service")
     assert row.details["valid"] is False
     assert row.details["errors"] == 1
 

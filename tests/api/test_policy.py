@@ -291,7 +291,7 @@ def test_policy_check_is_audited(authed_api: APIClient, project: Project) -> Non
     warning_policy(project)
     check(authed_api, {"fail_on_warning": True})
     row = AuditEntry.objects.get(action="check_policy")
-    assert (row.resource, row.success, row.user) == ("secrets", True, "api-key")
+    assert (row.resource, row.success, row.user) == ("secrets", True, "service")
     assert row.details["fail_on_warning"] is True
     assert row.details["compliant"] is False
     assert (row.details["errors"], row.details["warnings"]) == (0, 1)

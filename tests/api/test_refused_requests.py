@@ -27,7 +27,7 @@ def test_a_body_that_fails_validation_writes_a_422_row_without_the_body(
     response = authed_api.post("/sync", {"secret_name": ["hunter2-looks-secret"]}, format="json")
     assert response.status_code == 422
     row = refusal()
-    assert (row.resource, row.user, row.success) == ("/sync", "api-key", False)
+    assert (row.resource, row.user, row.success) == ("/sync", "service", False)
     assert row.details == {"status": 422, "reason": "invalid", "method": "POST"}
     assert "hunter2" not in str(row.details) and "hunter2" not in row.resource
 
@@ -55,7 +55,7 @@ def test_an_oversized_body_writes_a_413_row(authed_api: APIClient, defined: Proj
 def test_an_unknown_endpoint_writes_a_404_row(authed_api: APIClient) -> None:
     assert authed_api.get("/no/such/endpoint").status_code == 404
     row = refusal()
-    assert (row.resource, row.user) == ("/no/such/endpoint", "api-key")
+    assert (row.resource, row.user) == ("/no/such/endpoint", "service")
     assert row.details == {"status": 404, "reason": "no_endpoint", "method": "GET"}
 
 

@@ -375,7 +375,7 @@ def test_rotation_check_is_audited_with_counts(authed_api: APIClient, project: P
     project.backdate("db", 28)
     check(authed_api)
     row = AuditEntry.objects.get(action="check_rotation")
-    assert (row.resource, row.success, row.user) == ("secrets", True, "api-key")
+    assert (row.resource, row.success, row.user) == ("secrets", True, "service")
     assert (row.details["checked"], row.details["due"]) == (2, 1)
 
 

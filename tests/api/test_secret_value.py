@@ -110,7 +110,7 @@ def test_every_read_is_audited_without_the_value(authed_api: APIClient, synced: 
     value = stored(synced)
     authed_api.get("/secrets/db")
     row = AuditEntry.objects.get(action="read_secret_value")
-    assert row.resource == "secret:db" and row.success and row.user == "api-key"
+    assert row.resource == "secret:db" and row.success and row.user == "service"
     assert value not in json.dumps(row.details)
     assert hashlib.sha256(value.encode()).hexdigest() not in json.dumps(row.details)
 

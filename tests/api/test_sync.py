@@ -165,7 +165,7 @@ def test_sync_is_audited_with_names_not_values(authed_api: APIClient, project: P
     two_secrets(project)
     authed_api.post("/sync", {"dry_run": False}, format="json")
     row = AuditEntry.objects.get(action="sync")
-    assert row.success and row.user == "api-key" and row.resource == "secrets"
+    assert row.success and row.user == "service" and row.resource == "secrets"
     assert sorted(row.details["generated"]) == ["api_key", "db_password"]
     assert row.details["dry_run"] is False
 

@@ -11,6 +11,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from apikeys import keys
+from apikeys.models import ApiKey
 from audit.admin import ACTIONS
 from audit.models import AuditEntry
 from audit.recorder import record
@@ -26,7 +28,7 @@ def admin_client(db: None) -> Client:
 
 @pytest.fixture
 def entry(db: None) -> AuditEntry:
-    return AuditEntry.objects.get(pk=record(action="sync", resource="secrets", user="api-key", success=True,
+    return AuditEntry.objects.get(pk=record(action="sync", resource="secrets", user="service", success=True,
                                             details={"n": 1}))
 
 
@@ -94,7 +96,7 @@ def test_user_filter_stays_short_however_many_users_there_are(admin_client: Clie
         record(action="admin_login", resource="admin", user=f"guess{i}", success=False)
     response = admin_client.get("/admin/audit/auditentry/")
     (spec,) = [s for s in response.context["cl"].filter_specs if s.title == "user"]
-    assert len(spec.lookup_choices) == 4
+    assert len(spec.lookup_choices) == 4  # no key rows: the kinds only
 
 
 def test_user_filter_by_kind(admin_client: Client, entry: AuditEntry) -> None:
@@ -110,7 +112,7 @@ def test_one_user_is_found_by_its_exact_name(admin_client: Client, entry: AuditE
 
 
 def test_date_filter_keeps_rows_of_the_period(admin_client: Client, entry: AuditEntry) -> None:
-    old = record(action="sync", resource="secrets", user="api-key", success=True)
+    old = record(action="sync", resource="secrets", user="service", success=True)
     AuditEntry.objects.filter(pk=old).update(timestamp=timezone.now() - timedelta(days=30))
     response = admin_client.get("/admin/audit/auditentry/")
     (spec,) = [s for s in response.context["cl"].filter_specs if s.title == "timestamp"]
@@ -139,3 +141,31 @@ def test_a_failed_admin_login_writes_a_failed_row_naming_the_username_tried(db: 
     assert [(r.user, r.success) for r in rows] == [("root", False), ("nobody-here", False)]
     assert all(r.details["reason"] == "invalid_credentials" for r in rows)
     assert not any("guess" in str(r.details) or "wrong-password" in str(r.details) for r in rows)
+
+
+def test_user_filter_offers_each_named_key_and_filters_by_it(admin_client: Client, entry: AuditEntry) -> None:
+    keys.create("ci", ["read"])
+    record(action="sync", resource="secrets", user="ci", success=True)
+    response = admin_client.get("/admin/audit/auditentry/")
+    (spec,) = [s for s in response.context["cl"].filter_specs if s.title == "user"]
+    assert ("key:ci", "API key ci") in spec.lookup_choices
+    assert [r.user for r in listed(admin_client, "by=key:ci")] == ["ci"]
+    assert [r.user for r in listed(admin_client, "by=service")] == ["service"]
+
+
+def test_api_keys_are_listed_read_only_without_their_hash(admin_client: Client) -> None:
+    keys.create("ci", ["read"])
+    response = admin_client.get("/admin/apikeys/apikey/")
+    assert response.status_code == 200
+    assert b"ci" in response.content
+    assert ApiKey.objects.get().secret_hash.encode() not in response.content
+    assert admin_client.get("/admin/apikeys/apikey/add/").status_code == 403
+
+
+def test_the_admin_revokes_keys_with_its_action(admin_client: Client) -> None:
+    key = keys.create("ci", ["read"]).key
+    row = ApiKey.objects.get()
+    response = admin_client.post("/admin/apikeys/apikey/", {"action": "revoke", "_selected_action": [row.pk]})
+    assert response.status_code == 302
+    assert ApiKey.objects.get().revoked is not None
+    assert keys.resolve(key) is None

@@ -31,7 +31,7 @@ assert (got.action, got.resource, got.user, got.success, got.details) == ("sync"
 assert before <= got.timestamp <= timezone.now() and got.timestamp.utcoffset() is not None
 second = record(action="a", resource="r", user="u", success=True)
 assert second > row and AuditEntry.objects.get(pk=second).details == {}
-started = begin(action="sync", resource="secrets", user="api-key")
+started = begin(action="sync", resource="secrets", user="service")
 finish(started, success=True, details={"n": 1})
 done = AuditEntry.objects.get(pk=started)
 assert (done.success, done.details) == (True, {"n": 1})
@@ -41,7 +41,7 @@ for i in range(12):
 page = actions.read_audit_logs(actor=None, limit=3, offset=4, action="page", resource="p")
 assert [e.details["i"] for e in page] == [7, 6, 5], [e.details for e in page]
 from audit.models import AuditMention
-started = begin(action="sync", resource="secrets", user="api-key", details={"secret_name": "x"})
+started = begin(action="sync", resource="secrets", user="service", details={"secret_name": "x"})
 finish(started, success=False, details={"secret_name": "x", "generated": ["y"], "failed": ["x"]})
 assert sorted(AuditMention.objects.filter(entry_id=started).values_list("secret", flat=True)) == ["x", "y"]
 assert [e.id for e in actions.read_audit_logs(actor=None, limit=5, offset=0, secret="y")] == [started]
@@ -71,7 +71,7 @@ def test_the_returned_id_is_the_saved_row_s() -> None:
 
 @pytest.mark.django_db
 def test_an_intent_row_is_completed_in_place() -> None:
-    started = begin(action="sync", resource="secrets", user="api-key", details={"dry_run": False})
+    started = begin(action="sync", resource="secrets", user="service", details={"dry_run": False})
     assert AuditEntry.objects.get(pk=started).details == {"dry_run": False, "state": "started"}
     finish(started, success=True, details={"dry_run": False, "generated": 2})
     done = AuditEntry.objects.get(pk=started)

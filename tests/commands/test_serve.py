@@ -151,3 +151,16 @@ def test_serve_without_options_binds_where_the_settings_say(tmp_path: Path) -> N
     output, returncode = serve_until_healthy([], env, port)
     assert f"Serving on http://127.0.0.1:{port} (1 workers)" in output
     assert returncode == 0
+
+
+@pytest.mark.slow
+def test_serve_does_not_warn_when_only_named_keys_are_configured(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "SERVICE_DATA_DIR": str(tmp_path), "SERVICE_CONFIG": str(tmp_path / "none.yml")}
+    env.pop("SERVICE_API_KEY", None)
+    env.pop("DATABASE_URL", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=120)
+    subprocess.run([sys.executable, "manage.py", "apikey", "create", "ci", "--scope", "read"],
+                   cwd=ROOT, env=env, capture_output=True, check=True, timeout=60)
+    output, _ = serve_until_healthy(["--port", str(port), "--workers", "1"], env, port)
+    assert "INSECURE MODE" not in output

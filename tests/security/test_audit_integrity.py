@@ -58,7 +58,7 @@ def test_a_completed_operation_has_exactly_one_audit_row(
     response = call(authed_api, method, path, body)
     assert response.status_code == 200
     rows = list(AuditEntry.objects.order_by("-id")[: AuditEntry.objects.count() - before])
-    assert [(row.action, row.success, row.user) for row in rows] == [(action, True, "api-key")]
+    assert [(row.action, row.success, row.user) for row in rows] == [(action, True, "service")]
 
 
 @pytest.mark.parametrize(("method", "path", "body", "action"), OPERATIONS)

@@ -34,7 +34,7 @@ class AuditLogListView(StrictAPIView):
         "counts and hashes, never values. Fails with 422 for an unknown, empty or out-of-range parameter.",
         examples=[response_example("One entry", {
             "entries": [{"timestamp": EXAMPLE_TIME.replace("+00:00", "Z"), "action": "sync",
-                         "resource": f"secret:{EXAMPLE_SECRET}", "user": "api-key",
+                         "resource": f"secret:{EXAMPLE_SECRET}", "user": "service",
                          "details": {"dry_run": False, "force": False, "repair": False, "secret_name": EXAMPLE_SECRET,
                                      "var_files": [], "generated": [EXAMPLE_SECRET], "skipped": [], "failed": [],
                                      "errors": [], "repaired": []},

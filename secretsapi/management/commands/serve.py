@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, connections
 
+from secretsapi.api.authentication import insecure_mode
 from secretsapi.management.base import as_failure, migrate_pending
 from secretsapi.service.errors import LockTimeout
 
@@ -19,9 +20,10 @@ CONF = Path(settings.BASE_DIR) / "project" / "gunicorn.conf.py"
 
 INSECURE_WARNING = """
 ************************************************************************
-*  WARNING: SERVICE_API_KEY is not set. The API runs in INSECURE MODE:   *
-*  every request is accepted without a key. Use this only on your own   *
-*  machine. Generate a key with `python manage.py generate_api_key`.    *
+*  WARNING: SERVICE_API_KEY is not set and no API key was created:     *
+*  the API runs in INSECURE MODE: every request is accepted without a  *
+*  key. Use this only on your own machine. Generate a key with         *
+*  `python manage.py generate_api_key` or `manage.py apikey create`.   *
 ************************************************************************
 """
 
@@ -53,10 +55,11 @@ class Command(BaseCommand):
             # One line, never a traceback (the engine commands' rule): a lock held too long, or a
             # database that cannot be reached or migrated.
             raise CommandError(as_failure(exc).detail) from None
+        # One cheap query at start (the database was just reached); requests check again.
+        if insecure_mode():
+            self.stderr.write(INSECURE_WARNING)
         # execve keeps descriptors that are not close-on-exec: gunicorn must not inherit these.
         connections.close_all()
-        if not settings.SERVICE_API_KEY:
-            self.stderr.write(INSECURE_WARNING)
         env = {
             **os.environ,
             # Django's logging in the workers follows --log-level too: settings read it from here.

@@ -1,0 +1,35 @@
+"""Read-only admin for API keys: the list (never a key or a hash), and revoke as an action."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+
+from apikeys.models import ApiKey
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("name", "scopes", "created", "expires", "last_used", "revoked")
+    fields = list_display
+    readonly_fields = list_display
+    search_fields = ("name",)
+    actions = ("revoke",)
+
+    @admin.action(description="Revoke the selected keys")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        count = queryset.filter(revoked__isnull=True).update(revoked=timezone.now())
+        self.message_user(request, f"{count} key(s) revoked.", messages.SUCCESS)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,0 +1,64 @@
+"""``manage.py apikey create|list|revoke|rotate``: named, scoped API keys. A key is printed once."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from datetime import datetime
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from apikeys import keys
+from apikeys.models import ApiKey
+from apikeys.scopes import SCOPES
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%MZ") if moment else "-"
+
+
+class Command(BaseCommand):
+    help = "Create, list, revoke or rotate named API keys (the key itself is printed only at creation)."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        sub = parser.add_subparsers(dest="verb", required=True)
+        create = sub.add_parser("create", help="Create a key and print it once.")
+        create.add_argument("name")
+        create.add_argument("--scope", action="append", choices=list(SCOPES), required=True,
+                            help="A scope the key has; repeat for several.")
+        create.add_argument("--expires", help="Lifetime, e.g. 90d, 12h, 2w (default: never).")
+        sub.add_parser("list", help="Every key, never the key itself.")
+        revoke = sub.add_parser("revoke", help="Refuse a key from the next request on.")
+        revoke.add_argument("name")
+        rotate = sub.add_parser("rotate", help="Print a new key; the old one works for --grace more.")
+        rotate.add_argument("name")
+        rotate.add_argument("--grace", default="24h", help="How long the old key still works (default: 24h).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            getattr(self, f"_{options['verb']}")(options)
+        except keys.KeyRefused as exc:
+            raise CommandError(str(exc)) from None
+
+    def _create(self, options: dict[str, Any]) -> None:
+        expires = keys.parse_duration(options["expires"]) if options["expires"] else None
+        issued = keys.create(options["name"], options["scope"], expires)
+        self.stdout.write(issued.key)
+        self.stderr.write(f"Key {issued.name!r} created; it is shown only now: store it.")
+
+    def _list(self, options: dict[str, Any]) -> None:
+        self.stdout.write("NAME\tSCOPES\tCREATED\tEXPIRES\tLAST USED\tREVOKED")
+        for row in ApiKey.objects.order_by("name"):
+            self.stdout.write("\t".join((
+                row.name, ",".join(row.scopes), _when(row.created), _when(row.expires), _when(row.last_used),
+                _when(row.revoked),
+            )))
+
+    def _revoke(self, options: dict[str, Any]) -> None:
+        keys.revoke(options["name"])
+        self.stdout.write(f"Key {options['name']!r} revoked.")
+
+    def _rotate(self, options: dict[str, Any]) -> None:
+        issued = keys.rotate(options["name"], keys.parse_duration(options["grace"]))
+        self.stdout.write(issued.key)
+        self.stderr.write(f"Key {issued.name!r} rotated; the old key works until {options['grace']} from now.")

@@ -1,0 +1,33 @@
+"""The one table of scopes: each names the endpoints (URL names) a key with it may call.
+
+The permission check, the README's table and the tests are all generated from ``SCOPES``.
+"""
+
+from __future__ import annotations
+
+SCOPES: dict[str, tuple[str, ...]] = {
+    "read": (
+        "secrets", "secret-status", "generators", "secret-types", "targets", "providers",
+        "rotation-check", "policy-check", "policy", "drift-check", "drift", "config-validate", "config-render",
+    ),
+    "write": ("sync", "agent-sync", "rotation-execute"),
+    "audit": ("audit-logs",),
+    # Also needs SERVICE_ALLOW_VALUE_READ=true: the scope alone reveals nothing.
+    "reveal": ("secret-value",),
+}
+
+ALL_SCOPES: frozenset[str] = frozenset(SCOPES)
+
+# URL name -> the scope it needs; an endpoint listed in no scope is refused to every key.
+REQUIRED_SCOPE: dict[str, str] = {url_name: scope for scope, names in SCOPES.items() for url_name in names}
+
+README_BEGIN = "<!-- scopes table: generated from apikeys/scopes.py -->"
+README_END = "<!-- end of scopes table -->"
+
+
+def scopes_table(endpoints: dict[str, str]) -> str:
+    """The README's table: one row per scope, its endpoints as ``endpoints`` (URL name -> text) spells them."""
+    lines = ["| Scope | Endpoints |", "| --- | --- |"]
+    for scope, names in SCOPES.items():
+        lines.append(f"| `{scope}` | {', '.join(f'`{endpoints[name]}`' for name in names)} |")
+    return "\n".join(lines)

@@ -1,0 +1,73 @@
+"""``manage.py apikey``: create prints the key once, list never does, revoke, rotate."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from apikeys import keys
+from apikeys.models import ApiKey
+
+
+def _run(*args: str) -> str:
+    out = StringIO()
+    call_command("apikey", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_create_prints_a_recognisable_key_that_resolves(db: None) -> None:
+    key = _run("create", "ci", "--scope", "read", "--scope", "write").strip()
+    assert key.startswith("sk_")
+    row = keys.resolve(key)
+    assert row is not None and (row.name, row.scopes) == ("ci", frozenset({"read", "write"}))
+
+
+def test_create_with_expires_sets_the_expiry(db: None) -> None:
+    _run("create", "ci", "--scope", "read", "--expires", "90d")
+    row = ApiKey.objects.get(name="ci")
+    assert row.expires is not None and (row.expires - row.created).days == 90
+
+
+def test_list_shows_every_field_but_never_the_key(db: None) -> None:
+    key = _run("create", "ci", "--scope", "audit").strip()
+    listing = _run("list")
+    assert "ci\taudit\t" in listing
+    assert key.split("_", 2)[2] not in listing
+
+
+def test_revoke_marks_the_key_revoked(db: None) -> None:
+    key = _run("create", "ci", "--scope", "read").strip()
+    _run("revoke", "ci")
+    assert keys.resolve(key) is None
+    assert ApiKey.objects.get(name="ci").revoked is not None
+
+
+def test_rotate_prints_a_new_key_and_keeps_the_old_one_for_the_grace(db: None) -> None:
+    old = _run("create", "ci", "--scope", "read").strip()
+    new = _run("rotate", "ci", "--grace", "1h").strip()
+    assert new != old and keys.resolve(new) is not None and keys.resolve(old) is not None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("create", "service", "--scope", "read"),
+        ("create", "bad name", "--scope", "read"),
+        ("create", "ci", "--scope", "read", "--expires", "soon"),
+        ("revoke", "nobody"),
+        ("rotate", "nobody"),
+    ],
+)
+def test_impossible_requests_fail_with_one_line(db: None, args: tuple[str, ...]) -> None:
+    with pytest.raises(CommandError):
+        _run(*args)
+
+
+def test_a_name_is_taken_even_after_revocation(db: None) -> None:
+    _run("create", "ci", "--scope", "read")
+    _run("revoke", "ci")
+    with pytest.raises(CommandError, match="exists already"):
+        _run("create", "ci", "--scope", "read")
