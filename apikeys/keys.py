@@ -10,13 +10,14 @@ import json
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 from django.utils import timezone
 
 from apikeys.models import ApiKey
 from apikeys.scopes import ALL_SCOPES
+from audit.recorder import record
 
 PREFIX = "sk_"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
@@ -58,7 +59,7 @@ def _new_secret() -> str:
     return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii").rstrip("=")
 
 
-def create(name: str, scopes: list[str], expires: timedelta | None = None) -> IssuedKey:
+def create(name: str, scopes: list[str], expires: timedelta | None = None, *, actor: str | None = None) -> IssuedKey:
     if not NAME.match(name) or name == SERVICE_NAME:
         raise KeyRefused(
             f"Invalid key name {name!r}: letters, digits and . _ : @ - (at most 100), and not {SERVICE_NAME!r}."
@@ -74,6 +75,7 @@ def create(name: str, scopes: list[str], expires: timedelta | None = None) -> Is
         name=name, scopes=sorted(set(scopes)), secret_hash=digest(secret), created=now,
         expires=now + expires if expires else None,
     )
+    _audit("apikey_create", row, actor, scopes=row.scopes, expires=_stamp(row.expires))
     return IssuedKey(name, f"{PREFIX}{row.pk}_{secret}")
 
 
@@ -86,15 +88,16 @@ def _active(name: str) -> ApiKey:
     return row
 
 
-def revoke(name: str) -> None:
+def revoke(name: str, *, actor: str | None = None) -> None:
     """Refused from the next request on, on every instance: lookups are never cached."""
     with transaction.atomic():
         row = _active(name)
         row.revoked = timezone.now()
         row.save(update_fields=["revoked"])
+    _audit("apikey_revoke", row, actor)
 
 
-def rotate(name: str, grace: timedelta = DEFAULT_GRACE) -> IssuedKey:
+def rotate(name: str, grace: timedelta = DEFAULT_GRACE, *, actor: str | None = None) -> IssuedKey:
     """A new secret for the same name, id and scopes; the old one is accepted for ``grace`` more."""
     with transaction.atomic():
         row = _active(name)
@@ -102,7 +105,18 @@ def rotate(name: str, grace: timedelta = DEFAULT_GRACE) -> IssuedKey:
         row.previous_hash, row.previous_until = row.secret_hash, timezone.now() + grace
         row.secret_hash = digest(secret)
         row.save(update_fields=["secret_hash", "previous_hash", "previous_until"])
+    _audit("apikey_rotate", row, actor, old_key_until=_stamp(row.previous_until))
     return IssuedKey(name, f"{PREFIX}{row.pk}_{secret}")
+
+
+def _stamp(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _audit(action: str, row: ApiKey, actor: str | None, **facts: object) -> None:
+    """Key management is audited like any operation: the key's name and facts, never the key."""
+    record(action=action, resource=f"apikey:{row.name}", user=actor, success=True,
+           details={"name": row.name, **facts})
 
 
 _any_statements: dict[str, str] = {}

@@ -14,7 +14,8 @@ from audit.models import AuditEntry
 # Every action a row can name (a test compares it with actions.py). A fixed list: asking the
 # table for its distinct values would scan a million rows on every page.
 ACTIONS = (
-    "admin_login", "agent_sync", "authenticate", "check_drift", "check_policy", "check_rotation",
+    "admin_login", "agent_sync", "apikey_create", "apikey_revoke", "apikey_rotate", "authenticate",
+    "check_drift", "check_policy", "check_rotation",
     "execute_rotation", "get_secret_status", "list_generators", "list_providers", "list_secret_types",
     "list_secrets", "list_targets", "read_audit_logs", "read_secret_value", "render_config",
     "request_refused", "sync", "validate_config",

@@ -169,3 +169,5 @@ def test_the_admin_revokes_keys_with_its_action(admin_client: Client) -> None:
     assert response.status_code == 302
     assert ApiKey.objects.get().revoked is not None
     assert keys.resolve(key) is None
+    row_user = AuditEntry.objects.filter(action="apikey_revoke").values_list("user", flat=True).get()
+    assert row_user == "admin:root"

@@ -10,6 +10,7 @@ from django.core.management.base import CommandError
 
 from apikeys import keys
 from apikeys.models import ApiKey
+from audit.models import AuditEntry
 
 
 def _run(*args: str) -> str:
@@ -71,3 +72,16 @@ def test_a_name_is_taken_even_after_revocation(db: None) -> None:
     _run("revoke", "ci")
     with pytest.raises(CommandError, match="exists already"):
         _run("create", "ci", "--scope", "read")
+
+
+def test_create_rotate_and_revoke_are_audited_by_name_never_with_the_key(db: None) -> None:
+    out = StringIO()
+    call_command("apikey", "create", "deploy", "--scope", "read", stdout=out, stderr=StringIO())
+    key = out.getvalue().strip()
+    call_command("apikey", "rotate", "deploy", stdout=StringIO(), stderr=StringIO())
+    call_command("apikey", "revoke", "deploy", stdout=StringIO(), stderr=StringIO())
+    rows = list(AuditEntry.objects.filter(resource="apikey:deploy").order_by("id"))
+    assert [(r.action, r.success, str(r.user).startswith("cli:")) for r in rows] == [
+        ("apikey_create", True, True), ("apikey_rotate", True, True), ("apikey_revoke", True, True)]
+    assert rows[0].details["scopes"] == ["read"]
+    assert all(key not in str(r.details) and key.rsplit("_", 1)[1] not in str(r.details) for r in rows)

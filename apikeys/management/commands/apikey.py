@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from apikeys import keys
 from apikeys.models import ApiKey
 from apikeys.scopes import SCOPES
+from secretsapi.management.base import cli_actor
 
 
 def _when(moment: datetime | None) -> str:
@@ -42,7 +43,7 @@ class Command(BaseCommand):
 
     def _create(self, options: dict[str, Any]) -> None:
         expires = keys.parse_duration(options["expires"]) if options["expires"] else None
-        issued = keys.create(options["name"], options["scope"], expires)
+        issued = keys.create(options["name"], options["scope"], expires, actor=cli_actor())
         self.stdout.write(issued.key)
         self.stderr.write(f"Key {issued.name!r} created; it is shown only now: store it.")
 
@@ -55,10 +56,10 @@ class Command(BaseCommand):
             )))
 
     def _revoke(self, options: dict[str, Any]) -> None:
-        keys.revoke(options["name"])
+        keys.revoke(options["name"], actor=cli_actor())
         self.stdout.write(f"Key {options['name']!r} revoked.")
 
     def _rotate(self, options: dict[str, Any]) -> None:
-        issued = keys.rotate(options["name"], keys.parse_duration(options["grace"]))
+        issued = keys.rotate(options["name"], keys.parse_duration(options["grace"]), actor=cli_actor())
         self.stdout.write(issued.key)
         self.stderr.write(f"Key {issued.name!r} rotated; the old key works until {options['grace']} from now.")
