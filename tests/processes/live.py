@@ -225,6 +225,23 @@ def postgres_admin_url() -> str:
     pytest.skip(SKIP_REASON)
 
 
+def _drop_database(admin: str, name: str) -> None:
+    """DROP ... WITH (FORCE) ends our own sessions; an autovacuum worker that just started on the
+    new database belongs to the superuser and cannot be ended by the test role: it finishes in
+    moments on an empty database, so the drop is tried again for a bounded while."""
+    import psycopg
+
+    for attempt in range(20):
+        try:
+            with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            return
+        except psycopg.errors.InsufficientPrivilege:
+            if attempt == 19:
+                raise
+            time.sleep(0.5)
+
+
 @pytest.fixture
 def pg_database() -> Iterator[str]:
     """The URL of a new, empty database, dropped (with its connections) at teardown."""
@@ -241,8 +258,7 @@ def pg_database() -> Iterator[str]:
     try:
         yield urlunsplit(parts._replace(path="/" + name))
     finally:
-        with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _drop_database(admin, name)
 
 
 def pg_rows(url: str, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
