@@ -4,9 +4,6 @@ read with its ids as a LIMIT/OFFSET subquery, is checked too)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,6 +12,7 @@ from django.utils import timezone
 
 from audit.models import AuditEntry
 from audit.recorder import begin, finish, record
+from tests.processes.live import run_in_django
 
 ROOT = Path(__file__).resolve().parents[2]
 DETAILS = {"names": ["a", "é 日本"], "count": 3, "nested": {"ok": True, "none": None, "f": 1.5}}
@@ -81,10 +79,5 @@ def test_an_intent_row_is_completed_in_place() -> None:
 @pytest.mark.slow
 @pytest.mark.postgres
 def test_rows_read_back_field_for_field_on_postgresql(pg_database: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(DATABASE_URL=pg_database, SERVICE_DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="project.settings")
-    manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=120)
-    result = subprocess.run([*manage, "shell", "-c", CHECK], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=120, check=False)
+    result = run_in_django(pg_database, tmp_path, CHECK)
     assert result.returncode == 0 and "rows ok" in result.stdout, result.stderr[-2000:]

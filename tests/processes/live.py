@@ -261,6 +261,16 @@ def pg_database() -> Iterator[str]:
         _drop_database(admin, name)
 
 
+def run_in_django(database_url: str, data_dir: Path, code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by ``manage.py shell`` against a migrated ``database_url`` (no SERVICE_* from here)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env.update(DATABASE_URL=database_url, SERVICE_DATA_DIR=str(data_dir), DJANGO_SETTINGS_MODULE="project.settings")
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=120)
+    return subprocess.run([*manage, "shell", "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
 def pg_rows(url: str, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     import psycopg
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes.live import ROOT, LiveServer, http, many_secrets, server_env, write_definition
+from tests.processes.live import ROOT, LiveServer, http, many_secrets, run_in_django, server_env, write_definition
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -68,10 +67,5 @@ print("keys ok")
 
 
 def test_the_lookup_reads_scopes_and_compares_dates_on_postgresql(pg_database: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(DATABASE_URL=pg_database, SERVICE_DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="project.settings")
-    manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=120)
-    result = subprocess.run([*manage, "shell", "-c", CHECK], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=120, check=False)
+    result = run_in_django(pg_database, tmp_path, CHECK)
     assert result.returncode == 0 and "keys ok" in result.stdout, result.stderr[-2000:]
