@@ -8,6 +8,8 @@ import secrets
 import tempfile
 from pathlib import Path
 
+from project.private_data import private_folder, tighten
+
 
 def load_or_create(path: Path) -> str:
     """Return the key stored at ``path``, creating it (mode 0600) if it does not exist.
@@ -15,11 +17,12 @@ def load_or_create(path: Path) -> str:
     Several gunicorn workers may start at once: the key is written to a temp file
     and hard-linked into place, so exactly one candidate wins and all read it.
     """
+    private_folder(path.parent)
+    tighten(path)
     try:
         return _read(path)
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")
     try:
         os.fchmod(fd, 0o600)
