@@ -9,6 +9,7 @@ import dj_database_url
 from corsheaders.defaults import default_headers
 from django.core.exceptions import ImproperlyConfigured
 
+from project.private_data import private_sqlite, sqlite_file, tighten
 from project.secret_key import load_or_create
 from secretsapi import __version__
 
@@ -99,6 +100,8 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
 
 
 DATA_DIR = Path(env_str("SERVICE_DATA_DIR") or BASE_DIR / "data")
+# The data folder holds the audit database and the secret key: 0700 (see project/private_data.py).
+tighten(DATA_DIR)
 
 # --- The service -------------------------------------------------------------
 # Auth is enabled only when the key is set (spec: insecure mode otherwise).
@@ -147,10 +150,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Insecure mode answers only this machine: before anything else reads the request.
+    "secretsapi.api.loopback.LoopbackOnlyMiddleware",
     "secretsapi.api.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "corsheaders.middleware.CorsMiddleware",
+    "secretsapi.api.cors.ServiceCorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -189,6 +194,9 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    if (_sqlite_file := sqlite_file(str(DATABASES["default"].get("NAME") or ""))) is not None:
+        # Created 0600 before SQLite opens it, so that its -wal and -shm files are 0600 too.
+        private_sqlite(_sqlite_file)
     # Several gunicorn workers write audit rows: WAL and a busy timeout avoid "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
@@ -208,12 +216,16 @@ WHITENOISE_AUTOREFRESH = DEBUG
 DATA_UPLOAD_MAX_MEMORY_SIZE = SERVICE_MAX_BODY_BYTES
 
 # --- CORS: everything by default (spec), restricted by SERVICE_CORS_ORIGINS ----
+# In insecure mode only loopback origins; a preflight gets every header it asks for (api/cors.py).
 CORS_ALLOWED_ORIGINS = env_list("SERVICE_CORS_ORIGINS")
 CORS_ALLOW_ALL_ORIGINS = not CORS_ALLOWED_ORIGINS
 CORS_ALLOW_CREDENTIALS = True
-# Named, not "*": browsers read "*" literally on credentialed requests.
+# The API only: a page of another origin must not read the admin with its user's session cookie
+# (nor the CSRF token in its forms).
+CORS_URLS_REGEX = r"^/(?!admin/)"
+# Answered when a preflight names no header; otherwise its list is echoed (see above).
 CORS_ALLOW_HEADERS = [*default_headers, "x-api-key"]
-CORS_ALLOW_METHODS = ["DELETE", "GET", "OPTIONS", "PATCH", "POST", "PUT"]
+CORS_ALLOW_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"]
 CORS_EXPOSE_HEADERS = ["WWW-Authenticate"]
 
 # --- REST framework and OpenAPI ----------------------------------------------

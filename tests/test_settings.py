@@ -219,7 +219,7 @@ def preflight(origin: str):  # type: ignore[no-untyped-def]
     )
 
 
-def test_cors_allows_every_origin_with_credentials_by_default() -> None:
+def test_cors_allows_every_origin_with_credentials_by_default(api_key: str) -> None:
     response = preflight("https://dashboard.example")
     assert response["Access-Control-Allow-Origin"] == "https://dashboard.example"
     assert response["Access-Control-Allow-Credentials"] == "true"
@@ -227,6 +227,6 @@ def test_cors_allows_every_origin_with_credentials_by_default() -> None:
 
 
 @override_settings(CORS_ALLOW_ALL_ORIGINS=False, CORS_ALLOWED_ORIGINS=["https://ok.example"])
-def test_cors_can_be_restricted_to_a_list() -> None:
+def test_cors_can_be_restricted_to_a_list(api_key: str) -> None:
     assert preflight("https://ok.example")["Access-Control-Allow-Origin"] == "https://ok.example"
     assert "Access-Control-Allow-Origin" not in preflight("https://evil.example")

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from apikeys import keys
 from apikeys.models import ApiKey
 from audit.models import AuditEntry
-from tests.factories import named_key
+from tests.factories import LOCAL_HOST, named_key
 
 
 def _get(key: str, path: str = "/audit/logs") -> Any:
@@ -44,7 +44,7 @@ def test_revoking_the_last_key_does_not_open_the_server(db: None, insecure: None
 
 
 def test_without_keys_or_rows_the_server_is_in_insecure_mode(db: None, insecure: None) -> None:
-    APIClient().get("/audit/logs")
+    APIClient(**LOCAL_HOST).get("/audit/logs")
     assert AuditEntry.objects.get(action="read_audit_logs").user is None
 
 

@@ -12,7 +12,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.factories import Project, definition, env_secret, environments, file_secret
+from tests.factories import LOCAL_HOST, Project, definition, env_secret, environments, file_secret
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def test_value_read_is_refused_in_insecure_mode_even_when_enabled(
     synced: Project, enabled: None, settings: Any
 ) -> None:
     settings.SERVICE_API_KEY = None
-    assert Client().get("/secrets/db").status_code == 403
+    assert Client(**LOCAL_HOST).get("/secrets/db").status_code == 403
 
 
 def test_only_the_exact_word_true_enables_value_read(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,12 +16,13 @@ from apikeys.models import ApiKey
 from audit.admin import ACTIONS
 from audit.models import AuditEntry
 from audit.recorder import record
+from tests.factories import LOCAL_HOST
 
 
 @pytest.fixture
 def admin_client(db: None) -> Client:
     User.objects.create_superuser("root", "root@example.com", "pw-for-tests")
-    client = Client()
+    client = Client(**LOCAL_HOST)
     client.login(username="root", password="pw-for-tests")
     return client
 
@@ -123,7 +124,7 @@ def test_date_filter_keeps_rows_of_the_period(admin_client: Client, entry: Audit
 # -- admin logins are audited ---------------------------------------------------------------
 
 def login(username: str, password: str) -> int:
-    return Client().post("/admin/login/?next=/admin/", {"username": username, "password": password}).status_code
+    return Client(**LOCAL_HOST).post("/admin/login/?next=/admin/", {"username": username, "password": password}).status_code
 
 
 def test_a_successful_admin_login_writes_a_row_naming_the_user(db: None) -> None:

@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, connections
 
 from secretsapi.api.authentication import insecure_mode
+from secretsapi.api.loopback import HOW_TO_LEAVE, is_loopback_address
 from secretsapi.management.base import as_failure, migrate_pending
 from secretsapi.service.errors import LockTimeout
 
@@ -55,8 +56,15 @@ class Command(BaseCommand):
             # One line, never a traceback (the engine commands' rule): a lock held too long, or a
             # database that cannot be reached or migrated.
             raise CommandError(as_failure(exc).detail) from None
-        # One cheap query at start (the database was just reached); requests check again.
+        # One cheap query at start, after migrating: the key table must exist to be asked.
+        # Requests check again (a key may be created while serving).
         if insecure_mode():
+            if not is_loopback_address(options["host"]):
+                # Every request is accepted without a key: only this machine may reach it.
+                raise CommandError(
+                    f"Refusing to listen on {options['host']} in insecure mode (no API key): it accepts every "
+                    f"request, so it listens on loopback only (127.0.0.1, ::1 or localhost); {HOW_TO_LEAVE}."
+                )
             self.stderr.write(INSECURE_WARNING)
         # execve keeps descriptors that are not close-on-exec: gunicorn must not inherit these.
         connections.close_all()
