@@ -19,9 +19,9 @@ from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
 
 TEST_KEY = "test-key-4f1b9d0c6a2e"
-# Test client arguments for a request to this machine: insecure mode answers only loopback Host
-# names (secretsapi/api/loopback.py), and the test client's default one is "testserver".
-LOCAL_HOST = {"HTTP_HOST": "localhost"}
+# The Host of a test client's request to this machine (``HTTP_HOST=LOCAL_HOST``): insecure mode
+# answers only loopback Host names (secretsapi/api/loopback.py); the test client sends "testserver".
+LOCAL_HOST = "localhost"
 
 
 class Project:

@@ -38,7 +38,7 @@ def test_key_in_query_string_never_authenticates(api: APIClient) -> None:
 
 
 def test_insecure_mode_accepts_requests_without_a_key(db: None, insecure: None) -> None:
-    assert APIClient(**LOCAL_HOST).get("/audit/logs").status_code == 200
+    assert APIClient(HTTP_HOST=LOCAL_HOST).get("/audit/logs").status_code == 200
 
 
 def test_failed_attempt_is_audited_without_the_presented_key(api: APIClient) -> None:
@@ -61,7 +61,7 @@ def test_successful_attempt_is_audited_through_the_operation_row(authed_api: API
 
 
 def test_insecure_mode_audits_a_null_user(db: None, insecure: None) -> None:
-    APIClient(**LOCAL_HOST).get("/audit/logs")
+    APIClient(HTTP_HOST=LOCAL_HOST).get("/audit/logs")
     assert AuditEntry.objects.get(action="read_audit_logs").user is None
 
 

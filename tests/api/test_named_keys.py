@@ -44,7 +44,7 @@ def test_revoking_the_last_key_does_not_open_the_server(db: None, insecure: None
 
 
 def test_without_keys_or_rows_the_server_is_in_insecure_mode(db: None, insecure: None) -> None:
-    APIClient(**LOCAL_HOST).get("/audit/logs")
+    APIClient(HTTP_HOST=LOCAL_HOST).get("/audit/logs")
     assert AuditEntry.objects.get(action="read_audit_logs").user is None
 
 

@@ -88,6 +88,6 @@ def test_a_var_file_outside_the_folder_is_one_failed_row(authed_api: APIClient, 
 
 
 def test_in_insecure_mode_a_refusal_is_a_row_of_nobody(db: None, insecure: None, defined: Project) -> None:
-    assert APIClient(**LOCAL_HOST).post("/sync", {"dry_run": "sometimes"}, format="json").status_code == 422
+    assert APIClient(HTTP_HOST=LOCAL_HOST).post("/sync", {"dry_run": "sometimes"}, format="json").status_code == 422
     row = refusal()
     assert (row.user, row.details["status"]) == (None, 422)

@@ -42,7 +42,7 @@ def test_value_read_is_refused_in_insecure_mode_even_when_enabled(
     synced: Project, enabled: None, settings: Any
 ) -> None:
     settings.SERVICE_API_KEY = None
-    assert Client(**LOCAL_HOST).get("/secrets/db").status_code == 403
+    assert Client(HTTP_HOST=LOCAL_HOST).get("/secrets/db").status_code == 403
 
 
 def test_only_the_exact_word_true_enables_value_read(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,7 +22,7 @@ from tests.factories import LOCAL_HOST
 @pytest.fixture
 def admin_client(db: None) -> Client:
     User.objects.create_superuser("root", "root@example.com", "pw-for-tests")
-    client = Client(**LOCAL_HOST)
+    client = Client(HTTP_HOST=LOCAL_HOST)
     client.login(username="root", password="pw-for-tests")
     return client
 
@@ -124,7 +124,8 @@ def test_date_filter_keeps_rows_of_the_period(admin_client: Client, entry: Audit
 # -- admin logins are audited ---------------------------------------------------------------
 
 def login(username: str, password: str) -> int:
-    return Client(**LOCAL_HOST).post("/admin/login/?next=/admin/", {"username": username, "password": password}).status_code
+    form = {"username": username, "password": password}
+    return Client(HTTP_HOST=LOCAL_HOST).post("/admin/login/?next=/admin/", form).status_code
 
 
 def test_a_successful_admin_login_writes_a_row_naming_the_user(db: None) -> None:
