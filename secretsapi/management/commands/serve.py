@@ -22,9 +22,11 @@ CONF = Path(settings.BASE_DIR) / "project" / "gunicorn.conf.py"
 INSECURE_WARNING = """
 ************************************************************************
 *  WARNING: SERVICE_API_KEY is not set and no API key was created:     *
-*  the API runs in INSECURE MODE: every request is accepted without a  *
-*  key. Use this only on your own machine. Generate a key with         *
-*  `python manage.py generate_api_key` or `manage.py apikey create`.   *
+*  the API runs in INSECURE MODE: every request from this machine is   *
+*  accepted without a key (loopback only; pages of other origins may   *
+*  not change anything). Use this only on your own machine. Generate   *
+*  a key with `python manage.py generate_api_key` or                   *
+*  `manage.py apikey create`.                                          *
 ************************************************************************
 """
 
