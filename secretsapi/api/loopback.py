@@ -64,7 +64,7 @@ def insecure(request: HttpRequest) -> bool:
 
 
 class LoopbackOnlyMiddleware:
-    """In insecure mode: 400 for a foreign peer or ``Host``, 403 for a write from a foreign page."""
+    """In insecure mode: 403 for a foreign peer, 400 for a foreign ``Host``, 403 for a write from a foreign page."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
