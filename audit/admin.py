@@ -14,7 +14,7 @@ from audit.models import AuditEntry
 # Every action a row can name (a test compares it with actions.py). A fixed list: asking the
 # table for its distinct values would scan a million rows on every page.
 ACTIONS = (
-    "admin_login", "agent_sync", "apikey_create", "apikey_revoke", "apikey_rotate", "authenticate",
+    "admin_lockout", "admin_login", "agent_sync", "apikey_create", "apikey_revoke", "apikey_rotate", "authenticate",
     "check_drift", "check_policy", "check_rotation",
     "execute_rotation", "get_secret_status", "list_generators", "list_providers", "list_secret_types",
     "list_secrets", "list_targets", "read_audit_logs", "read_secret_value", "render_config",
@@ -60,13 +60,19 @@ class UserKindFilter(admin.SimpleListFilter):
 
 @admin.register(AuditEntry)
 class AuditEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("timestamp", "action", "resource", "user", "success")
+    list_display = ("timestamp", "action", "resource", "user", "success", "attempts")
     list_filter = ("success", ActionFilter, UserKindFilter, ("timestamp", admin.DateFieldListFilter))
     search_fields = ("action", "resource", "user")
     date_hierarchy = "timestamp"
     readonly_fields = ("timestamp", "action", "resource", "user", "details", "success")
     # A page must not count the whole table.
     show_full_result_count = False
+
+    @admin.display(description="attempts")
+    def attempts(self, obj: AuditEntry) -> int:
+        """How many attempts the row stands for: a tally's count (failed authentication), else 1."""
+        count = obj.details.get("count") if obj.tally_key is not None and isinstance(obj.details, dict) else None
+        return count if isinstance(count, int) else 1
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
         # ``?user=<name>`` and ``?resource=<name>``: exact matches on indexed columns.

@@ -9,6 +9,7 @@ class AuditConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from axes.signals import user_locked_out
         from django.contrib.auth.signals import user_logged_in, user_login_failed
 
         from audit import logins
@@ -16,3 +17,5 @@ class AuditConfig(AppConfig):
         # The one use of signals: Django reports logins only through them (see audit/logins.py).
         user_logged_in.connect(logins.logged_in, dispatch_uid="audit.admin_login.ok")
         user_login_failed.connect(logins.login_failed, dispatch_uid="audit.admin_login.failed")
+        # django-axes, which throttles admin logins, reports a lockout the same way.
+        user_locked_out.connect(logins.locked_out, dispatch_uid="audit.admin_lockout")

@@ -14,9 +14,18 @@ class AuditEntry(models.Model):
     user = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001 - null is "nobody" (insecure mode), kept apart from any name
     details = models.JSONField(default=dict, blank=True)
     success = models.BooleanField()
+    # Set only on a tally: a row that counts repeated attempts (failed authentication from one
+    # client in one minute) in ``details.count`` instead of writing a row per attempt. The key
+    # names the action, reason, client and minute; every other row leaves it empty.
+    tally_key = models.CharField(max_length=160, null=True, blank=True, editable=False)  # noqa: DJ001 - null keeps ordinary rows out of the unique index
 
     class Meta:
         ordering = ("-timestamp", "-id")
+        # Partial, so the index holds the tallies only; the recorder's upsert names this predicate.
+        constraints = (
+            models.UniqueConstraint(fields=["tally_key"], condition=models.Q(tally_key__isnull=False),
+                                    name="audit_tally_once"),
+        )
         verbose_name = "audit entry"
         verbose_name_plural = "audit entries"
         # Each index matches one listing exactly (filter, then newest first) so a page is an

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, cast
 
 from django.db import connection, transaction
@@ -39,8 +40,8 @@ def record(
     params = [
         ops.adapt_datetimefield_value(now),
         action,
-        _fit(resource, RESOURCE_MAX),
-        None if user is None else _fit(user, RESOURCE_MAX),
+        fit(resource, RESOURCE_MAX),
+        None if user is None else fit(user, RESOURCE_MAX),
         ops.adapt_json_value(details, _DETAILS_ENCODER),
         bool(success),
     ]
@@ -69,6 +70,28 @@ def _mention(row_id: int, timestamp: Any, names: list[str]) -> None:
     with connection.cursor() as cursor:
         cursor.executemany(_mention_statement(connection.vendor),
                            [(row_id, fit_name(name), stamp) for name in names])
+
+
+def tally(*, key: str, at: datetime, action: str, resource: str, user: str | None,
+          details: Mapping[str, Any]) -> None:
+    """Count one more attempt on the row ``key`` names, writing it (``details.count`` 1) if new.
+
+    One statement (an upsert on the partial unique index of ``tally_key``), so attempts from
+    every thread, worker and instance add up exactly: two writers of a new key cannot both
+    insert, and the increment is the database's, never read-then-write. ``user`` and
+    ``details`` are the first attempt's (at ``at``); later ones only raise the count.
+    """
+    params = [
+        connection.ops.adapt_datetimefield_value(at),
+        action,
+        fit(resource, RESOURCE_MAX),
+        None if user is None else fit(user, RESOURCE_MAX),
+        connection.ops.adapt_json_value({**_storable(dict(details)), "count": 1}, _DETAILS_ENCODER),
+        False,
+        key,
+    ]
+    with audit_write_gate(), connection.cursor() as cursor:
+        cursor.execute(_tally_statement(connection.vendor), params)
 
 
 def begin(*, action: str, resource: str, user: str | None, details: Mapping[str, Any] | None = None) -> int:
@@ -120,6 +143,30 @@ def _statement(vendor: str) -> tuple[str, bool]:
     return _statements[vendor]
 
 
+_tally_statements: dict[str, str] = {}
+# ``details.count`` + 1, in each vendor's JSON functions (PostgreSQL's column is jsonb).
+_INCREMENT = {
+    "sqlite": "json_set({d}, '$.count', json_extract({d}, '$.count') + 1)",
+    "postgresql": "jsonb_set({d}, '{{count}}', to_jsonb(({d} ->> 'count')::bigint + 1))",
+}
+
+
+def _tally_statement(vendor: str) -> str:
+    if vendor not in _tally_statements:
+        quote = connection.ops.quote_name
+        key = quote(cast("Field[Any, Any]", AuditEntry._meta.get_field("tally_key")).column)
+        details = f"{quote(_TABLE)}.{quote(_FIELDS[4].column)}"
+        columns = [*(quote(f.column) for f in _FIELDS), key]
+        # The conflict target repeats the partial index's predicate, as both databases require.
+        _tally_statements[vendor] = (
+            f"INSERT INTO {quote(_TABLE)} ({', '.join(columns)}) "  # noqa: S608 - the model's own names
+            f"VALUES ({', '.join(['%s'] * len(columns))}) "
+            f"ON CONFLICT ({key}) WHERE {key} IS NOT NULL "
+            f"DO UPDATE SET {quote(_FIELDS[4].column)} = {_INCREMENT[vendor].format(d=details)}"
+        )
+    return _tally_statements[vendor]
+
+
 _mention_statements: dict[str, str] = {}
 
 
@@ -143,7 +190,7 @@ RESOURCE_MAX = AuditEntry._meta.get_field("resource").max_length or 255
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-def _fit(text: str, limit: int) -> str:
+def fit(text: str, limit: int) -> str:
     """Clip overlong names (request input can be long) with a hash, so distinct ones stay distinct."""
     text = _UNSTORABLE.sub("\ufffd", text)
     if len(text) <= limit:
@@ -154,7 +201,7 @@ def _fit(text: str, limit: int) -> str:
 
 def fit_name(name: str) -> str:
     """A secret name as the mentions store it (clipped like a resource): what ``?secret=`` looks up."""
-    return _fit(name, RESOURCE_MAX)
+    return fit(name, RESOURCE_MAX)
 
 
 def _storable(value: Any) -> Any:

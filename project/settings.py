@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -127,6 +128,10 @@ SERVICE_WORKERS = env_int("SERVICE_WORKERS", 2, minimum=1)
 # Threads let a worker answer /health while another request runs a long sync.
 SERVICE_THREADS = env_int("SERVICE_THREADS", 4, minimum=1)
 SERVICE_TIMEOUT = env_int("SERVICE_TIMEOUT", 300, minimum=1)
+# Admin logins (django-axes): this many failures for one username, or from one client address,
+# lock that username or address out until this many seconds pass without another failure.
+SERVICE_ADMIN_LOGIN_FAILURE_LIMIT = env_int("SERVICE_ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS = env_int("SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS", 900, minimum=1)
 
 # --- Django ------------------------------------------------------------------
 DEBUG = env_bool("SERVICE_DEBUG")
@@ -145,6 +150,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "audit",
+    "axes",
     "apikeys",
     "secretsapi",
 ]
@@ -162,7 +168,29 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it turns a locked-out login into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# django-axes throttles admin logins: its backend, first, refuses a locked-out username or client
+# before any password is checked. Attempts are rows in the database, so every worker and
+# instance sees the same counts.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = SERVICE_ADMIN_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(seconds=SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS)
+# Each on its own: a username locks whatever address guesses it, an address whatever usernames it tries.
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# Attempts refused during a lockout are not written by axes (it would append each one's form
+# data to a row): the audit log counts them (``admin_lockout``), and the cool-off runs from the
+# last failure that was checked.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Logins are already audit rows (``admin_login``); axes' own access log would be a second one.
+AXES_DISABLE_ACCESS_LOG = True
+# Log lines name only what locks (username, address), never the user agent; no banner at start.
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "project.urls"
 WSGI_APPLICATION = "project.wsgi.application"
@@ -295,5 +323,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": SERVICE_LOG_LEVEL},
     "loggers": {
         "django": {"handlers": ["console"], "level": SERVICE_LOG_LEVEL, "propagate": False},
+        # django-axes says three things at INFO for every failed admin login; its warnings
+        # (a failure, a lockout) are the ones an operator reads.
+        "axes": {"level": "WARNING" if SERVICE_LOG_LEVEL in ("DEBUG", "INFO") else SERVICE_LOG_LEVEL},
     },
 }

@@ -67,9 +67,8 @@ def test_example_lifecycle_through_the_api(authed_api: APIClient, example: Path)
     actions = {e["action"] for e in authed_api.get("/audit/logs?limit=1000").json()["entries"]}
     assert actions >= {"sync", "list_secrets", "get_secret_status", "check_rotation", "execute_rotation",
                        "check_policy", "check_drift"}
-    User.objects.create_superuser("root", "root@example.com", "pw")
     admin = Client()
-    admin.login(username="root", password="pw")
+    admin.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
     page = admin.get("/admin/audit/auditentry/?action=check_drift")
     assert page.status_code == 200 and page.context["cl"].result_count == 1
 

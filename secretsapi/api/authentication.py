@@ -20,7 +20,7 @@ from rest_framework.request import Request
 
 from apikeys import keys
 from apikeys.scopes import ALL_SCOPES
-from audit.recorder import record
+from audit.failures import authentication_failed
 
 HEADER = "X-API-Key"
 WWW_AUTHENTICATE = f'ApiKey header="{HEADER}"'
@@ -107,11 +107,6 @@ class ApiKeyAuthentication(BaseAuthentication):
 
     @staticmethod
     def _reject(request: Request, reason: str, detail: str) -> NoReturn:
-        record(
-            action="authenticate",
-            resource="auth",
-            user=None,
-            success=False,
-            details={"reason": reason, "method": request.method, "path": request.path},
-        )
+        # A tally per client and minute, not a row per attempt: failing costs the caller nothing.
+        authentication_failed(request._request, reason)
         raise exceptions.AuthenticationFailed(detail)

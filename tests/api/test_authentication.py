@@ -45,7 +45,8 @@ def test_failed_attempt_is_audited_without_the_presented_key(api: APIClient) -> 
     api.post("/audit/logs", HTTP_X_API_KEY="not-the-key-123")
     row = AuditEntry.objects.get(action="authenticate")
     assert row.success is False
-    assert row.details == {"reason": "invalid", "method": "POST", "path": "/audit/logs"}
+    assert row.details == {"reason": "invalid", "method": "POST", "path": "/audit/logs", "client": "127.0.0.1",
+                           "minute": row.timestamp.strftime("%Y-%m-%dT%H:%MZ"), "count": 1}
     assert "not-the-key-123" not in str(row.details)
 
 

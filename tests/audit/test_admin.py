@@ -21,9 +21,9 @@ from tests.factories import LOCAL_HOST
 
 @pytest.fixture
 def admin_client(db: None) -> Client:
-    User.objects.create_superuser("root", "root@example.com", "pw-for-tests")
+    # force_login: the login throttle (django-axes) needs the request that Client.login does not pass.
     client = Client(HTTP_HOST=LOCAL_HOST)
-    client.login(username="root", password="pw-for-tests")
+    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw-for-tests"))
     return client
 
 
@@ -173,3 +173,11 @@ def test_the_admin_revokes_keys_with_its_action(admin_client: Client) -> None:
     assert keys.resolve(key) is None
     row_user = AuditEntry.objects.filter(action="apikey_revoke").values_list("user", flat=True).get()
     assert row_user == "admin:root"
+
+
+def test_a_tally_lists_its_attempts(admin_client: Client, api_key: str) -> None:
+    for _ in range(3):
+        Client().get("/secrets", HTTP_X_API_KEY="wrong")
+    response = admin_client.get("/admin/audit/auditentry/?action=authenticate")
+    (row,) = response.context["cl"].result_list
+    assert response.context["cl"].model_admin.attempts(row) == 3
