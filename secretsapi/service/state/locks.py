@@ -25,6 +25,7 @@ from typing import Any
 import filelock
 
 from secretsapi.service.errors import LockTimeout
+from secretsapi.service.util.atomic_files import make_folders
 
 STRIPES = 64
 ALL_STRIPES = frozenset(range(STRIPES))
@@ -33,7 +34,8 @@ ALL_STRIPES = frozenset(range(STRIPES))
 def acquire_file_lock(
     path: Path, timeout: float, waiting_for: str, *, budget: float | None = None
 ) -> filelock.BaseFileLock:
-    """Take the lock file ``path`` (0600; held per process, so threads take turns too).
+    """Take the lock file ``path`` (0600; held per process, so threads take turns too). Its
+    folder, when the service creates it, is 0700 (``make_folders``).
 
     LockTimeout after ``timeout`` seconds (negative: wait forever), saying what it was
     ``waiting_for`` and the whole wait it had (``budget``, when ``timeout`` is what remained
@@ -74,7 +76,7 @@ def stripe_locks(
     the lockfile's path and the time left.
     """
     folder = stripe_folder(lockfile)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folders(folder)
     deadline = None if timeout < 0 else time.monotonic() + timeout
     with contextlib.ExitStack() as stack:
         for stripe in sorted(set(stripes)):
@@ -106,7 +108,7 @@ def lockfile_lock(path: Path, timeout: float = 60.0,
     if sidecar in held:
         yield
         return
-    sidecar.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(sidecar.parent)
     lock = acquire_file_lock(sidecar, timeout, f"the lockfile lock {sidecar}")
     held.add(sidecar)
     try:

@@ -171,3 +171,21 @@ def test_the_extra_lock_is_taken_per_stripe_in_ascending_order_inside_its_file_l
     assert [name for step, name in seen if step == "in"] == ["02", "09", "40"]
     assert sorted(seen) == sorted([("in", n) for n in ("02", "09", "40")] + [("out", n) for n in ("02", "09", "40")])
     assert stripe_folder(ws.lockfile_path) == tmp_path / ".gitsecrets.lock.targets"
+
+
+def test_the_lock_files_and_the_folders_the_service_creates_for_them_are_private(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "Secretfile.yml").write_text(yaml.safe_dump(definition(file_secret("db"))))
+    lockfile = tmp_path / "state" / "deep" / ".gitsecrets.lock"
+    ws = Workspace(definition_path=tmp_path / "project" / "Secretfile.yml", lockfile_override=lockfile,
+                   lock_timeout=WAIT, environ={})
+    sync(ws)
+    stripes = stripe_folder(lockfile)
+    modes = {p.relative_to(tmp_path).as_posix(): p.stat().st_mode & 0o777
+             for p in [tmp_path / "state", lockfile.parent, lockfile, lockfile.with_name(".gitsecrets.lock.lck"),
+                       stripes, *stripes.iterdir()]}
+    assert modes == {
+        "state": 0o700, "state/deep": 0o700, "state/deep/.gitsecrets.lock": 0o600,
+        "state/deep/.gitsecrets.lock.lck": 0o600, "state/deep/.gitsecrets.lock.targets": 0o700,
+        **{f"state/deep/.gitsecrets.lock.targets/{p.name}": 0o600 for p in stripes.iterdir()},
+    }
