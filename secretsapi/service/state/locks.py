@@ -1,10 +1,12 @@
-"""Locks on targets, so writes to different targets run side by side.
+"""Locks on targets and on the lockfile.
 
 A write holds the locks of the target groups it touches (a file, a Vault path, an AWS
-parameter) while it writes them and commits the lockfile, and the lockfile lock only for the
-commit. Groups are hashed onto a fixed set of stripes, one lock file each, so a full sync
-holds a bounded number of locks whatever the number of targets; two writes to different
-groups wait for each other only when their groups share a stripe (1 in ``STRIPES``).
+parameter) and the lockfile lock from before its first target write (it stages the new
+lockfile first, so a full disk stops it with nothing changed) until its lockfile commit:
+writes therefore take turns. Repairs put recorded values back and take the lockfile lock
+only for their commit, so the stripes let them run beside writes to other targets. Groups
+are hashed onto a fixed set of stripes, one lock file each, so a full sync holds a bounded
+number of locks whatever the number of targets.
 
 Stripes are taken in ascending order, the lockfile lock only after them, and the extra lock
 (e.g. a database advisory lock for other hosts) right after each file lock: every holder

@@ -71,8 +71,13 @@ def confined_path(base_dir: Path, config: Mapping[str, Any], field: str,
     problem = path_problem(value, field)
     if problem or not isinstance(value, str):  # path_problem names every non-string
         raise TargetError(problem or f"{field} must be a string")
-    allowed = [Path(root).resolve() for root in (roots or (base_dir,))]
-    resolved = (Path(base_dir).resolve() / value).resolve()
+    try:
+        allowed = [Path(root).resolve() for root in (roots or (base_dir,))]
+        resolved = (Path(base_dir).resolve() / value).resolve()
+    except OSError as exc:  # a link removed while it was being resolved
+        raise TargetError(f"path {value} cannot be resolved ({exc.strerror})") from None
+    except RuntimeError:  # Python 3.11's Path.resolve on a link loop
+        raise TargetError(f"path {value} cannot be resolved (a loop of symbolic links)") from None
     for root in allowed:
         if resolved != root and resolved.is_relative_to(root):
             return Confined(root, resolved)
