@@ -9,7 +9,6 @@ import errno
 import json
 from io import StringIO
 from pathlib import Path
-from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -107,16 +106,17 @@ def test_the_cli_reports_a_full_disk_as_a_json_error(synced: Project, monkeypatc
 def test_a_lockfile_that_fails_after_the_targets_were_written_names_them_in_the_audit_row(
     authed_api: APIClient, synced: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = lockfile_io.StagedLockfile.write
-    calls: list[int] = []
+    real = lockfile_io.StagedLockfile.commit
 
-    def rewrite_fails(self: lockfile_io.StagedLockfile, doc: Any) -> None:
-        calls.append(1)
-        if len(calls) == 2:  # the staging went through, the targets are written: now the disk fails
-            _fail_writes(monkeypatch, errno.EIO)
-        real(self, doc)
+    def rename_fails(self: lockfile_io.StagedLockfile) -> None:
+        # Staged fine and the targets are written: now the lockfile's rename fails.
+        def failing() -> None:
+            raise OSError(errno.EIO, "simulated")
 
-    monkeypatch.setattr(lockfile_io.StagedLockfile, "write", rewrite_fails)
+        monkeypatch.setattr(self._file, "commit", failing)
+        real(self)
+
+    monkeypatch.setattr(lockfile_io.StagedLockfile, "commit", rename_fails)
     body = assert_error_body(authed_api.post("/sync", {"force": True}, format="json"), 500)
     assert "2 target(s) now hold new values the lockfile does not record" in body["detail"]
     row = _last_sync()
@@ -136,3 +136,5 @@ def test_a_target_that_fails_half_way_leaves_an_audit_row_naming_what_was_writte
     row = _last_sync()
     assert row.success is False
     assert row.details["written_targets"] == {"db": ["local/file/out/app.env"]}  # only the partial secret
+    # The staged lockfile was rewritten in place with what was really written, then renamed.
+    assert list(project.lock()["secrets"]["db"]["targets"]) == ["local/file/out/app.env"]

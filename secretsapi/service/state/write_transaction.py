@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
@@ -108,22 +109,26 @@ def _store(ws: Workspace, definition: Definition, doc: LockDocument, work: Seque
     """Store ``work`` and commit ``doc`` with its entries; the caller holds every lock."""
     now = ws.now()
     staged: list[StagedState] = []
+    expected: list[StoreOutcome] = []
 
-    def stage(expected: StoreOutcome) -> None:
+    def stage(outcome: StoreOutcome) -> None:
         ahead = doc.fork()
-        record(ahead, expected, now=now, rotation=rotation)
-        record_definition(ahead, definition, ws)
+        record(ahead, outcome, now=now, rotation=rotation)
+        record_definition(ahead, definition, ws, now=now)
         try:
             staged.append(StagedState(ws, ahead))
         except LockfileUnwritable as exc:
             raise type(exc)(f"{exc.message}; no target was changed") from None
+        expected.append(outcome)
 
     try:
         outcome = store(definition, doc, work, allow_scripts=ws.allow_scripts, before_writes=stage)
-        record(doc, outcome, now=now, rotation=rotation)
-        record_definition(doc, definition, ws)
         try:
-            staged[0].write(doc)
+            # Every target took the hash staged (the usual case): the staged file is already right.
+            if outcome.written != expected[0].written:
+                record(doc, outcome, now=now, rotation=rotation)
+                record_definition(doc, definition, ws, now=now)
+                staged[0].write(doc)
             staged[0].commit()
         except LockfileUnwritable as exc:
             raise _after_writes(exc, outcome) from None
@@ -177,7 +182,8 @@ def _record(definition: Definition) -> dict[str, Any]:
     }
 
 
-def record_definition(doc: LockDocument, definition: Definition, ws: Workspace) -> None:
+def record_definition(doc: LockDocument, definition: Definition, ws: Workspace, *,
+                      now: datetime | None = None) -> None:
     """Record the definition file the lockfile now matches, on every write (SecretZero's record).
 
     SecretZero compares the file name, the var files' names and the variables hash with its
@@ -193,7 +199,7 @@ def record_definition(doc: LockDocument, definition: Definition, ws: Workspace) 
         text_hash=definition.text_hash,
         variables_hash=definition.variables_hash,
         var_files=[PurePath(name).name for name in definition.var_files],
-        synced_at=format_time(ws.now()),
+        synced_at=format_time(now or ws.now()),
     )
     block: dict[str, Any] = doc.raw["secretfile"]
     block.setdefault("manifest_spec_version", MANIFEST_SPEC_VERSION)
