@@ -36,6 +36,9 @@ class LinkRefused(OSError):
     def __init__(self, name: str) -> None:
         super().__init__(errno.ELOOP, "a symbolic link or not a folder on the way", name)
 
+    def __reduce__(self) -> tuple[type[LinkRefused], tuple[str]]:  # pickled as it was made
+        return type(self), (str(self.filename),)
+
 
 def make_folders(folder: Path) -> None:
     """``mkdir -p`` where every folder created is 0700 (``Path.mkdir`` gives parents 0755)."""
