@@ -213,17 +213,9 @@ def atomic_write_text(path: Path, text: str, *, root: Path | None = None, new_mo
     atomic_write(path, text.encode("utf-8"), root=root, new_mode=new_mode)
 
 
-def sweep_stale_temps(path: Path) -> list[str]:
-    """Delete temp files a crashed writer left beside ``path``: they may hold secret values."""
-    folder = os.open(Path(path).parent, _FOLDER)
-    try:
-        return sweep_stale_temps_in(folder, Path(path).name)
-    finally:
-        os.close(folder)
-
-
 def sweep_stale_temps_in(folder: int, name: str) -> list[str]:
-    """``sweep_stale_temps`` for the file ``name`` in the folder descriptor ``folder``."""
+    """Delete temp files a crashed writer left beside ``name`` in the folder descriptor ``folder``
+    (they may hold secret values), once they are STALE_TEMP_SECONDS old."""
     removed = []
     now = time.time()
     prefix = f".{name}."
