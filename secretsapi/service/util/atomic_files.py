@@ -183,14 +183,15 @@ def _write_all(fd: int, data: bytes | bytearray) -> int:
 
 
 def stage(path: Path, *, root: Path | None = None, new_mode: int = NEW_FILE_MODE) -> StagedFile:
-    """A StagedFile for ``path``. With ``root`` (a folder ``path`` lies in), the folders from
-    ``root`` down are walked without following links (LinkRefused) and created 0700; without
-    it, missing folders are created 0700 and the folder is opened as it is."""
+    """A StagedFile for ``path``. With ``root`` (a folder ``path`` lies in), the folders below
+    ``root`` are walked without following links (LinkRefused); without it, the folder is opened
+    as it is. Missing folders are created 0700."""
     path = Path(path)
     if root is None:
         make_folders(path.parent)
         folder = os.open(path.parent, _FOLDER)
     else:
+        make_folders(root)  # a configured root that does not exist yet, as before the walk
         folder = open_folder(root, path.relative_to(root).parts[:-1], create=True)
     return StagedFile(folder, path.name, new_mode=new_mode)
 

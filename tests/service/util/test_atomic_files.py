@@ -74,3 +74,9 @@ def test_a_write_within_a_root_refuses_a_linked_folder_and_leaves_no_temp_file_b
     with pytest.raises(LinkRefused):
         atomic_write_text(tmp_path / "root" / "out" / "app.env", "A=1\n", root=tmp_path / "root")
     assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_root_that_does_not_exist_yet_is_created_private(tmp_path: Path) -> None:
+    atomic_write_text(tmp_path / "root" / "out" / "app.env", "A=1\n", root=tmp_path / "root")
+    assert (tmp_path / "root" / "out" / "app.env").read_text() == "A=1\n"
+    assert (tmp_path / "root").stat().st_mode & 0o777 == 0o700
