@@ -81,7 +81,8 @@ def audited(
     try:
         yield facts
     except ServiceError as exc:
-        write(False, {**facts, "error": exc.code})
+        # An error may carry facts of its own (e.g. the targets a write changed before it failed).
+        write(False, {**facts, **getattr(exc, "details", {}), "error": exc.code})
         exc.audited = True  # type: ignore[attr-defined]
         raise
     except Exception as exc:
@@ -207,6 +208,8 @@ def sync(
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
                      failed=result.secrets_failed, errors=[asdict(e) for e in result.errors])
         facts["repaired"] = result.secrets_repaired
+        if result.written_targets:
+            facts["written_targets"] = result.written_targets
         facts.succeeded = not (result.secrets_failed or result.errors)
     return result
 
@@ -226,6 +229,8 @@ def execute_rotation(
     with audited("execute_rotation", _resource(secret_name), actor, request, changes=True) as facts:
         result = service.execute_rotation(ws, secret_name=secret_name, force=force)
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
+        if result.written_targets:
+            facts["written_targets"] = result.written_targets
         facts.succeeded = not (result.failed or result.errors)
     return result
 
@@ -302,6 +307,8 @@ def agent_sync(
                      skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed,
                      errors=[asdict(e) for e in result.sync.errors])
         facts["repaired"] = result.sync.secrets_repaired
+        if result.sync.written_targets:
+            facts["written_targets"] = result.sync.written_targets
         facts.succeeded = not (result.sync.secrets_failed or result.sync.errors)
     return result
 

@@ -43,8 +43,12 @@ ERROR_DESCRIPTIONS = {
     415: "The request body is not JSON (send `Content-Type: application/json`).",
     422: "The request failed validation: an unknown field or parameter, a wrong type, a value out of "
          "range. Nothing was performed.",
-    500: "Server-side failure: the definition or the lockfile cannot be read, or the operation failed.",
+    500: "Server-side failure: the definition or the lockfile cannot be read, or the operation failed "
+         "(`error` `Lockfile not writable`: the lockfile cannot be written; the detail says whether a "
+         "target was changed).",
     503: "Another operation held the definition's lock for too long; retry after `Retry-After` seconds.",
+    507: "The disk (or quota) holding the lockfile is full. The new lockfile is written before any "
+         "target, so nothing was changed.",
 }
 
 ERROR_EXAMPLES = {
@@ -57,6 +61,8 @@ ERROR_EXAMPLES = {
     422: ("Unprocessable entity", "dry_run: Must be a valid boolean."),
     500: ("Internal server error", "An unexpected error occurred; the server log has the details."),
     503: ("Service unavailable", "timed out after 30 s waiting for the lockfile lock /srv/app/.gitsecrets.lock.lck"),
+    507: ("Insufficient storage",
+          "lockfile /srv/app/.gitsecrets.lock cannot be written (the disk is full); no target was changed"),
 }
 
 

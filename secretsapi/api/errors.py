@@ -35,6 +35,7 @@ TITLES = {
     429: "Too many requests",
     500: "Internal server error",
     503: "Service unavailable",
+    507: "Insufficient storage",
 }
 
 # Engine errors -> HTTP status, by class: a renamed or new error class fails the test that
@@ -51,7 +52,23 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.TargetError: 500,
     errors.ValueReadDisabled: 403,
     errors.LockTimeout: 503,
+    errors.LockfileUnwritable: 500,
+    errors.LockfileStorageFull: 507,
 }
+
+# Engine errors whose ``error`` names them better than their status's title does.
+SERVICE_TITLES: dict[type[ServiceError], str] = {
+    errors.LockfileUnwritable: "Lockfile not writable",
+    errors.LockfileStorageFull: "Insufficient storage",
+}
+
+
+def service_title(exc: Exception) -> str | None:
+    """The ``error`` of an engine error listed in SERVICE_TITLES (most specific class first)."""
+    for cls in type(exc).__mro__:
+        if cls in SERVICE_TITLES:
+            return SERVICE_TITLES[cls]
+    return None
 
 
 def service_status(exc: ServiceError) -> int:
@@ -100,7 +117,9 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
         principal = request_principal(request)
         if principal is not None:
             record_refusal(principal.audit_name, request.method, request.path, status_code, reason_code(exc))
-    response = Response(error_body(status_code, detail), status=status_code)
+    body = error_body(status_code, detail)
+    body["error"] = service_title(exc) or body["error"]
+    response = Response(body, status=status_code)
     auth_header = getattr(exc, "auth_header", None)
     if auth_header:
         response["WWW-Authenticate"] = auth_header

@@ -88,3 +88,21 @@ class LockTimeout(ServiceError):
     """Another writer held the lockfile lock for longer than the timeout."""
 
     code = "lock_timeout"
+
+
+class LockfileUnwritable(ServiceError):
+    """The lockfile (or its temp file) cannot be written: a read-only file system, no
+    permission, an I/O error. ``details``: audit facts (names, counts), e.g. which targets a
+    write changed before the lockfile failed."""
+
+    code = "lockfile_unwritable"
+
+    def __init__(self, message: str, details: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.details = dict(details or {})
+
+
+class LockfileStorageFull(LockfileUnwritable):
+    """The lockfile cannot be written because its disk (or the user's quota) is full."""
+
+    code = "disk_full"

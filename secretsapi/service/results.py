@@ -49,6 +49,8 @@ class SyncResult:
     message: str
     # Existing secrets whose broken targets got their recorded value back (a repair).
     secrets_repaired: list[str] = field(default_factory=list)
+    # Secrets a target failed for: lock key -> the targets that do hold the new value.
+    written_targets: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ class RotationResult:
     failed: list[str]
     errors: list[OperationError]
     message: str
+    # Secrets a target failed for: lock key -> the targets that do hold the new value.
+    written_targets: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from secretsapi.service.results import OperationError, RotationCheckResult, Rota
 from secretsapi.service.state import write_transaction
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, parse_time
+from secretsapi.service.state.value_store import written_targets
 from secretsapi.service.state.write_transaction import Plan
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.secretzero_ids import aliases, secretzero_target_id
@@ -121,7 +122,8 @@ def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bo
     failed = [e.secret for e in planned.errors] + (outcome.failed if outcome else [])
     rotated = outcome.stored if outcome else []
     errors = planned.errors + (outcome.errors if outcome else [])
-    return RotationResult(rotated, failed, errors, _message(rotated, failed))
+    partial = written_targets(outcome, partial_only=True) if outcome else {}
+    return RotationResult(rotated, failed, errors, _message(rotated, failed), partial)
 
 
 def move_problem(doc: LockDocument, secret: SecretDef, ctx: TargetContext, var_files: Sequence[str]) -> str | None:

@@ -11,6 +11,7 @@ from secretsapi.service.state import write_transaction
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.state.repair import RepairPlan, plan_repairs
+from secretsapi.service.state.value_store import written_targets
 from secretsapi.service.state.write_transaction import Plan
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.workspace import Workspace
@@ -54,8 +55,9 @@ def sync(
     if outcome is None and not repaired:
         write_transaction.record_definition_if_stale(ws, definition)
     skipped = [name for name in written.skipped if name not in repaired]
+    partial = written_targets(outcome, partial_only=True) if outcome is not None else {}
     return SyncResult(generated, skipped, failed, errors, False,
-                      _message(generated, skipped, failed, repaired), repaired)
+                      _message(generated, skipped, failed, repaired), repaired, partial)
 
 
 def _plan_repairs(

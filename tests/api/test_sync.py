@@ -175,18 +175,13 @@ def test_one_sync_writes_the_lockfile_once(authed_api: APIClient, project: Proje
 
     project.write(definition(*(file_secret(f"s{i}", f"out/f{i % 3}.env") for i in range(30))))
     calls = []
-    original = lockfile_io.write_lockfile
+    original = lockfile_io.StagedLockfile.commit
 
-    def counting(*args: Any, **kwargs: Any) -> None:
+    def counting(self: lockfile_io.StagedLockfile) -> None:
         calls.append(1)
-        original(*args, **kwargs)
+        original(self)
 
-    monkeypatch.setattr(lockfile_io, "write_lockfile", counting)
-    import secretsapi.service.state.lock_state as lock_state_module
-    import secretsapi.service.state.write_transaction as transaction_module
-
-    monkeypatch.setattr(transaction_module, "write_lockfile", lockfile_io.write_lockfile)
-    monkeypatch.setattr(lock_state_module, "write_lockfile", lockfile_io.write_lockfile)
+    monkeypatch.setattr(lockfile_io.StagedLockfile, "commit", counting)
     authed_api.post("/sync", {}, format="json")
     assert len(calls) == 1
     assert len(project.lock()["secrets"]) == 30

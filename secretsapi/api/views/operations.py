@@ -55,7 +55,7 @@ class SyncView(StrictAPIView):
                    responses={
                        200: OpenApiResponse(s.SyncResultSerializer, description="What was generated, skipped, "
                                             "failed and repaired (in a dry run: what would be)."),
-                       **errors(*BODY_ERRORS, 503),
+                       **errors(*BODY_ERRORS, 503, 507),
                    },
                    operation_id="sync_secrets", tags=["sync"], **SYNC_DOC)
     def post(self, request: Request) -> Response:
@@ -119,7 +119,7 @@ class RotationExecuteView(StrictAPIView):
         request=s.RotationExecuteRequestSerializer,
         responses={
             200: OpenApiResponse(s.RotationExecuteResultSerializer, description="What was rotated and what failed."),
-            **errors(*BODY_ERRORS, 503),
+            **errors(*BODY_ERRORS, 503, 507),
         },
         operation_id="execute_rotation",
         summary="Rotate secrets",
@@ -251,7 +251,7 @@ class AgentSyncView(StrictAPIView):
         responses={
             200: OpenApiResponse(s.AgentSyncResultSerializer,
                                  description="The sync result, an overall status and one outcome per secret."),
-            **errors(*BODY_ERRORS, 503),
+            **errors(*BODY_ERRORS, 503, 507),
         },
         operation_id="agent_sync",
         summary="Sync for agents and CI",

@@ -6,14 +6,15 @@ workstation's entries. Operations see one document: ``SplitLockDocument`` is the
 document with those secrets' entries routed to the local one. The local file gets no
 ``secretfile`` block (SecretZero records the definition only in the shared file). Both files
 are written under the shared lockfile's lock, the local one first, each atomically: a crash
-between the two leaves each file valid, and the local file ahead of the shared one.
+between the two leaves each file valid, and the local file ahead of the shared one. A write
+stages both (``StagedState``) before it touches a target and renames them in that order.
 """
 
 from __future__ import annotations
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
-from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
+from secretsapi.service.state.lockfile_io import StagedLockfile, read_lockfile, write_lockfile
 from secretsapi.service.workspace import Workspace
 
 
@@ -29,6 +30,11 @@ class SplitLockDocument(LockDocument):
         self.local = local
         self.local_keys = local_keys
         self.local_changed = False
+
+    def fork(self) -> SplitLockDocument:
+        copy = SplitLockDocument(super().fork(), self.local.fork(), self.local_keys)
+        copy.local_changed = self.local_changed
+        return copy
 
     def keys(self) -> list[str]:
         return list(dict.fromkeys([*super().keys(), *self.local.keys()]))
@@ -60,6 +66,46 @@ def read_state(ws: Workspace, definition: Definition, *, exact: bool = False) ->
     if not keys:
         return shared
     return SplitLockDocument(shared, read_lockfile(ws.local_lockfile_path, exact=exact), keys)
+
+
+class StagedState:
+    """The next lockfile pair in temp files, on disk before the write changes anything else.
+
+    Made from the document as the write expects to leave it; ``write`` rewrites the same
+    temp files with the document it did leave (the same size or smaller: failed targets are
+    left out), and ``commit`` renames them into place, the local file first as in
+    ``write_state``. LockfileUnwritable when a file cannot be written; closing without a
+    commit removes the temp files.
+    """
+
+    def __init__(self, ws: Workspace, expected: LockDocument) -> None:
+        self._files: list[tuple[StagedLockfile, bool]] = []
+        try:
+            if isinstance(expected, SplitLockDocument) and expected.local_changed:
+                self._files.append((StagedLockfile(ws.local_lockfile_path), True))
+            self._files.append((StagedLockfile(ws.lockfile_path), False))
+            self.write(expected)
+        except BaseException:
+            self.close()
+            raise
+
+    def write(self, doc: LockDocument) -> None:
+        for staged, local in self._files:
+            staged.write(doc.local if local and isinstance(doc, SplitLockDocument) else doc)
+
+    def commit(self) -> None:
+        for staged, _ in self._files:
+            staged.commit()
+
+    def close(self) -> None:
+        for staged, _ in self._files:
+            staged.close()
+
+    def __enter__(self) -> StagedState:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def write_state(ws: Workspace, doc: LockDocument) -> None:

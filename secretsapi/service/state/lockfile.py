@@ -217,6 +217,11 @@ class LockDocument:
         block["var_files"] = list(var_files)
         block["variables_hash"] = variables_hash
 
+    def fork(self) -> LockDocument:
+        """An independent copy, cheap: both copy their data on their next change."""
+        self._shared = True
+        return LockDocument(self._raw, shared=True)
+
     def dumps(self) -> str:
         return "".join(self.chunks())
 

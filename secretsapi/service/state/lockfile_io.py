@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from secretsapi.service.errors import LockfileUnreadable
+from secretsapi.service.errors import LockfileStorageFull, LockfileUnreadable, LockfileUnwritable
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.util import atomic_files
 
@@ -124,27 +125,82 @@ def _remember(key: str, parsed: _Parsed) -> None:
             del _cache[next(iter(_cache))]
 
 
-def write_lockfile(path: Path, doc: LockDocument) -> None:
-    """Replace the lockfile atomically (a reader sees the old or the new file); 0600 when new.
+def unwritable(path: Path, exc: OSError) -> LockfileUnwritable:
+    """The engine's error for an OSError met writing the lockfile at ``path``."""
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    cls = LockfileStorageFull if full else LockfileUnwritable
+    reason = "the disk is full" if full else (exc.strerror or "an operating system error")
+    return cls(f"lockfile {path} cannot be written ({reason})")
 
-    The written document becomes the cache's copy, keyed on the digest of the bytes written:
-    the next read finds the same content and skips parsing it again (for 20,000 entries,
-    ~20 MB and ~0.1 s). The document is shared from then on, so changing it copies first.
+
+class StagedLockfile:
+    """The next lockfile, in a temp file beside it (fsynced) until ``commit`` puts it in place.
+
+    A write stages its lockfile before it touches a target, so a lockfile that cannot be
+    written (a full disk, a read-only folder) stops it with nothing changed; ``write`` again
+    rewrites the same temp file in place. Every failure is a LockfileUnwritable.
     """
-    path = Path(path)
-    digest = hashlib.sha256()
 
-    def hashed(chunks: Iterator[str]) -> Iterator[bytes]:
-        for chunk in chunks:
-            data = chunk.encode("utf-8")
-            digest.update(data)
-            yield data
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._doc: LockDocument | None = None
+        self._digest = b""
+        try:
+            self._file = atomic_files.stage(self.path)
+        except OSError as exc:
+            raise unwritable(self.path, exc) from None
 
-    atomic_files.atomic_write_chunks(path, hashed(doc.chunks()))
-    doc._shared = True
-    try:
-        stat_key = _stat_key(os.stat(path))
-    except OSError:
-        return
-    # Never "settled": it was just written, so readers compare content until a read settles it.
-    _remember(str(path.absolute()), _Parsed(stat_key, digest.digest(), doc._raw, False))
+    def write(self, doc: LockDocument) -> None:
+        digest = hashlib.sha256()
+
+        def hashed(chunks: Iterator[str]) -> Iterator[bytes]:
+            for chunk in chunks:
+                data = chunk.encode("utf-8")
+                digest.update(data)
+                yield data
+
+        try:
+            self._file.write(hashed(doc.chunks()))
+        except OSError as exc:
+            raise unwritable(self.path, exc) from None
+        self._doc, self._digest = doc, digest.digest()
+
+    def commit(self) -> None:
+        """Replace the lockfile with what was last written (a reader sees the old or the new file).
+
+        The written document becomes the cache's copy, keyed on the digest of the bytes
+        written: the next read finds the same content and skips parsing it again (for 20,000
+        entries, ~20 MB and ~0.1 s). The document is shared from then on, so changing it
+        copies first.
+        """
+        doc = self._doc
+        if doc is None:
+            raise ValueError("nothing was staged")
+        try:
+            self._file.commit()
+        except OSError as exc:
+            raise unwritable(self.path, exc) from None
+        doc._shared = True
+        try:
+            stat_key = _stat_key(os.stat(self.path))
+        except OSError:
+            return
+        # Never "settled": it was just written, so readers compare content until a read settles it.
+        _remember(str(self.path.absolute()), _Parsed(stat_key, self._digest, doc._raw, False))
+
+    def close(self) -> None:
+        """Remove the temp file unless it was committed."""
+        self._file.close()
+
+    def __enter__(self) -> StagedLockfile:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def write_lockfile(path: Path, doc: LockDocument) -> None:
+    """Replace the lockfile atomically (see ``StagedLockfile``); 0600 when new."""
+    with StagedLockfile(path) as staged:
+        staged.write(doc)
+        staged.commit()

@@ -1,10 +1,12 @@
-"""Locks on targets, so writes to different targets run side by side.
+"""Locks on targets and on the lockfile.
 
 A write holds the locks of the target groups it touches (a file, a Vault path, an AWS
-parameter) while it writes them and commits the lockfile, and the lockfile lock only for the
-commit. Groups are hashed onto a fixed set of stripes, one lock file each, so a full sync
-holds a bounded number of locks whatever the number of targets; two writes to different
-groups wait for each other only when their groups share a stripe (1 in ``STRIPES``).
+parameter) and the lockfile lock from before its first target write (it stages the new
+lockfile first, so a full disk stops it with nothing changed) until its lockfile commit:
+writes therefore take turns. Repairs put recorded values back and take the lockfile lock
+only for their commit, so the stripes let them run beside writes to other targets. Groups
+are hashed onto a fixed set of stripes, one lock file each, so a full sync holds a bounded
+number of locks whatever the number of targets.
 
 Stripes are taken in ascending order, the lockfile lock only after them, and the extra lock
 (e.g. a database advisory lock for other hosts) right after each file lock: every holder
@@ -25,6 +27,7 @@ from typing import Any
 import filelock
 
 from secretsapi.service.errors import LockTimeout
+from secretsapi.service.util.atomic_files import make_folders
 
 STRIPES = 64
 ALL_STRIPES = frozenset(range(STRIPES))
@@ -33,7 +36,8 @@ ALL_STRIPES = frozenset(range(STRIPES))
 def acquire_file_lock(
     path: Path, timeout: float, waiting_for: str, *, budget: float | None = None
 ) -> filelock.BaseFileLock:
-    """Take the lock file ``path`` (0600; held per process, so threads take turns too).
+    """Take the lock file ``path`` (0600; held per process, so threads take turns too). Its
+    folder, when the service creates it, is 0700 (``make_folders``).
 
     LockTimeout after ``timeout`` seconds (negative: wait forever), saying what it was
     ``waiting_for`` and the whole wait it had (``budget``, when ``timeout`` is what remained
@@ -74,7 +78,7 @@ def stripe_locks(
     the lockfile's path and the time left.
     """
     folder = stripe_folder(lockfile)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folders(folder)
     deadline = None if timeout < 0 else time.monotonic() + timeout
     with contextlib.ExitStack() as stack:
         for stripe in sorted(set(stripes)):
@@ -106,7 +110,7 @@ def lockfile_lock(path: Path, timeout: float = 60.0,
     if sidecar in held:
         yield
         return
-    sidecar.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(sidecar.parent)
     lock = acquire_file_lock(sidecar, timeout, f"the lockfile lock {sidecar}")
     held.add(sidecar)
     try:

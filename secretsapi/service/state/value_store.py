@@ -8,7 +8,7 @@ the entries into the lockfile document the caller then commits.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -54,12 +54,15 @@ def store(
     work: Sequence[tuple[SecretDef, Sequence[Unit]]],
     *,
     allow_scripts: bool,
+    before_writes: Callable[[StoreOutcome], None] | None = None,
 ) -> StoreOutcome:
     """Generate a new value for every unit in ``work`` and write its targets.
 
     ``doc`` is only read (other units' current values, for templates and ``merge: false``
     files). A target that fails leaves the others written (rule 5); the unit is then recorded
-    with only the targets that hold the new value.
+    with only the targets that hold the new value. ``before_writes`` gets the outcome expected
+    if every target is written, once the values exist and before the first target is touched:
+    an exception it raises stops the write with nothing changed.
     """
     outcome = StoreOutcome()
     failed: set[str] = set()
@@ -75,6 +78,8 @@ def store(
 
     values = {job.unit.lock_key: job.value for job in jobs}
     ctx = _context(definition, doc, values)
+    if before_writes is not None:
+        before_writes(_expected(work, jobs, failed, ctx))
     written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, outcome.errors)
 
     for job in jobs:
@@ -87,6 +92,37 @@ def store(
     for secret, _ in work:
         (outcome.failed if secret.name in failed else outcome.stored).append(secret.name)
     return outcome
+
+
+def _expected(work: Sequence[tuple[SecretDef, Sequence[Unit]]], jobs: Sequence[_Job], failed: set[str],
+              ctx: TargetContext) -> StoreOutcome:
+    """``store``'s outcome if every target is written: each placement recorded with a hash of
+    the length a write records (64 hex digits), so the lockfile it gives is as large."""
+    expected = StoreOutcome()
+    for job in jobs:
+        hashes = {placement_id: sha256_text(job.value) for placement_id in _target_ids(job.unit, ctx)}
+        expected.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))
+    for secret, _ in work:
+        (expected.failed if secret.name in failed else expected.stored).append(secret.name)
+    return expected
+
+
+def _target_ids(unit: Unit, ctx: TargetContext) -> list[str]:
+    ids = []
+    for placement in unit.placements:
+        try:
+            ids.append(get_kind(placement.target.type).target_id(placement.target, ctx))
+        except TargetError:
+            continue
+    return ids
+
+
+def written_targets(outcome: StoreOutcome, *, partial_only: bool) -> dict[str, list[str]]:
+    """Lock key -> the target ids that hold the unit's new value: for every unit written, or
+    (``partial_only``) for the units of secrets a target failed for."""
+    troubled = {error.secret for error in outcome.errors}
+    return {item.lock_key: list(item.targets) for item in outcome.written
+            if not partial_only or item.secret.name in troubled}
 
 
 def rewrite(

@@ -1,26 +1,30 @@
-"""One write (a sync or a rotation): plan, lock the targets, store, commit the lockfile.
+"""One write (a sync or a rotation): plan, lock, stage the lockfile, store, commit the lockfile.
 
-Writes to different targets run side by side: each holds the locks of its own targets for
-the whole write, and the lockfile lock only while it merges its entries into the lockfile as
-it is then and replaces it. Holding the target locks until the commit keeps a target and its
-lockfile entry in step: nobody else writes either in between.
+A write checks that it can finish before it changes anything: it holds every lock it needs
+(its targets' and the lockfile's) and has the new lockfile written to its temp file and
+fsynced before the first target is touched. A lockfile that cannot be written (a full disk,
+a read-only folder) then stops the write with no target changed. After the targets, the temp
+file is rewritten with what was really written and renamed into place. Holding the locks
+until that rename keeps a target and its lockfile entry in step: nobody else writes either
+in between.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
-from secretsapi.service.errors import LockEntryCorrupted
+from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable
 from secretsapi.service.results import OperationError
-from secretsapi.service.state.lock_state import read_state, write_state
+from secretsapi.service.state.lock_state import StagedState, read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
 from secretsapi.service.state.repair import RepairPlan, record_repairs
-from secretsapi.service.state.value_store import StoreOutcome, record, rewrite, store, stripes_for
+from secretsapi.service.state.value_store import StoreOutcome, record, rewrite, store, stripes_for, written_targets
 from secretsapi.service.workspace import Workspace
 
 
@@ -53,13 +57,11 @@ def write(
     held: frozenset[int] = frozenset()
     while plan.work:
         held |= stripes_for(definition, plan.work)
-        with ws.target_locks(held):
+        with ws.target_locks(held), ws.write_lock():
             doc = read_state(ws, definition, exact=True)
             plan = planner(doc)
             if plan.work and stripes_for(definition, plan.work) <= held:
-                outcome = store(definition, doc, plan.work, allow_scripts=ws.allow_scripts)
-                _commit(ws, definition, outcome, rotation=rotation)
-                return plan, outcome
+                return plan, _store(ws, definition, doc, plan.work, rotation=rotation)
     return plan, None
 
 
@@ -98,12 +100,53 @@ def repair(ws: Workspace, definition: Definition, planner: Callable[[LockDocumen
     return RepairOutcome(plan, [], list(plan.errors))
 
 
-def _commit(ws: Workspace, definition: Definition, outcome: StoreOutcome, *, rotation: bool) -> None:
-    with ws.write_lock():
-        doc = read_state(ws, definition, exact=True)
-        record(doc, outcome, now=ws.now(), rotation=rotation)
-        record_definition(doc, definition, ws)
-        write_state(ws, doc)
+# Units named in the audit facts of a lockfile that failed after its targets were written.
+WRITTEN_LISTED = 100
+
+
+def _store(ws: Workspace, definition: Definition, doc: LockDocument, work: Sequence[tuple[SecretDef, Sequence[Unit]]],
+           *, rotation: bool) -> StoreOutcome:
+    """Store ``work`` and commit ``doc`` with its entries; the caller holds every lock."""
+    now = ws.now()
+    staged: list[StagedState] = []
+    expected: list[StoreOutcome] = []
+
+    def stage(outcome: StoreOutcome) -> None:
+        ahead = doc.fork()
+        record(ahead, outcome, now=now, rotation=rotation)
+        record_definition(ahead, definition, ws, now=now)
+        try:
+            staged.append(StagedState(ws, ahead))
+        except LockfileUnwritable as exc:
+            raise type(exc)(f"{exc.message}; no target was changed") from None
+        expected.append(outcome)
+
+    try:
+        outcome = store(definition, doc, work, allow_scripts=ws.allow_scripts, before_writes=stage)
+        try:
+            # Every target took the hash staged (the usual case): the staged file is already right.
+            if outcome.written != expected[0].written:
+                record(doc, outcome, now=now, rotation=rotation)
+                record_definition(doc, definition, ws, now=now)
+                staged[0].write(doc)
+            staged[0].commit()
+        except LockfileUnwritable as exc:
+            raise _after_writes(exc, outcome) from None
+    finally:
+        for files in staged:
+            files.close()
+    return outcome
+
+
+def _after_writes(exc: LockfileUnwritable, outcome: StoreOutcome) -> LockfileUnwritable:
+    """The lockfile failed after targets took new values: say so, and which (in the details)."""
+    written = written_targets(outcome, partial_only=False)
+    targets = sum(len(ids) for ids in written.values())
+    details: dict[str, object] = {"written_targets": dict(list(written.items())[:WRITTEN_LISTED])}
+    if len(written) > WRITTEN_LISTED:
+        details["written_targets_not_listed"] = len(written) - WRITTEN_LISTED
+    return type(exc)(f"{exc.message}; {targets} target(s) now hold new values the lockfile does not "
+                     "record (the audit row lists them)", details)
 
 
 def record_definition_if_stale(ws: Workspace, definition: Definition) -> bool:
@@ -139,7 +182,8 @@ def _record(definition: Definition) -> dict[str, Any]:
     }
 
 
-def record_definition(doc: LockDocument, definition: Definition, ws: Workspace) -> None:
+def record_definition(doc: LockDocument, definition: Definition, ws: Workspace, *,
+                      now: datetime | None = None) -> None:
     """Record the definition file the lockfile now matches, on every write (SecretZero's record).
 
     SecretZero compares the file name, the var files' names and the variables hash with its
@@ -155,7 +199,7 @@ def record_definition(doc: LockDocument, definition: Definition, ws: Workspace) 
         text_hash=definition.text_hash,
         variables_hash=definition.variables_hash,
         var_files=[PurePath(name).name for name in definition.var_files],
-        synced_at=format_time(ws.now()),
+        synced_at=format_time(now or ws.now()),
     )
     block: dict[str, Any] = doc.raw["secretfile"]
     block.setdefault("manifest_spec_version", MANIFEST_SPEC_VERSION)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
 from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError, infer_format
-from secretsapi.service.targets.paths import confined_path, lexical_key, path_problem, read_text
-from secretsapi.service.util import atomic_files
+from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, path_problem, read_text, write_text
 from secretsapi.service.util.hashing import sha256_text, sha256_value
 
 
@@ -111,10 +109,7 @@ class LocalFileKind:
             if stored.get(key) != value:
                 raise TargetError(f"{location}: the {fmt.name} writer cannot store '{key}' exactly")
         if text != existing:
-            try:
-                atomic_files.atomic_write_text(path, text)
-            except OSError as exc:
-                raise TargetError(f"{location}: cannot be written ({exc.strerror})") from None
+            write_text(path, text, location)
         return {key: sha256_text(value) for key, value in updates.items()}
 
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
@@ -142,7 +137,7 @@ class LocalFileKind:
         return found
 
     def _resolve(self, placements: Sequence[Placement], ctx: TargetContext
-                 ) -> tuple[Path, str, FileFormat]:
+                 ) -> tuple[Confined, str, FileFormat]:
         first = placements[0].target
         location = self.location(first, ctx)
         names = {self._format_name(p.target) for p in placements}

@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from secretsapi.service.errors import TargetError
+from secretsapi.service.util import atomic_files
 
 ROOTS_SETTING = "SERVICE_TARGET_ROOTS"
 
@@ -43,43 +45,94 @@ def within_roots(path: str, roots: Sequence[Path]) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Confined:
+    """A target file's real path and the allowed root it lies in: reads and writes walk from
+    the root down without following a symbolic link (``util.atomic_files``), so a folder
+    swapped for a link after the check cannot take them outside."""
+
+    root: Path
+    path: Path
+
+    @property
+    def folders(self) -> tuple[str, ...]:
+        return self.path.relative_to(self.root).parts[:-1]
+
+
 def confined_path(base_dir: Path, config: Mapping[str, Any], field: str,
-                  roots: Sequence[Path] | None = None) -> Path:
+                  roots: Sequence[Path] | None = None) -> Confined:
     """The real path of ``config[field]``, symlinks resolved, inside one of ``roots``.
 
-    ``roots`` None or empty: the definition folder alone. Writing to the resolved path keeps a
-    symlink inside a root a symlink; a path whose real location leaves every root is refused.
+    ``roots`` None or empty: the definition folder alone. Links are resolved here, so a link
+    inside a root to a place inside a root keeps working; a path whose real location leaves
+    every root is refused. Using the resolved path follows no link at all.
     """
     value = config.get(field)
     problem = path_problem(value, field)
     if problem or not isinstance(value, str):  # path_problem names every non-string
         raise TargetError(problem or f"{field} must be a string")
-    allowed = [Path(root).resolve() for root in (roots or (base_dir,))]
-    resolved = (Path(base_dir).resolve() / value).resolve()
-    if not any(resolved != root and resolved.is_relative_to(root) for root in allowed):
-        raise TargetError(outside_message(value))
-    return resolved
-
-
-def read_text(path: Path, location: str) -> str | None:
-    """The file's text, None when it does not exist."""
     try:
-        data = path.read_bytes()
+        allowed = [Path(root).resolve() for root in (roots or (base_dir,))]
+        resolved = (Path(base_dir).resolve() / value).resolve()
+    except OSError as exc:  # a link removed while it was being resolved
+        raise TargetError(f"path {value} cannot be resolved ({exc.strerror})") from None
+    except RuntimeError:  # Python 3.11's Path.resolve on a link loop
+        raise TargetError(f"path {value} cannot be resolved (a loop of symbolic links)") from None
+    for root in allowed:
+        if resolved != root and resolved.is_relative_to(root):
+            return Confined(root, resolved)
+    raise TargetError(outside_message(value))
+
+
+def link_message(location: str) -> str:
+    return (f"{location}: a folder on the way (or the file) became a symbolic link or is not a "
+            "folder; nothing was written through it")
+
+
+def read_bytes(target: Confined, location: str) -> bytes | None:
+    """The file's bytes, None when it (or a folder on the way) does not exist; never through a link."""
+    try:
+        folder = atomic_files.open_folder(target.root, target.folders, create=False)
     except FileNotFoundError:
         return None
+    except atomic_files.LinkRefused:
+        raise TargetError(link_message(location)) from None
     except OSError as exc:
         raise TargetError(f"{location}: cannot be read ({exc.strerror})") from None
+    try:
+        return atomic_files.read_file(folder, target.path.name)
+    except FileNotFoundError:
+        return None
+    except atomic_files.LinkRefused:
+        raise TargetError(link_message(location)) from None
+    except OSError as exc:
+        raise TargetError(f"{location}: cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(folder)
+
+
+def write_text(target: Confined, text: str, location: str) -> None:
+    """Replace the file atomically (0600 when new), folders created 0700, never through a link."""
+    try:
+        atomic_files.atomic_write_text(target.path, text, root=target.root)
+    except atomic_files.LinkRefused:
+        raise TargetError(link_message(location)) from None
+    except OSError as exc:
+        raise TargetError(f"{location}: cannot be written ({exc.strerror})") from None
+
+
+def read_text(target: Confined, location: str) -> str | None:
+    """The file's text, None when it does not exist."""
+    data = read_bytes(target, location)
+    if data is None:
+        return None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise TargetError(f"{location}: not UTF-8 text") from None
 
 
-def read_hash(path: Path, location: str) -> str | None:
+def read_hash(target: Confined, location: str) -> str | None:
     """sha256 of the file's bytes (equal to sha256_text of its UTF-8 text), None when missing."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise TargetError(f"{location}: cannot be read ({exc.strerror})") from None
+    data = read_bytes(target, location)
+    return None if data is None else hashlib.sha256(data).hexdigest()

@@ -13,8 +13,14 @@ from jinja2.sandbox import SandboxedEnvironment
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import ServiceError, TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
-from secretsapi.service.targets.paths import confined_path, lexical_key, path_problem, read_hash, read_text
-from secretsapi.service.util import atomic_files
+from secretsapi.service.targets.paths import (
+    confined_path,
+    lexical_key,
+    path_problem,
+    read_hash,
+    read_text,
+    write_text,
+)
 from secretsapi.service.util.hashing import sha256_text
 
 
@@ -188,11 +194,8 @@ class LocalTemplateKind:
             raise TargetError(f"template '{template_name}' not found")
         output = render(source, template_name, ctx)
         digest = sha256_text(output)
-        try:
-            if read_hash(output_path, location) != digest:
-                atomic_files.atomic_write_text(output_path, output)
-        except OSError as exc:
-            raise TargetError(f"{location}: cannot be written ({exc.strerror})") from None
+        if read_hash(output_path, location) != digest:
+            write_text(output_path, output, location)
         return {p.key: digest for p, _ in items}
 
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:

@@ -11,7 +11,7 @@ import pytest
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.policy import check_policies
 from secretsapi.service.rotation import check_rotation, execute_rotation
-from secretsapi.service.state import lock_state, lockfile_io
+from secretsapi.service.state import lockfile_io
 from secretsapi.service.status import secret_status
 from secretsapi.service.sync import sync
 from secretsapi.service.value_read import read_value
@@ -75,14 +75,14 @@ def test_an_entry_in_the_shared_lockfile_from_before_the_flag_is_not_regenerated
 
 def test_a_crash_between_the_two_writes_leaves_each_file_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = _ws(tmp_path)
-    real = lockfile_io.write_lockfile
+    real = lockfile_io.StagedLockfile.commit
 
-    def local_then_crash(path: Path, doc: Any) -> None:
-        if path == ws.lockfile_path:
+    def local_then_crash(staged: lockfile_io.StagedLockfile) -> None:
+        if staged.path == ws.lockfile_path:
             raise OSError("power cut")
-        real(path, doc)
+        real(staged)
 
-    monkeypatch.setattr(lock_state, "write_lockfile", local_then_crash)
+    monkeypatch.setattr(lockfile_io.StagedLockfile, "commit", local_then_crash)
     with pytest.raises(OSError, match="power cut"):
         sync(ws)
     monkeypatch.undo()

@@ -1,5 +1,5 @@
-"""Writes to different targets overlap; writes to the same target take turns, and the one that
-waited plans again on what the first one committed."""
+"""Writes take turns (each holds its target stripes and the lockfile lock from its staged
+lockfile to its commit), and the one that waited plans again on what the first one committed."""
 
 from __future__ import annotations
 
@@ -86,20 +86,21 @@ def _in_thread(target: Any, *args: Any, **kwargs: Any) -> Iterator[list[Any]]:
         assert not thread.is_alive()
 
 
-def test_a_write_to_another_file_completes_while_a_write_holds_its_target(
+def test_a_write_to_another_file_waits_for_the_write_in_progress_and_both_are_recorded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A write holds the lockfile lock from before its first target write (its lockfile is
+    # staged first, so a full disk stops it with nothing changed): writes take turns.
     a_path, b_path = _paths_on_distinct_stripes(tmp_path, 2)
     ws = _workspace(tmp_path, file_secret("a", a_path), file_secret("b", b_path))
     gate = _Gate(monkeypatch, "a")
     with _in_thread(sync, ws, secret_name="a") as first:
         assert gate.inside.wait(WAIT)
-        second = sync(ws, secret_name="b")  # would wait for the gate if it took a's lock
-        assert second.secrets_generated == ["b"]
-        assert set(read_lockfile(ws.lockfile_path).keys()) == {"b"}
-        gate.open.set()
-    assert first[0].secrets_generated == ["a"]
-    assert set(read_lockfile(ws.lockfile_path).keys()) == {"a", "b"}  # a merged into b's commit
+        with _in_thread(sync, ws, secret_name="b") as second:
+            assert not (tmp_path / b_path).exists()  # b has not started writing
+            gate.open.set()
+    assert first[0].secrets_generated == ["a"] and second[0].secrets_generated == ["b"]
+    assert set(read_lockfile(ws.lockfile_path).keys()) == {"a", "b"}
 
 
 def test_a_write_to_the_same_file_waits_and_then_plans_on_what_the_first_committed(
@@ -171,3 +172,21 @@ def test_the_extra_lock_is_taken_per_stripe_in_ascending_order_inside_its_file_l
     assert [name for step, name in seen if step == "in"] == ["02", "09", "40"]
     assert sorted(seen) == sorted([("in", n) for n in ("02", "09", "40")] + [("out", n) for n in ("02", "09", "40")])
     assert stripe_folder(ws.lockfile_path) == tmp_path / ".gitsecrets.lock.targets"
+
+
+def test_the_lock_files_and_the_folders_the_service_creates_for_them_are_private(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "Secretfile.yml").write_text(yaml.safe_dump(definition(file_secret("db"))))
+    lockfile = tmp_path / "state" / "deep" / ".gitsecrets.lock"
+    ws = Workspace(definition_path=tmp_path / "project" / "Secretfile.yml", lockfile_override=lockfile,
+                   lock_timeout=WAIT, environ={})
+    sync(ws)
+    stripes = stripe_folder(lockfile)
+    modes = {p.relative_to(tmp_path).as_posix(): p.stat().st_mode & 0o777
+             for p in [tmp_path / "state", lockfile.parent, lockfile, lockfile.with_name(".gitsecrets.lock.lck"),
+                       stripes, *stripes.iterdir()]}
+    assert modes == {
+        "state": 0o700, "state/deep": 0o700, "state/deep/.gitsecrets.lock": 0o600,
+        "state/deep/.gitsecrets.lock.lck": 0o600, "state/deep/.gitsecrets.lock.targets": 0o700,
+        **{f"state/deep/.gitsecrets.lock.targets/{p.name}": 0o600 for p in stripes.iterdir()},
+    }
