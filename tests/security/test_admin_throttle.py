@@ -33,6 +33,8 @@ LIMIT = 5  # the default of SERVICE_ADMIN_LOGIN_FAILURE_LIMIT
 def fast_hashes(settings: Any) -> None:
     # Each login hashes a password; the default hasher's work would make these tests slow.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Keyed mode: the attacks come from other addresses, which insecure mode refuses outright.
+    settings.SERVICE_API_KEY = "admin-throttle-test-key"
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def root(db: None) -> User:
 
 
 def login(username: str, password: str, address: str = "127.0.0.1") -> Client:
-    client = Client(REMOTE_ADDR=address)
+    client = Client(REMOTE_ADDR=address, HTTP_HOST="admin.example")
     client.post("/admin/login/?next=/admin/", {"username": username, "password": password})
     return client
 
