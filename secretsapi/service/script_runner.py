@@ -118,7 +118,10 @@ def _exited_by(proc: subprocess.Popen[bytes], deadline: float) -> bool:
     """Whether the script itself exited before the deadline, left unreaped so that its process
     group id cannot be reused before the group is killed."""
     while True:
-        if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+        try:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:  # reaped already (by Popen's own bookkeeping)
             return True
         if time.monotonic() >= deadline:
             return False
