@@ -96,7 +96,7 @@ class Environment(SandboxedEnvironment):
     def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         # The sandbox hands out str.format wrapped: the string is the wrapped method's.
         owner = getattr(getattr(obj, "__wrapped__", obj), "__self__", None)
-        if isinstance(owner, str | list | tuple | dict):
+        if isinstance(owner, str | bytes | list | tuple | dict):
             name = getattr(obj, "__name__", "")
             if name == "join" and isinstance(owner, str) and args:
                 args = (list(args[0]), *args[1:])  # measured, then joined: iterated once only
