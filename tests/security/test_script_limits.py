@@ -10,14 +10,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from secretsapi.service.definition.model import GeneratorSpec
 from secretsapi.service.errors import GeneratorError
 from secretsapi.service.generators import generate
+from tests.processes.live import API_KEY, LiveServer, server_env
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -55,9 +58,12 @@ def test_an_output_bomb_fails_cleanly_in_bounded_memory() -> None:
 import json, resource, sys
 sys.path.insert(0, {str(REPO)!r})
 resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
+import yaml
+
 from secretsapi.service.definition.model import GeneratorSpec
 from secretsapi.service.errors import GeneratorError
 from secretsapi.service.generators import generate
+from tests.processes.live import API_KEY, LiveServer, server_env
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
     generate(GeneratorSpec("script", {{"command": "yes", "timeout": 5}}), allow_scripts=True)
@@ -94,3 +100,33 @@ def _alive(pid: int) -> bool:
             return stat.read().split(") ")[1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.slow
+def test_a_real_server_keeps_its_key_from_scripts_and_its_deadline(
+    tmp_path: Path, servers: Callable[..., LiveServer]
+) -> None:
+    pid_file = tmp_path / "escapee.pid"
+
+    def script_secret(name: str, command: str, timeout: int = 30) -> dict[str, Any]:
+        return {"name": name, "kind": "script", "config": {"command": command, "shell": True, "timeout": timeout},
+                "targets": [{"provider": "local", "kind": "file", "config": {"path": f"out/{name}.env"}}]}
+
+    config = tmp_path / "Secretfile.yml"
+    config.write_text(yaml.safe_dump({"version": "1.0", "secrets": [
+        script_secret("leak", "printenv SERVICE_API_KEY || echo absent"),
+        script_secret("escape", f"setsid sleep 25 & echo $! > {pid_file}; echo value", timeout=2),
+    ]}))
+    env = server_env(data_dir=tmp_path / "data", config=config, extra={"SERVICE_ALLOW_SCRIPTS": "true"})
+    server = servers(env, tmp_path / "serve.log")
+    started = time.monotonic()
+    try:
+        status, body = server.call("POST", "/sync", {}, timeout=60)
+        assert time.monotonic() - started < 15  # a hang guard: before, the escapee held it 25 s
+    finally:
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert status in (200, 207), body
+    assert (tmp_path / "out" / "leak.env").read_text() == "leak=absent\n"
+    assert API_KEY not in json.dumps(body)
+    assert not (tmp_path / "out" / "escape.env").exists()
