@@ -11,8 +11,7 @@ from typing import Any
 from jinja2 import TemplateError, Undefined, UndefinedError
 from jinja2.exceptions import SecurityError
 
-from secretsapi.service.definition import budget
-from secretsapi.service.definition.budget import Budget, InterpolationLimits, TooLarge, size_of
+from secretsapi.service.definition.budget import Budget, InterpolationLimits, TooLarge, enter, leave, size_of
 from secretsapi.service.definition.sandbox import ENV
 from secretsapi.service.errors import DefinitionInvalid
 
@@ -200,7 +199,7 @@ def _compiled(expr: str) -> Any:
 
 def _evaluate(expr: str, resolver: _Resolver) -> Any:
     # The sandbox's operators and filters measure against this interpolation's budget.
-    token = budget.enter(resolver.budget)
+    token = enter(resolver.budget)
     try:
         result = _compiled(expr)(var=_LazyVars(resolver, ()))
         if isinstance(result, Undefined):
@@ -220,7 +219,7 @@ def _evaluate(expr: str, resolver: _Resolver) -> Any:
     except Exception:  # filters and operators raise anything; never echo it
         raise _RenderError("template expression failed") from None
     finally:
-        budget.leave(token)
+        leave(token)
 
 
 def _substitute(match: re.Match[str], resolver: _Resolver) -> Any:
