@@ -122,6 +122,10 @@ SERVICE_LOG_LEVEL = env_choice("SERVICE_LOG_LEVEL", "info", ("debug", "info", "w
 SERVICE_MAX_BODY_BYTES = env_int("SERVICE_MAX_BODY_BYTES", 1_048_576, minimum=1)
 # Definition files past this are refused without being read (16 MiB: ~45,000 secrets in block style).
 SERVICE_MAX_DEFINITION_BYTES = env_int("SERVICE_MAX_DEFINITION_BYTES", 16 * 1_048_576, minimum=1)
+# Interpolation ({{ var.a }}{{ var.a }} doubling per variable) is refused before it builds a string
+# past the first, or more in all than the second: a 1 KB definition cannot fill a worker's memory.
+SERVICE_MAX_INTERPOLATED_BYTES = env_int("SERVICE_MAX_INTERPOLATED_BYTES", 1_048_576, minimum=1)
+SERVICE_MAX_RENDERED_BYTES = env_int("SERVICE_MAX_RENDERED_BYTES", 64 * 1_048_576, minimum=1)
 SERVICE_VERSION = __version__
 # gunicorn (project/gunicorn.conf.py; `serve --host/--port/--workers` win over these).
 SERVICE_WORKERS = env_int("SERVICE_WORKERS", 2, minimum=1)

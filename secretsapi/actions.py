@@ -157,6 +157,13 @@ def workspace(
         database_locks.extra_lockfile_lock(),
         os.getcwd() if relative else "",
         settings.SERVICE_TARGET_ROOTS,
+        _interpolation_limits(),
+    )
+
+
+def _interpolation_limits() -> service.InterpolationLimits:
+    return service.InterpolationLimits(
+        string_bytes=settings.SERVICE_MAX_INTERPOLATED_BYTES, rendered_bytes=settings.SERVICE_MAX_RENDERED_BYTES
     )
 
 
@@ -165,6 +172,7 @@ def _workspace(
     definition: Path, lockfile: Path | None, var_files: tuple[str, ...], allow_scripts: bool,
     max_definition_bytes: int, extra_lock: ExtraLock | None, cwd: str,
     target_roots: tuple[Path, ...] = (),
+    interpolation_limits: service.InterpolationLimits | None = None,
 ) -> Workspace:
     # Every request asks for the same one: built once per settings (and working folder, which
     # relative paths depend on) rather than a few path objects per read (~5% of a status read).
@@ -176,6 +184,7 @@ def _workspace(
         max_definition_bytes=max_definition_bytes,
         extra_lock=extra_lock,
         target_roots=target_roots or None,
+        interpolation_limits=interpolation_limits or service.InterpolationLimits(),
     )
 
 
@@ -259,7 +268,8 @@ def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = N
 
 def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
     with audited("validate_config", "config", actor) as facts:
-        report = service.validate_document(document, target_roots=settings.SERVICE_TARGET_ROOTS)
+        report = service.validate_document(document, target_roots=settings.SERVICE_TARGET_ROOTS,
+                                           limits=_interpolation_limits())
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
@@ -268,7 +278,8 @@ def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationR
     request = {"file": ws.definition_path.name, "var_files": list(ws.var_files)}
     with audited("validate_config", "config", actor, request) as facts:
         report = service.validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes,
-                                       var_files=ws.var_files, target_roots=ws.target_roots)
+                                       var_files=ws.var_files, target_roots=ws.target_roots,
+                                       limits=ws.interpolation_limits)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 

@@ -17,6 +17,7 @@ from secretsapi.service.catalogue import (
     secret_types,
     target_catalogue,
 )
+from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.policy import check_policies
 from secretsapi.service.render import render_definition
@@ -29,6 +30,7 @@ from secretsapi.service.workspace import ExtraLock, Workspace
 
 __all__ = [
     "ExtraLock",
+    "InterpolationLimits",
     "Workspace",
     "agent_sync",
     "check_policies",

@@ -17,6 +17,7 @@ from secretsapi.service.errors import GeneratorError
 from secretsapi.service.random_draws import Draw, password
 from secretsapi.service.script_runner import run_script
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_LENGTH = 65_536  # a bound so a typo cannot make the server build a gigabyte string
 
 CHARSETS: dict[str, str] = {
@@ -96,7 +97,11 @@ GENERATORS: dict[str, dict[str, Any]] = {
             "command": _opt("string", None, "Program to run (split like a shell unless 'shell' is true)."),
             "args": _opt("array", [], "Extra arguments."),
             "shell": _opt("boolean", False, "Run the command through /bin/sh."),
-            "timeout": _opt("number", 30, "Seconds before the command is killed."),
+            "timeout": _opt("number", 30, "Seconds before the command and everything it started are killed."),
+            "env": _opt(
+                "object", {}, "Environment variables for the command (names to text), beside PATH, HOME, "
+                "LANG and LC_ALL: nothing else of the server's environment reaches a script.",
+            ),
         },
     },
 }
@@ -204,6 +209,13 @@ def _validate_script(config: Mapping[str, Any], where: str, errors: list[str]) -
     timeout = config.get("timeout", 30)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         errors.append(f"{where}.config.timeout: must be a positive number of seconds")
+    env = config.get("env", {})
+    # Names only in messages: a declared value may be a credential passed on to the script.
+    if not isinstance(env, Mapping) or not all(
+        isinstance(k, str) and _ENV_NAME.fullmatch(k) and isinstance(v, str | int | float)
+        for k, v in env.items()
+    ):
+        errors.append(f"{where}.config.env: must map variable names to text")
 
 
 def validate_generator(

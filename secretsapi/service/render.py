@@ -59,7 +59,7 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     overlays = [*load_var_files(ws.definition_path.parent, ws.var_files), dict(variables or {})]
     merged = deep_merge(base, *overlays)
     environ = _MarkedEnviron(os.environ if ws.environ is None else ws.environ)
-    interpolator = Interpolator(merged, environ)
+    interpolator = Interpolator(merged, environ, ws.interpolation_limits)
     config = {key: interpolator.render(value, key) for key, value in doc.items() if key != "variables"}
     config = {"variables": interpolator.variables, **config}
     if interpolator.errors:

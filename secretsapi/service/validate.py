@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.checker import DefinitionChecker
 from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.definition.var_files import load_var_files
@@ -34,7 +35,8 @@ LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path"
 
 
 def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence[str] = (),
-                  target_roots: Sequence[Path] | None = None) -> ValidationReport:
+                  target_roots: Sequence[Path] | None = None,
+                  limits: InterpolationLimits | None = None) -> ValidationReport:
     """The file as operations given these ``var_files`` would see it (a var file that is missing,
     outside the definition's folder or not a mapping raises, as it does for them).
     ``target_roots`` None or empty: the definition's folder, as at sync."""
@@ -49,19 +51,20 @@ def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence
     except DefinitionInvalid as exc:
         return ValidationReport(valid=False, errors=exc.errors, warnings=[])
     return validate_document(document, overlays=load_var_files(path.parent, var_files),
-                             base_dir=path.parent, target_roots=target_roots)
+                             base_dir=path.parent, target_roots=target_roots, limits=limits)
 
 
 def validate_document(
     doc: Any, *, environ: Mapping[str, str] | None = None, overlays: Sequence[Mapping[str, Any]] = (),
     base_dir: Path | None = None, target_roots: Sequence[Path] | None = None,
+    limits: InterpolationLimits | None = None,
 ) -> ValidationReport:
     """Check a definition; every problem becomes a message, nothing is raised.
 
     A submitted document has no folder (``base_dir`` None): absolute local paths are checked
     against ``target_roots`` when the setting gives some, relative ones only for their shape.
     """
-    checker = DefinitionChecker(os.environ if environ is None else environ, strict=True)
+    checker = DefinitionChecker(os.environ if environ is None else environ, strict=True, limits=limits)
     checker.target_rules = _TargetRules(checker, base_dir, tuple(target_roots or ()))
     try:
         checker.check(doc, overlays)

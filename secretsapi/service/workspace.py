@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
@@ -48,6 +49,9 @@ class Workspace:
     extra_lock: ExtraLock | None = None
     # Folders local targets may write in (SERVICE_TARGET_ROOTS); None: the definition's folder.
     target_roots: tuple[Path, ...] | None = None
+    # How large interpolation may make one string and the whole rendered definition
+    # (SERVICE_MAX_INTERPOLATED_BYTES, SERVICE_MAX_RENDERED_BYTES).
+    interpolation_limits: InterpolationLimits = field(default_factory=InterpolationLimits)
 
     @property
     def lockfile_path(self) -> Path:
@@ -94,6 +98,7 @@ class Workspace:
         return load_definition(
             self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
+            limits=self.interpolation_limits,
         )
 
     def now(self) -> datetime:

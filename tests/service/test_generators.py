@@ -267,6 +267,14 @@ def test_script_options_are_type_checked() -> None:
     ]
 
 
+def test_script_env_must_map_names_to_text_and_is_never_echoed() -> None:
+    assert problems("script", command="x", env={"OK": "s3cr3t", "not a name": "v"}) == [
+        "secrets[2].config.env: must map variable names to text"
+    ]
+    assert problems("script", command="x", env=["A=1"]) == ["secrets[2].config.env: must map variable names to text"]
+    assert problems("script", command="x", env={"A": "1", "B": 2}) == []
+
+
 def test_script_without_a_command_is_reported() -> None:
     assert problems("script") == ["secrets[2].config.command: script generator needs a command"]
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.field_checks import FieldChecks
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.model import (
@@ -57,8 +58,9 @@ class ParsedDefinition:
 class DefinitionChecker(FieldChecks):
     """Walks a parsed document once, collecting errors and warnings that name the place."""
 
-    def __init__(self, environ: Mapping[str, str], *, strict: bool) -> None:
+    def __init__(self, environ: Mapping[str, str], *, strict: bool, limits: InterpolationLimits | None = None) -> None:
         super().__init__(environ)
+        self.limits = limits
         self.strict = strict  # /config/validate: version and secrets required, rotation warnings
         self._consume = False
 
@@ -87,7 +89,7 @@ class DefinitionChecker(FieldChecks):
             out.version = str(doc["version"])
         variables = self._mapping(doc.get("variables"), "variables")
         out.merged_variables = deep_merge(variables, *overlays)
-        self._interpolator = interpolator = Interpolator(out.merged_variables, self.environ)
+        self._interpolator = interpolator = Interpolator(out.merged_variables, self.environ, self.limits)
         out.variables = interpolator.variables
         # Everything but `variables` (resolved above) and unknown keys is interpolated.
         sections = {k: interpolator.render(doc.get(k), k) for k in TOP_LEVEL_KEYS[2:]}

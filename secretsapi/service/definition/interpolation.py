@@ -8,10 +8,11 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError, Undefined, UndefinedError
+from jinja2 import TemplateError, Undefined, UndefinedError
 from jinja2.exceptions import SecurityError
-from jinja2.sandbox import SandboxedEnvironment
 
+from secretsapi.service.definition.budget import Budget, InterpolationLimits, TooLarge, enter, leave, size_of
+from secretsapi.service.definition.sandbox import ENV
 from secretsapi.service.errors import DefinitionInvalid
 
 # One token at a time, so text substituted from a value is never interpreted again.
@@ -30,6 +31,7 @@ UNRENDERED_KEY = "agent_instructions"
 _UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined")
 
 Path_ = tuple[Any, ...]
+MAX_DEPTH = 40  # variables referencing variables; each level costs ~15 interpreter frames
 
 
 class _Cycle(Exception):
@@ -40,82 +42,6 @@ class _Cycle(Exception):
 
 class _AlreadyReported(Exception):
     """A variable that failed to resolve is used: its own error was reported already."""
-
-
-class _FalsyUndefined(StrictUndefined):
-    """Strict everywhere but in a test: ``var.x or 'd'`` gives 'd', as in SecretZero."""
-
-    def __bool__(self) -> bool:  # type: ignore[override]  # StrictUndefined types it as raising
-        return False
-
-
-# Definitions arrive through the API too: no operation may build a huge value or run long.
-MAX_RESULT = 65_536
-MAX_INT_BITS = 4_096
-MAX_DEPTH = 40  # variables referencing variables; each level costs ~15 interpreter frames
-# Jinja's filters and tests whose output is bounded by their input (not center, indent, format,
-# wordwrap, batch or slice, which a number argument can make huge).
-_SAFE_FILTERS = (
-    "abs", "capitalize", "count", "d", "default", "dictsort", "e", "escape", "first", "float", "int",
-    "items", "join", "last", "length", "list", "lower", "map", "max", "min", "reject", "rejectattr",
-    "replace", "reverse", "round", "select", "selectattr", "sort", "string", "striptags", "sum", "title",
-    "tojson", "trim", "truncate", "unique", "upper", "urlencode", "wordcount",
-)  # fmt: skip
-_SAFE_TESTS = (
-    "boolean", "defined", "divisibleby", "eq", "equalto", "even", "false", "float", "ge", "gt", "in",
-    "integer", "iterable", "le", "lower", "lt", "mapping", "ne", "none", "number", "odd", "sameas",
-    "sequence", "string", "true", "undefined", "upper",
-)  # fmt: skip
-
-
-class _Environment(SandboxedEnvironment):
-    """Sandbox where ``var.items`` means the variable ``items``, never the dict method."""
-
-    intercepted_binops = frozenset({"*", "**"})
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        ints = [v for v in (left, right) if isinstance(v, int)]
-        if operator == "**":
-            if not isinstance(right, int | float) or abs(right) > 64:
-                raise SecurityError("exponent too large")
-            if isinstance(left, int) and left.bit_length() * abs(right) > MAX_INT_BITS:
-                raise SecurityError("power too large")
-        elif len(ints) == 2 and ints[0].bit_length() + ints[1].bit_length() > MAX_INT_BITS:
-            raise SecurityError("product too large")
-        else:
-            sizes = [len(v) for v in (left, right) if isinstance(v, str | list | tuple)]
-            if sizes and ints and sizes[0] * ints[0] > MAX_RESULT:
-                raise SecurityError("repetition too large")
-        return super().call_binop(context, operator, left, right)
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        if isinstance(obj, Mapping):
-            try:
-                return obj[attribute]
-            except KeyError:
-                where = obj.dotted(attribute) if isinstance(obj, _LazyVars) else attribute
-                return self.undefined(hint=f"undefined variable '{where}'", obj=obj, name=attribute)
-        return super().getattr(obj, attribute)
-
-    def getitem(self, obj: Any, argument: Any) -> Any:
-        if isinstance(obj, Mapping) and isinstance(argument, str):
-            return self.getattr(obj, argument)
-        return super().getitem(obj, argument)
-
-
-def _bounded_replace(value: Any, old: str, new: str, count: int | None = None) -> str:
-    text = str(value)
-    result = text.replace(str(old), str(new), -1 if count is None else count)
-    if len(result) > MAX_RESULT and len(result) > len(text):
-        raise SecurityError("replacement too large")
-    return result
-
-
-_ENV = _Environment(undefined=_FalsyUndefined, autoescape=False)
-_ENV.globals.clear()  # the only name an expression sees is ``var``
-_ENV.filters = {name: _ENV.filters[name] for name in _SAFE_FILTERS}
-_ENV.filters["replace"] = _bounded_replace
-_ENV.tests = {name: _ENV.tests[name] for name in _SAFE_TESTS}
 
 
 def _dotted(path: Path_) -> str:
@@ -164,9 +90,10 @@ def _materialize(value: Any) -> Any:
 class _Resolver:
     """Resolves variables that reference other variables, detecting cycles."""
 
-    def __init__(self, raw: Mapping[str, Any], environ: Mapping[str, str]) -> None:
+    def __init__(self, raw: Mapping[str, Any], environ: Mapping[str, str], budget: Budget) -> None:
         self.raw = raw
         self.environ = environ
+        self.budget = budget
         self.done: dict[Path_, Any] = {}
         self.failed: set[Path_] = set()
         self.stack: list[Path_] = []
@@ -200,6 +127,8 @@ class _Resolver:
         self.stack.append(path)
         try:
             value = _render_string(raw, self)
+            if value is not raw:
+                self.budget.spend(value)
         except _AlreadyReported:
             self.failed.add(path)  # so a failed chain is walked once, not once per variable
             raise
@@ -217,7 +146,7 @@ class _Resolver:
                 f"variable '{_dotted(path)}' uses an {message}"
             )
             raise _UndefinedName(self.undefined[path]) from None
-        except _RenderError as exc:
+        except (_RenderError, TooLarge) as exc:
             self._fail(path, str(exc))
         finally:
             self.stack.pop()
@@ -265,10 +194,12 @@ class _UndefinedName(_RenderError):
 @functools.lru_cache(maxsize=1024)
 def _compiled(expr: str) -> Any:
     # The same few expressions ({{ var.env }}) recur throughout a file: parse each once.
-    return _ENV.compile_expression(expr, undefined_to_none=False)
+    return ENV.compile_expression(expr, undefined_to_none=False)
 
 
 def _evaluate(expr: str, resolver: _Resolver) -> Any:
+    # The sandbox's operators and filters measure against this interpolation's budget.
+    token = enter(resolver.budget)
     try:
         result = _compiled(expr)(var=_LazyVars(resolver, ()))
         if isinstance(result, Undefined):
@@ -283,10 +214,12 @@ def _evaluate(expr: str, resolver: _Resolver) -> Any:
     except TemplateError:
         # Jinja's own message may quote the string, which can be a static secret value.
         raise _RenderError("invalid template expression") from None
-    except (_Cycle, _AlreadyReported, _RenderError):
+    except (_Cycle, _AlreadyReported, _RenderError, TooLarge):
         raise
     except Exception:  # filters and operators raise anything; never echo it
         raise _RenderError("template expression failed") from None
+    finally:
+        leave(token)
 
 
 def _substitute(match: re.Match[str], resolver: _Resolver) -> Any:
@@ -306,14 +239,25 @@ def _render_string(text: str, resolver: _Resolver) -> Any:
     matches = list(_TOKEN.finditer(text))
     if not matches:
         return text
+    if resolver.budget.exhausted:
+        raise _AlreadyReported  # the rendered definition is over its bound: reported once
     if len(matches) == 1 and matches[0].span() == (0, len(text)):
         # A string that is exactly one expression keeps the value's type.
-        return _materialize(_substitute(matches[0], resolver))
+        value = _materialize(_substitute(matches[0], resolver))
+        resolver.budget.fit_value(value)
+        return value
+    values: list[Any] = []
+    size = len(text) - sum(match.end() - match.start() for match in matches)  # the literal text
+    limit = resolver.budget.limits.string_bytes
+    for match in matches:
+        values.append(_materialize(_substitute(match, resolver)))
+        # Measured before anything is joined: each part holds a reference, not a copy.
+        size += size_of(values[-1], limit)
+        resolver.budget.fit(size)
     parts: list[str] = []
     last = 0
-    for match in matches:
+    for match, value in zip(matches, values, strict=True):
         parts.append(text[last : match.start()])
-        value = _materialize(_substitute(match, resolver))
         parts.append("" if value is None else str(value))
         last = match.end()
     parts.append(text[last:])
@@ -332,8 +276,12 @@ class Interpolator:
     never rendered (SecretZero renders them later, per secret).
     """
 
-    def __init__(self, variables: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> None:
-        self._resolver = _Resolver(variables, os.environ if environ is None else environ)
+    def __init__(
+        self, variables: Mapping[str, Any], environ: Mapping[str, str] | None = None,
+        limits: InterpolationLimits | None = None,
+    ) -> None:
+        self.budget = Budget(limits or InterpolationLimits())
+        self._resolver = _Resolver(variables, os.environ if environ is None else environ, self.budget)
         self.variables: dict[str, Any] = self._resolver.resolve_all()
         self.errors: list[str] = list(self._resolver.errors)
         self.interpolated: set[str] = set()
@@ -376,6 +324,7 @@ class Interpolator:
             rendered = _render_string(value, self._resolver)
             if rendered is not value:
                 self.interpolated.add(where)
+                self.budget.spend(rendered)
             return rendered
         except _AlreadyReported:
             return value
@@ -383,16 +332,17 @@ class Interpolator:
             self.errors.append(f"{where}: variable cycle {exc}")
         except _UndefinedName as exc:
             self.unresolved[where] = str(exc)
-        except _RenderError as exc:
+        except (_RenderError, TooLarge) as exc:
             self.errors.append(f"{where}: {exc}")
         return value
 
 
 def interpolate(
-    value: Any, *, variables: Mapping[str, Any], environ: Mapping[str, str] | None = None, where: str = ""
+    value: Any, *, variables: Mapping[str, Any], environ: Mapping[str, str] | None = None, where: str = "",
+    limits: InterpolationLimits | None = None,
 ) -> Any:
     """Render ``value`` at once, raising DefinitionInvalid with every problem found."""
-    interpolator = Interpolator(variables, environ)
+    interpolator = Interpolator(variables, environ, limits)
     rendered = interpolator.render(value, where)
     problems = interpolator.errors + [f"{k}: {v}" for k, v in interpolator.unresolved.items()]
     if problems:

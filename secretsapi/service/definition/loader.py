@@ -12,6 +12,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any
 
+from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.checker import DefinitionChecker
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import load_var_files, resolve_var_file
@@ -44,6 +45,7 @@ def load_definition(
     environ: Mapping[str, str] | None = None,
     max_bytes: int = MAX_BYTES,
     target_roots: tuple[Path, ...] = (),
+    limits: InterpolationLimits | None = None,
 ) -> Definition:
     """Load, interpolate and check a definition file; cached while nothing it depends on changes.
 
@@ -79,6 +81,7 @@ def load_definition(
         _environ_key(env),
         max_bytes,
         target_roots,
+        limits,
     )
     with _cache_lock:
         cached = _cache.get(key)
@@ -98,14 +101,14 @@ def load_definition(
                     del _cache[stale]
         if cached is not None:
             return cached
-        return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots)
+        return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots, limits)
 
 
 def _load_and_cache(
     key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None,
-    env: Mapping[str, str], max_bytes: int, target_roots: tuple[Path, ...],
+    env: Mapping[str, str], max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
 ) -> Definition:
-    definition = _load(path, var_files, variables, env, max_bytes, target_roots)
+    definition = _load(path, var_files, variables, env, max_bytes, target_roots, limits)
     with _cache_lock:
         _cache[key] = definition
         while len(_cache) > _CACHE_SIZE:
@@ -129,7 +132,7 @@ def _freeze(variables: Mapping[str, Any] | None) -> str:
 
 def _load(
     path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str],
-    max_bytes: int, target_roots: tuple[Path, ...],
+    max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
 ) -> Definition:
     try:
         text = read_text(path, source=path.name, max_bytes=max_bytes)
@@ -139,7 +142,7 @@ def _load(
     text_hash = sha256_text(text)
     del text  # not needed past here: a large definition's peak should not hold it
     overlays = [*load_var_files(path.parent, var_files), *([variables] if variables else [])]
-    checker = DefinitionChecker(env, strict=False)
+    checker = DefinitionChecker(env, strict=False, limits=limits)
     parsed = checker.check(doc, overlays, consume=True)
     del doc
     if checker.errors:

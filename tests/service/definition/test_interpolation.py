@@ -151,6 +151,17 @@ def test_ordinary_arithmetic_still_works() -> None:
     assert render("{{ var.n * 4 }}-{{ var.n ** 2 }}-{{ 'ab' * 2 }}", {"n": 3}) == "12-9-abab"
 
 
+def test_ordinary_string_building_still_works_within_the_limits() -> None:
+    expr = (
+        "{{ var.a ~ '-' ~ var.b }} {{ var.a + var.b }} {{ [var.a, var.b] | join(',') }} "
+        "{{ var.a | replace('l', 'L') }} {{ '%s:%05d' % (var.a, 42) }} {{ '{}/{}'.format(var.a, var.b) }} "
+        "{{ var.b.ljust(4, '.') }} {{ var.a.upper().split('L') | join('+') }}"
+    )
+    assert render(expr, {"a": "pool", "b": "db"}) == (
+        "pool-db pooldb pool,db pooL pool:00042 pool/db db.. POO+"
+    )
+
+
 # -- ${NAME} ------------------------------------------------------------------------------------
 
 
