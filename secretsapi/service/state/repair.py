@@ -9,15 +9,16 @@ secret is left alone and reported (only a forced sync can replace it).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from secretsapi.service.definition.model import Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
-from secretsapi.service.state.readback import read_back
-from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.state.readback import Copy, read_back
+from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
+from secretsapi.service.targets.fanout import Call, fan_out
 
 NO_COPY = "no target holds the recorded value: sync with force to replace it"
 # Templates render many secrets' values and hold none of their own: a repair never writes one.
@@ -72,10 +73,10 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
 
     broken: dict[str, list[Placement]] = defaultdict(list)
     units: dict[str, tuple[SecretDef, Unit, LockEntry]] = {}
-    for (type_, _), members in checks.items():
-        try:
-            backs = get_kind(type_).read([member[3] for member in members], ctx)
-        except TargetError:
+    batch = [(get_kind(type_), members) for (type_, _), members in checks.items()]
+    calls = [Call(kind, members[0][3].target, _reader(kind, members, ctx)) for kind, members in batch]
+    for (_, members), backs in zip(batch, fan_out(calls, ctx), strict=True):
+        if isinstance(backs, TargetError):
             continue
         for secret, unit, entry, placement, target_id in members:
             back = backs[placement.key]
@@ -87,9 +88,8 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
     repairs: list[Repair] = []
     errors: list[OperationError] = []
     refused: set[str] = set()
-    for lock_key, placements in broken.items():
+    for (lock_key, placements), copy in zip(broken.items(), _copies(broken, units, ctx), strict=True):
         secret, unit, entry = units[lock_key]
-        copy = read_back(unit, entry.hash, ctx).recorded
         if copy is None:
             if secret.name not in refused:
                 errors.append(OperationError(secret.name, None, NO_COPY))
@@ -101,6 +101,25 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
     order = {secret.name: index for index, secret in enumerate(secrets)}
     repairs.sort(key=lambda repair: order[repair.secret.name])
     return RepairPlan(repairs, errors)
+
+
+def _reader(kind: TargetKind, members: list[tuple[SecretDef, Unit, LockEntry, Placement, str]],
+            ctx: TargetContext) -> Callable[[], dict[str, ReadBack]]:
+    return lambda: kind.read([member[3] for member in members], ctx)
+
+
+def _copies(broken: dict[str, list[Placement]], units: dict[str, tuple[SecretDef, Unit, LockEntry]],
+            ctx: TargetContext) -> list[Copy | None]:
+    """Each broken unit's verified copy (``read_back``), units read concurrently: a unit's reads
+    run on the pool of its first broken target's provider."""
+    calls = [Call(get_kind(placements[0].target.type), placements[0].target,
+                  _copy_finder(units[key][1], units[key][2], ctx)) for key, placements in broken.items()]
+    # A TargetError here is the pool's provider settings being invalid: no copy can be read there.
+    return [None if isinstance(found, TargetError) else found for found in fan_out(calls, ctx)]
+
+
+def _copy_finder(unit: Unit, entry: LockEntry, ctx: TargetContext) -> Callable[[], Copy | None]:
+    return lambda: read_back(unit, entry.hash, ctx).recorded
 
 
 def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[str, dict[str, str]]) -> bool:
