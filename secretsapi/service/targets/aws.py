@@ -76,7 +76,7 @@ def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str)
             )
             config = botocore_config.Config(
                 connect_timeout=timeout, read_timeout=timeout, max_pool_connections=connections,
-                retries={"max_attempts": MAX_ATTEMPTS, "mode": "adaptive"},
+                retries={"total_max_attempts": MAX_ATTEMPTS, "mode": "adaptive"},
             )
             return session.client(service, endpoint_url=options["endpoint_url"], config=config)
 

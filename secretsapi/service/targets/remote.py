@@ -7,10 +7,12 @@ target and a cause class only (``cannot reach the endpoint (timeout)``, ``permis
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
 import os
+import random
 import socket
 import ssl
 import threading
@@ -183,12 +185,25 @@ def throttle_retry() -> Any:
     503 answers a few times, backed off with jitter, after the Retry-After they name (capped);
     never a timed-out read, which the store may have applied. Once retries run out the last
     answer goes back to the SDK, which reports its status as usual."""
-    from urllib3.util.retry import Retry
-
-    return Retry(total=THROTTLE_RETRIES + 1, connect=1, read=0, status=THROTTLE_RETRIES, redirect=0,
+    return _throttle_retry_class()(total=THROTTLE_RETRIES + 1, connect=1, read=0, status=THROTTLE_RETRIES, redirect=0,
                  other=0, status_forcelist=(429, 503), allowed_methods=None, backoff_factor=0.25,
                  backoff_jitter=0.25, backoff_max=5, respect_retry_after_header=True,
                  retry_after_max=RETRY_AFTER_MAX, raise_on_status=False)
+
+
+@functools.cache
+def _throttle_retry_class() -> Any:
+    from urllib3.util.retry import Retry
+
+    class ThrottleRetry(Retry):
+        def get_backoff_time(self) -> float:
+            # urllib3 retries the first time at once; a throttled store needs a pause every time.
+            pause = float(super().get_backoff_time())
+            if pause == 0 and self.history:
+                pause = self.backoff_factor + random.random() * self.backoff_jitter  # noqa: S311 - jitter
+            return pause
+
+    return ThrottleRetry
 
 
 def network_cause(exc: BaseException) -> str | None:
