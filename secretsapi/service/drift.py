@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,7 @@ from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.write_transaction import ENTRIES_HASH
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
-from secretsapi.service.targets.fanout import Call, fan_out
+from secretsapi.service.targets.fanout import read_groups
 from secretsapi.service.targets.secretzero_ids import recorded_hash
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
@@ -114,8 +114,8 @@ def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
         groups[(check.kind.type, check.kind.group(check.placement.target, ctx))].append(check)
     found: list[DriftItem] = []
     batch = list(groups.values())
-    calls = [Call(m[0].kind, m[0].placement.target, _reader(m, ctx)) for m in batch]
-    for members, backs in zip(batch, fan_out(calls, ctx), strict=True):
+    reads = read_groups([(m[0].kind, [c.placement for c in m]) for m in batch], ctx)
+    for members, backs in zip(batch, reads, strict=True):
         kind = members[0].kind
         if isinstance(backs, TargetError):
             for c in members:
@@ -135,10 +135,6 @@ def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
                 found.append(_item(c.secret, "value_changed", c.target_id, where, key=c.placement.key,
                                    expected_hash=c.expected, actual_hash=back.hash))
     return found
-
-
-def _reader(members: list[_Check], ctx: TargetContext) -> Callable[[], dict[str, ReadBack]]:
-    return lambda: members[0].kind.read([c.placement for c in members], ctx)
 
 
 def _secretzero_template(back: ReadBack, check: _Check) -> bool:

@@ -17,8 +17,8 @@ from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.readback import Copy, read_back
-from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
-from secretsapi.service.targets.fanout import Call, fan_out
+from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.targets.fanout import Call, fan_out, read_groups
 
 NO_COPY = "no target holds the recorded value: sync with force to replace it"
 # Templates render many secrets' values and hold none of their own: a repair never writes one.
@@ -73,9 +73,9 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
 
     broken: dict[str, list[Placement]] = defaultdict(list)
     units: dict[str, tuple[SecretDef, Unit, LockEntry]] = {}
-    batch = [(get_kind(type_), members) for (type_, _), members in checks.items()]
-    calls = [Call(kind, members[0][3].target, _reader(kind, members, ctx)) for kind, members in batch]
-    for (_, members), backs in zip(batch, fan_out(calls, ctx), strict=True):
+    batch = list(checks.items())
+    reads = read_groups([(get_kind(type_), [member[3] for member in members]) for (type_, _), members in batch], ctx)
+    for (_, members), backs in zip(batch, reads, strict=True):
         if isinstance(backs, TargetError):
             continue
         for secret, unit, entry, placement, target_id in members:
@@ -101,11 +101,6 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
     order = {secret.name: index for index, secret in enumerate(secrets)}
     repairs.sort(key=lambda repair: order[repair.secret.name])
     return RepairPlan(repairs, errors)
-
-
-def _reader(kind: TargetKind, members: list[tuple[SecretDef, Unit, LockEntry, Placement, str]],
-            ctx: TargetContext) -> Callable[[], dict[str, ReadBack]]:
-    return lambda: kind.read([member[3] for member in members], ctx)
 
 
 def _copies(broken: dict[str, list[Placement]], units: dict[str, tuple[SecretDef, Unit, LockEntry]],

@@ -6,6 +6,9 @@ a minute. Each remote provider gets a pool of ``max_concurrency`` threads (its s
 Local kinds (files, templates) run in the caller's thread, one after another, as before: they
 are fast and share files. A provider with one call pending runs it in the caller's thread too.
 
+Reads of many groups (``read_groups``: drift, repair) go through a kind's ``read_many`` when it
+has one (SSM: ten parameters per request), up to its ``batch`` groups of one provider a call.
+
 Results come back in the order of the calls, so callers report and record as they did when
 they called one by one. A TargetError is a result (the call failed; the others go on); any
 other exception is raised once every call has ended, so no thread is left writing.
@@ -18,11 +21,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
-from secretsapi.service.definition.model import TargetSpec
+from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import TargetContext, TargetKind
+from secretsapi.service.targets.base import ReadBack, TargetContext, TargetKind
 from secretsapi.service.targets.remote import provider_of
 
 T = TypeVar("T")
@@ -79,3 +82,38 @@ def fan_out(calls: Sequence[Call[T]], ctx: TargetContext) -> list[T | TargetErro
     if failures:
         raise failures[min(failures)]
     return cast("list[T | TargetError]", results)  # every slot is filled by now
+
+
+def read_groups(groups: Sequence[tuple[TargetKind, Sequence[Placement]]],
+                ctx: TargetContext) -> list[dict[str, ReadBack] | TargetError]:
+    """Each group's ``kind.read``, or the TargetError it raised; groups read concurrently."""
+    calls: list[Call[list[dict[str, ReadBack] | TargetError]]] = []
+    slots: list[list[int]] = []  # the groups each call reads
+    batches: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for index, (kind, placements) in enumerate(groups):
+        if callable(getattr(kind, "read_many", None)):
+            batches[(kind.type, placements[0].target.provider)].append(index)
+        else:
+            calls.append(Call(kind, placements[0].target, _one(kind, placements, ctx)))
+            slots.append([index])
+    for indexes in batches.values():
+        kind, size = groups[indexes[0]][0], int(getattr(groups[indexes[0]][0], "batch", 1))
+        for start in range(0, len(indexes), size):
+            chunk = indexes[start:start + size]
+            calls.append(Call(kind, groups[chunk[0]][1][0].target, _many(kind, [groups[i][1] for i in chunk], ctx)))
+            slots.append(chunk)
+    results: list[dict[str, ReadBack] | TargetError | None] = [None] * len(groups)
+    for slot, outcome in zip(slots, fan_out(calls, ctx), strict=True):
+        for position, index in enumerate(slot):
+            results[index] = outcome if isinstance(outcome, TargetError) else outcome[position]
+    return cast("list[dict[str, ReadBack] | TargetError]", results)
+
+
+def _one(kind: TargetKind, placements: Sequence[Placement],
+         ctx: TargetContext) -> Callable[[], list[dict[str, ReadBack] | TargetError]]:
+    return lambda: [kind.read(placements, ctx)]
+
+
+def _many(kind: Any, groups: list[Sequence[Placement]],
+          ctx: TargetContext) -> Callable[[], list[dict[str, ReadBack] | TargetError]]:
+    return lambda: list(kind.read_many(groups, ctx))

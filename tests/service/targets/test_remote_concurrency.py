@@ -230,3 +230,29 @@ def test_an_invalid_max_concurrency_fails_the_calls_before_any_runs(tmp_path: Pa
     results = fan_out([Call(kind, spec, lambda: ran.append(1))], _ctx(tmp_path, max_concurrency=0))
     assert [str(r) for r in results] == ["provider 'vault': max_concurrency must be a whole number between 1 and 64"]
     assert ran == []
+
+
+def test_drift_reads_ssm_parameters_ten_per_request(tmp_path: Path, aws: str) -> None:
+    from secretsapi.service.targets.aws import aws_client
+
+    secrets = [secret(f"s{i}", target("aws", "ssm_parameter", name=f"/app/s{i}")) for i in range(23)]
+    ws = workspace(tmp_path, {"aws": aws_provider(aws)}, *secrets)
+    sync(ws)
+    ssm = boto("ssm", aws)
+    ssm.delete_parameter(Name="/app/s4")
+    ssm.put_parameter(Name="/app/s17", Value="changed behind its back", Type="SecureString", Overwrite=True)
+    client = aws_client("ssm", TargetSpec("aws", "ssm_parameter", {"name": "x"}), TargetContext.of(ws.definition()),
+                        "aws/ssm_parameter")
+    calls: list[str] = []
+
+    def count(model: Any, **kwargs: Any) -> None:
+        calls.append(model.name)
+
+    client.meta.events.register("before-call.ssm", count)  # the engine's client: cached per settings
+    try:
+        drift = detect_drift(ws)
+    finally:
+        client.meta.events.unregister("before-call.ssm", count)
+    assert [(i.secret, i.details["reason"]) for i in drift.details] == [
+        ("s4", "target_missing"), ("s17", "value_changed")]
+    assert sorted(calls) == ["GetParameters"] * 3
