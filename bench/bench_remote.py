@@ -6,7 +6,7 @@ trip); the engine runs in this process, as a worker runs it. A sequential row (t
 ``max_concurrency: 1``, as before concurrent writes) shows what the pool buys. Every figure is
 one run (a fresh store and workspace each); the section takes about two minutes.
 
-Run alone: ``.venv/bin/python bench/bench_remote.py [--quick] [--full-sequential]``; ``make
+Run alone: ``.venv/bin/python bench/bench_remote.py [--quick] [--full]``; ``make
 bench`` runs it as its last section (``--no-remote`` skips it).
 """
 
@@ -49,15 +49,15 @@ class Case:
         return f"{self.store} @{self.delay_ms} ms, {self.size}, {pool}"
 
 
-def cases(quick: bool, full_sequential: bool) -> list[Case]:
+def cases(quick: bool, full: bool) -> list[Case]:
     sizes = (100,) if quick else (100, 1000)
     out = [Case("local", 0, size) for size in sizes]
     for delay in (0, 50):
         out += [Case("ssm", delay, size) for size in sizes]
         out.append(Case("ssm", delay, 100, 1))  # sequential, as before the pool
     out += [Case("vault", delay, 100) for delay in (0, 50)]
-    if full_sequential:  # over a minute each: for the README, not for every `make bench`
-        out += [Case("ssm", 0, 1000, 1), Case("ssm", 50, 1000, 1)]
+    if full:  # the sequential ones take minutes: for the README, not for every `make bench`
+        out += [Case("ssm", 50, 1000, 16), Case("ssm", 0, 1000, 1), Case("ssm", 50, 1000, 1)]
     return out
 
 
@@ -189,10 +189,10 @@ def warm(folder: Path, case: Case, endpoint: str) -> None:
     measure(definition(folder, small, endpoint, f"warm-{folder.name}"), small.size)
 
 
-def run(log: Callable[[str], None], *, quick: bool = False, full_sequential: bool = False) -> dict[str, Any]:
+def run(log: Callable[[str], None], *, quick: bool = False, full: bool = False) -> dict[str, Any]:
     """The section's figures and targets, logging each case as it ends."""
     figures: dict[str, dict[str, float]] = {}
-    todo = cases(quick, full_sequential)
+    todo = cases(quick, full)
     with tempfile.TemporaryDirectory(prefix="secrets-bench-remote-") as tmp, ExitStack() as stack:
         upstream = {"ssm": stack.enter_context(moto_server()),
                     "vault": int(stack.enter_context(_running([b.PYTHON, __file__, "--serve-vault"])))}
@@ -241,8 +241,8 @@ def table(section: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100 secrets only")
-    parser.add_argument("--full-sequential", action="store_true",
-                        help="also 1,000 SSM secrets with max_concurrency 1 (over a minute each)")
+    parser.add_argument("--full", action="store_true",
+                        help="also 1,000 SSM secrets with max_concurrency 1 and 16 (minutes)")
     parser.add_argument("--serve-vault", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_vault:
@@ -250,7 +250,7 @@ def main() -> None:
         return
     started = time.monotonic()
     section = run(lambda message: print(f"[{time.monotonic() - started:6.1f}s] {message}", file=sys.stderr,
-                                        flush=True), quick=args.quick, full_sequential=args.full_sequential)
+                                        flush=True), quick=args.quick, full=args.full)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "remote.json").write_text(json.dumps(section, indent=2) + "\n")
     print(table(section))
