@@ -9,16 +9,16 @@ secret is left alone and reported (only a forced sync can replace it).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from secretsapi.service.definition.model import Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
-from secretsapi.service.state.readback import Copy, read_back
+from secretsapi.service.state.readback import Copy, read_back_all
 from secretsapi.service.targets import TargetContext, get_kind
-from secretsapi.service.targets.fanout import Call, fan_out, read_groups
+from secretsapi.service.targets.fanout import read_groups
 
 NO_COPY = "no target holds the recorded value: sync with force to replace it"
 # Templates render many secrets' values and hold none of their own: a repair never writes one.
@@ -105,16 +105,9 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
 
 def _copies(broken: dict[str, list[Placement]], units: dict[str, tuple[SecretDef, Unit, LockEntry]],
             ctx: TargetContext) -> list[Copy | None]:
-    """Each broken unit's verified copy (``read_back``), units read concurrently: a unit's reads
-    run on the pool of its first broken target's provider."""
-    calls = [Call(get_kind(placements[0].target.type), placements[0].target,
-                  _copy_finder(units[key][1], units[key][2], ctx)) for key, placements in broken.items()]
-    # A TargetError here is the pool's provider settings being invalid: no copy can be read there.
-    return [None if isinstance(found, TargetError) else found for found in fan_out(calls, ctx)]
-
-
-def _copy_finder(unit: Unit, entry: LockEntry, ctx: TargetContext) -> Callable[[], Copy | None]:
-    return lambda: read_back(unit, entry.hash, ctx).recorded
+    """Each broken unit's verified copy, units read concurrently."""
+    found = read_back_all([(units[key][1], units[key][2].hash) for key in broken], ctx)
+    return [unit.recorded for unit in found]
 
 
 def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[str, dict[str, str]]) -> bool:
