@@ -322,7 +322,7 @@ def main() -> None:
     parser.add_argument("--big-audit", type=int, default=1_000_000, help="rows of the large audit table")
     parser.add_argument("--no-remote", action="store_true", help="skip the remote targets section")
     parser.add_argument("--remote-full", action="store_true",
-                        help="remote section: also 1,000 SSM secrets at max_concurrency 1 and 16 (minutes)")
+                        help="remote section: also 1,000 Vault, and 1,000 SSM at max_concurrency 1 and 16 (minutes)")
     args = parser.parse_args()
     bench = Bench(args)
     try:
