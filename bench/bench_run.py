@@ -23,6 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_remote
 import bench_support as b
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -203,6 +204,10 @@ class Bench:
             finally:
                 server.stop()
 
+        # 4. Remote targets behind added latency (bench_remote.py), unless --no-remote.
+        if not self.args.no_remote:
+            self.results["remote"] = bench_remote.run(self.log, full=self.args.remote_full)
+
     def finish(self) -> None:
         self.results["meta"] = {
             "commit": _commit(),
@@ -271,7 +276,8 @@ def targets(r: dict[str, Any]) -> list[dict[str, Any]]:
     rss = r["rss_mb"].get("20000 secrets", {}).get("max")
     add("6. peak RSS per worker (20000) < 150 MB", f"{rss:.0f} MB" if rss else "not measured",
         rss < 150 if rss else None)
-    return out
+    remote: list[dict[str, Any]] = r.get("remote", {}).get("targets", [])
+    return out + remote
 
 
 def table(r: dict[str, Any]) -> str:
@@ -295,6 +301,8 @@ def table(r: dict[str, Any]) -> str:
     lines += ["", f"{'audit write (recorder.record, in-process)':<52} {'ms':>8}"]
     for label, ms in r["audit_write_ms"].items():
         lines.append(f"{label + ' rows':<52} {ms:>8.3f}")
+    if "remote" in r:
+        lines += ["", bench_remote.table(r["remote"])]
     lines += ["", f"{'target':<60} {'figure':>12}  met"]
     for t in r["targets"]:
         met = {True: "yes", False: "NO", None: "n/a"}[t["met"]]
@@ -312,6 +320,9 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 1000, 5000, 20000])
     parser.add_argument("--big-audit", type=int, default=1_000_000, help="rows of the large audit table")
+    parser.add_argument("--no-remote", action="store_true", help="skip the remote targets section")
+    parser.add_argument("--remote-full", action="store_true",
+                        help="remote section: also 1,000 Vault, and 1,000 SSM at max_concurrency 1 and 16 (minutes)")
     args = parser.parse_args()
     bench = Bench(args)
     try:

@@ -14,6 +14,7 @@ from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.write_transaction import ENTRIES_HASH
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
+from secretsapi.service.targets.fanout import read_groups
 from secretsapi.service.targets.secretzero_ids import recorded_hash
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
@@ -106,19 +107,20 @@ def _plan_read(
 
 
 def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
-    """Read every target group once, whatever the number of secrets stored in it."""
+    """Read every target group once, whatever the number of secrets stored in it; groups are
+    read concurrently (``fanout``)."""
     groups: dict[tuple[str, Hashable], list[_Check]] = defaultdict(list)
     for check in checks:
         groups[(check.kind.type, check.kind.group(check.placement.target, ctx))].append(check)
     found: list[DriftItem] = []
-    for members in groups.values():
+    batch = list(groups.values())
+    reads = read_groups([(m[0].kind, [c.placement for c in m]) for m in batch], ctx)
+    for members, backs in zip(batch, reads, strict=True):
         kind = members[0].kind
-        try:
-            backs: dict[str, ReadBack] = kind.read([c.placement for c in members], ctx)
-        except TargetError as exc:
+        if isinstance(backs, TargetError):
             for c in members:
                 found.append(_item(c.secret, "target_unreadable", c.target_id,
-                                   kind.location(c.placement.target, ctx), key=c.placement.key, problem=exc.message))
+                                   kind.location(c.placement.target, ctx), key=c.placement.key, problem=backs.message))
             continue
         for c in members:
             back = backs[c.placement.key]

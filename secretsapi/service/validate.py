@@ -102,9 +102,9 @@ class _TargetRules:
         return _hide(errors, hidden), _hide(warnings, hidden)
 
     def _provider_warnings(self, target: TargetSpec, named: str) -> list[str]:
-        """A declared provider's settings its store refuses (an auth kind it has not, a timeout out
-        of range), once per provider at its first target: SecretZero has other auth kinds, so a
-        warning; every target using it fails at sync."""
+        """A declared provider's settings its store refuses (an auth kind it has not, a timeout or
+        max_concurrency out of range), once per provider at its first target: SecretZero has
+        other auth kinds and no max_concurrency, so a warning; every target using it fails at sync."""
         spec = self._checker.providers.get(target.provider)
         family = _FAMILIES.get(spec.kind) if spec is not None else None
         if family is None or target.provider in self._providers_seen:
@@ -112,7 +112,9 @@ class _TargetRules:
         self._providers_seen.add(target.provider)
         ctx = TargetContext(Path("."), self._checker.providers, _no_value, ())
         try:
-            checked_provider(target, ctx, *family).timeout  # noqa: B018 - its check is the point
+            provider = checked_provider(target, ctx, *family)
+            provider.timeout  # noqa: B018 - its check is the point
+            provider.max_concurrency  # noqa: B018
         except TargetError as exc:
             return [f"{named}: {exc}: the targets using it fail at sync"]
         return []

@@ -8,7 +8,7 @@ from typing import Any
 from secretsapi.service.definition.model import Unit
 from secretsapi.service.results import RevealedSecret
 from secretsapi.service.state.lock_state import read_state
-from secretsapi.service.state.readback import read_back
+from secretsapi.service.state.readback import UnitReadBack, read_back_all
 from secretsapi.service.status import secret_status, summary
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.workspace import Workspace
@@ -28,9 +28,17 @@ def read_value(ws: Workspace, name: str) -> RevealedSecret:
     doc = read_state(ws, definition)
     ctx = TargetContext.of(definition)
     values: dict[str, UnitValue] = {}
+    recorded: list[tuple[Unit, str]] = []
     for unit in secret.units:
         entry = doc.entry(unit.lock_key)
-        values[unit.lock_key] = _read(unit, entry.hash if entry else None, ctx)
+        if entry is None:
+            values[unit.lock_key] = UnitValue(None, None, False, "not generated")
+        else:
+            recorded.append((unit, entry.hash))
+    # A template secret's fields are read concurrently (``fanout``), each in its targets' order.
+    for (unit, _), found in zip(recorded, read_back_all(recorded, ctx), strict=True):
+        values[unit.lock_key] = _value(found)
+    values = {unit.lock_key: values[unit.lock_key] for unit in secret.units}
     value: Any
     if secret.template is None:
         value = values[secret.name].value
@@ -46,10 +54,7 @@ def read_value(ws: Workspace, name: str) -> RevealedSecret:
     )
 
 
-def _read(unit: Unit, expected: str | None, ctx: TargetContext) -> UnitValue:
-    if expected is None:
-        return UnitValue(None, None, False, "not generated")
-    found = read_back(unit, expected, ctx)
+def _value(found: UnitReadBack) -> UnitValue:
     if found.recorded is not None:
         source = found.recorded.target_id
         return UnitValue(found.recorded.value, source, True, f"read from {source}, matches the lockfile")

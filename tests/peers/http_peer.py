@@ -1,8 +1,10 @@
 """A small threaded HTTP server on a free loopback port, the base of the protocol test peers.
 
 Each peer counts the requests it receives (tests assert a dry run sends none), can be told to
-stall every answer (``delay``: tests of client timeouts), and stops without waiting for
-clients' idle keep-alive connections.
+stall every answer (``delay``: tests of client timeouts), to hold every request until a test
+lets them go (``hold``, ``wait_in_flight``: tests of concurrent clients), to answer the next
+requests with 429 or 503 as the real server does when it throttles (``throttle``), and stops
+without waiting for clients' idle keep-alive connections.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ class PeerHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     timeout = 10  # idle keep-alive connections end by themselves
+    # Headers and body go out in two writes: with Nagle's algorithm the body would wait for the
+    # client's delayed ACK (up to 40 ms per answer), which no real server makes clients wait.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -38,13 +43,30 @@ class PeerHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         parts = urlsplit(self.path)
-        with peer.lock:
+        with peer.arrived:
             peer.requests.append((self.command, parts.path))
-        if peer.delay:
-            peer.released.wait(peer.delay)
-        status, body = peer.handle(self.command, parts.path, parts.query, self.headers, raw)
+            peer.in_flight += 1
+            peer.max_in_flight = max(peer.max_in_flight, peer.in_flight)
+            peer.arrived.notify_all()
+        try:
+            if peer.delay:
+                peer.released.wait(peer.delay)
+            if peer.held is not None:
+                peer.held.wait(10)
+            throttled = peer.next_throttle()
+            if throttled is not None:
+                status, retry_after = throttled
+                body, headers = peer.throttled(status), {} if retry_after is None else {"Retry-After": retry_after}
+            else:
+                status, body = peer.handle(self.command, parts.path, parts.query, self.headers, raw)
+                headers = {}
+        finally:
+            with peer.lock:
+                peer.in_flight -= 1
         data = b"" if body is None else json.dumps(body).encode()
         self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
         if data:
             self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -62,6 +84,11 @@ class Peer:
         self.lock = threading.RLock()
         self.requests: list[tuple[str, str]] = []
         self.delay = 0.0  # seconds to stall before every answer
+        self.arrived = threading.Condition(self.lock)  # notified at every request
+        self.in_flight = 0  # requests being answered now
+        self.max_in_flight = 0
+        self.held: threading.Event | None = None  # set by hold(): requests wait until it is set
+        self._throttles: list[tuple[int, str | None]] = []  # next answers: (status, Retry-After)
         self.released = threading.Event()  # set on stop, so stalled handlers end at once
         self._server = _Server(("127.0.0.1", 0), PeerHandler)
         self._server.peer = self
@@ -78,6 +105,7 @@ class Peer:
 
     def stop(self) -> None:
         self.released.set()
+        self.release()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -90,3 +118,29 @@ class Peer:
 
     def handle(self, method: str, path: str, query: str, headers: Any, body: bytes) -> tuple[int, Any]:
         raise NotImplementedError
+
+    def throttled(self, status: int) -> Any:
+        """The body the real server sends with a 429 or 503 answer."""
+        raise NotImplementedError
+
+    def throttle(self, status: int, times: int, retry_after: str | None = None) -> None:
+        """Answer the next ``times`` requests with ``status`` (429 or 503), unprocessed."""
+        with self.lock:
+            self._throttles.extend([(status, retry_after)] * times)
+
+    def next_throttle(self) -> tuple[int, str | None] | None:
+        with self.lock:
+            return self._throttles.pop(0) if self._throttles else None
+
+    def hold(self) -> None:
+        """Keep every request waiting (at most 10 s) until ``release``."""
+        self.held = threading.Event()
+
+    def release(self) -> None:
+        if self.held is not None:
+            self.held.set()
+
+    def wait_in_flight(self, count: int, timeout: float = 10) -> bool:
+        """Whether ``count`` requests were being answered at once within ``timeout`` seconds."""
+        with self.arrived:
+            return self.arrived.wait_for(lambda: self.in_flight >= count, timeout)

@@ -7,6 +7,9 @@ Covered: bearer token check (missing or wrong: 401 Status); ``GET/POST
 (the same for a Secret's maps: keys merge, null deletes); ``resourceVersion`` bumped on every
 change and checked on PUT (409 Conflict); 404 NotFound and 409 AlreadyExists with a Status body.
 
+Throttling as the API server answers it (``throttle``): a 429 ``TooManyRequests`` or 503
+``ServiceUnavailable`` Status, with a Retry-After header when the test names one.
+
 Not covered: JSON patch and server-side apply (415), ``generateName``, dry-run, field
 managers, watches, label and field selectors, other resources and API groups, namespace
 existence (every namespace exists), immutable Secrets, type-specific validation of Secret
@@ -89,6 +92,12 @@ class KubernetesServer(Peer):
     def delete(self, namespace: str, name: str) -> None:
         with self.lock:
             self.secrets.pop((namespace, name), None)
+
+    def throttled(self, status: int) -> Any:
+        """The API server's Status for 429 (API priority and fairness) and 503."""
+        if status == 429:
+            return _status(429, "TooManyRequests", "Too many requests, please try again later.")
+        return _status(503, "ServiceUnavailable", "the server is currently unable to handle the request")
 
     # -- the HTTP API --------------------------------------------------------------------------
 

@@ -6,6 +6,9 @@ KV v2 ``GET/POST/PUT/DELETE /v1/<mount>/data/<path>`` (``?version=``, check-and-
 version's metadata), ``GET/DELETE /v1/<mount>/metadata/<path>``; KV v1
 ``GET/POST/PUT/DELETE /v1/<mount>/<path>``; unknown mounts: 404 ``no handler for route``.
 
+Throttling as Vault answers it (``throttle``): 429 ``rate limit quota exceeded``, 503
+``Vault is sealed``, with a Retry-After header when the test names one.
+
 Not covered: LIST, KV v2 PATCH (``kv.v2.patch``), undelete/destroy endpoints, metadata
 writes, ``max_versions`` and ``cas_required``, ``sys/*`` (mounts, health, seal status),
 auth methods other than a fixed token, token policies (one token can do everything),
@@ -81,6 +84,10 @@ class VaultServer(Peer):
             else:
                 entry = self.v2[(mount, path)]
                 entry["versions"][entry["current"]]["deletion_time"] = _now()
+
+    def throttled(self, status: int) -> Any:
+        """Vault's answers when a rate limit quota is exceeded (429) and when sealed (503)."""
+        return _errors("rate limit quota exceeded" if status == 429 else "Vault is sealed")
 
     # -- the HTTP API --------------------------------------------------------------------------
 

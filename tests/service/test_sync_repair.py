@@ -10,7 +10,7 @@ import pytest
 
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.results import OperationError
-from secretsapi.service.state import repair as repair_module
+from secretsapi.service.state import readback as readback_module
 from secretsapi.service.state.readback import Copy, UnitReadBack
 from secretsapi.service.sync import sync
 from secretsapi.service.workspace import Workspace
@@ -142,7 +142,7 @@ def test_a_target_that_is_its_own_verified_copy_is_rewritten(tmp_path: Path, mon
     value = (tmp_path / "out/a.env").read_text().strip().split("=", 1)[1].strip("'\"")
     (tmp_path / "out/a.env").write_text("db=misread\n")
     found = UnitReadBack(Copy("local/file/out/a.env", value), None, ())
-    monkeypatch.setattr(repair_module, "read_back", lambda *args: found)
+    monkeypatch.setattr(readback_module, "read_back", lambda *args: found)
     assert sync(ws, repair=True).secrets_repaired == ["db"]
     monkeypatch.undo()
     assert detect_drift(ws).has_drift is False

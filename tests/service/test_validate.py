@@ -266,6 +266,13 @@ _VAULT = {"address": "http://127.0.0.1:1", "token": "t"}
     ({"kind": "vault", "auth": {"kind": "approle"}, "config": _VAULT}, False),
     ({"kind": "vault", "config": {**_VAULT, "timeout": 0}}, False),
     ({"kind": "vault", "auth": {"kind": "ambient", "config": {"timeout": "5"}}, "config": _VAULT}, False),
+    ({"kind": "vault", "config": {**_VAULT, "max_concurrency": 1}}, True),
+    ({"kind": "vault", "config": {**_VAULT, "max_concurrency": 64}}, True),
+    ({"kind": "vault", "config": {**_VAULT, "max_concurrency": 0}}, False),
+    ({"kind": "vault", "config": {**_VAULT, "max_concurrency": 65}}, False),
+    ({"kind": "vault", "config": {**_VAULT, "max_concurrency": "8"}}, False),
+    ({"kind": "vault", "config": {**_VAULT, "max_concurrency": 2.5}}, False),
+    ({"kind": "vault", "config": {**_VAULT, "max_concurrency": True}}, False),
 ])
 def test_a_declared_provider_s_settings_its_store_refuses_are_a_warning_that_its_targets_fail_at_sync(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, provider: dict[str, Any], accepted: bool) -> None:

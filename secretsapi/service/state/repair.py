@@ -16,8 +16,9 @@ from secretsapi.service.definition.model import Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
-from secretsapi.service.state.readback import read_back
+from secretsapi.service.state.readback import Copy, read_back_all
 from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.targets.fanout import read_groups
 
 NO_COPY = "no target holds the recorded value: sync with force to replace it"
 # Templates render many secrets' values and hold none of their own: a repair never writes one.
@@ -72,10 +73,10 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
 
     broken: dict[str, list[Placement]] = defaultdict(list)
     units: dict[str, tuple[SecretDef, Unit, LockEntry]] = {}
-    for (type_, _), members in checks.items():
-        try:
-            backs = get_kind(type_).read([member[3] for member in members], ctx)
-        except TargetError:
+    batch = list(checks.items())
+    reads = read_groups([(get_kind(type_), [member[3] for member in members]) for (type_, _), members in batch], ctx)
+    for (_, members), backs in zip(batch, reads, strict=True):
+        if isinstance(backs, TargetError):
             continue
         for secret, unit, entry, placement, target_id in members:
             back = backs[placement.key]
@@ -87,9 +88,8 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
     repairs: list[Repair] = []
     errors: list[OperationError] = []
     refused: set[str] = set()
-    for lock_key, placements in broken.items():
+    for (lock_key, placements), copy in zip(broken.items(), _copies(broken, units, ctx), strict=True):
         secret, unit, entry = units[lock_key]
-        copy = read_back(unit, entry.hash, ctx).recorded
         if copy is None:
             if secret.name not in refused:
                 errors.append(OperationError(secret.name, None, NO_COPY))
@@ -101,6 +101,13 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
     order = {secret.name: index for index, secret in enumerate(secrets)}
     repairs.sort(key=lambda repair: order[repair.secret.name])
     return RepairPlan(repairs, errors)
+
+
+def _copies(broken: dict[str, list[Placement]], units: dict[str, tuple[SecretDef, Unit, LockEntry]],
+            ctx: TargetContext) -> list[Copy | None]:
+    """Each broken unit's verified copy, units read concurrently."""
+    found = read_back_all([(units[key][1], units[key][2].hash) for key in broken], ctx)
+    return [unit.recorded for unit in found]
 
 
 def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[str, dict[str, str]]) -> bool:

@@ -19,7 +19,8 @@ from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
 from secretsapi.service.state.locks import ALL_STRIPES, stripe_of
 from secretsapi.service.state.readback import read_back
-from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.targets import TargetContext, TargetKind, get_kind
+from secretsapi.service.targets.fanout import Call, fan_out
 from secretsapi.service.util.hashing import sha256_text
 
 
@@ -248,7 +249,11 @@ def _group_of(placement: Placement, ctx: TargetContext) -> tuple[str, Hashable] 
 def _write_targets(
     jobs: Iterable[_Job], ctx: TargetContext, errors: list[OperationError]
 ) -> dict[str, dict[str, str]]:
-    """Write every placement, one call per target group; returns lock key -> {target id: hash}."""
+    """Write every placement, one call per target group; returns lock key -> {target id: hash}.
+
+    Groups are written concurrently (``fanout``: a pool per remote provider), templates after
+    every other kind. The caller holds every group's lock until it commits the lockfile.
+    """
     groups: dict[tuple[str, Hashable], list[tuple[_Job, Placement]]] = defaultdict(list)
     for job in jobs:
         for placement in job.unit.placements:
@@ -259,18 +264,26 @@ def _write_targets(
                 errors.append(OperationError(job.secret.name, placement.target.type, exc.message))
 
     written: dict[str, dict[str, str]] = defaultdict(dict)
+    ordered = sorted(groups.items(), key=lambda g: g[0][0])
     # Value-holding kinds first: a template renders the values the others just received.
-    for (type_, _), members in sorted(groups.items(), key=lambda g: (g[0][0] == "local/template", g[0][0])):
-        kind = get_kind(type_)
-        try:
-            hashes = kind.write([(placement, job.value) for job, placement in members], ctx)
-        except TargetError as exc:
+    for templates in (False, True):
+        batch = [(get_kind(type_), members) for (type_, _), members in ordered
+                 if (type_ == "local/template") == templates]
+        calls = [Call(kind, members[0][1].target, _writer(kind, members, ctx)) for kind, members in batch]
+        for (kind, members), hashes in zip(batch, fan_out(calls, ctx), strict=True):
+            if isinstance(hashes, TargetError):
+                for job, placement in members:
+                    errors.append(OperationError(job.secret.name, kind.target_id(placement.target, ctx),
+                                                 hashes.message))
+                continue
             for job, placement in members:
-                errors.append(OperationError(job.secret.name, kind.target_id(placement.target, ctx), exc.message))
-            continue
-        for job, placement in members:
-            written[job.unit.lock_key][kind.target_id(placement.target, ctx)] = hashes[placement.key]
+                written[job.unit.lock_key][kind.target_id(placement.target, ctx)] = hashes[placement.key]
     return written
+
+
+def _writer(kind: TargetKind, members: list[tuple[_Job, Placement]],
+            ctx: TargetContext) -> Callable[[], dict[str, str]]:
+    return lambda: kind.write([(placement, job.value) for job, placement in members], ctx)
 
 
 def _context(definition: Definition, doc: LockDocument, values: dict[str, str]) -> TargetContext:

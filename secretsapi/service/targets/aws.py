@@ -4,7 +4,8 @@ Clients take their settings from the provider or the AWS_* environment.
 
 Provider settings (``config``, or ``auth.config``): ``region`` (``region_name``),
 ``endpoint_url``, ``profile`` (``profile_name``), ``access_key_id`` / ``secret_access_key`` /
-``session_token`` (also with an ``aws_`` prefix), ``timeout`` (seconds, default 5). Anything
+``session_token`` (also with an ``aws_`` prefix), ``timeout`` (seconds, default 5),
+``max_concurrency`` (calls in flight at once, default 8; see ``fanout``). Anything
 not given comes from the environment and boto3's usual chain: AWS_REGION or AWS_DEFAULT_REGION,
 AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_PROFILE, shared files, instance metadata.
 """
@@ -42,15 +43,26 @@ _AUTH_CODES = {
 }
 _THROTTLE_CODES = {"ThrottlingException", "Throttling", "TooManyUpdates", "RequestLimitExceeded"}
 
+# Attempts per call, the first included: enough to ride out brief throttling; a dead endpoint
+# still fails within a few timeouts.
+MAX_ATTEMPTS = 4
+
 _clients = ClientCache()
 
 
 def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str) -> Any:
-    """A cached boto3 client with short timeouts and one retry, for ``target``'s provider."""
+    """A cached boto3 client with short timeouts, for ``target``'s provider.
+
+    boto3 clients are thread-safe, so one serves every thread of the provider's pool (see
+    ``fanout``), with a connection for each, and its retries are botocore's adaptive mode:
+    throttling answers are retried with backoff and slow the whole client down, the pool
+    included, until AWS stops throttling.
+    """
     boto3 = load_sdk("boto3", "boto3", type_)
     botocore_config = load_sdk("botocore.config", "boto3", type_)
     provider = checked_provider(target, ctx, AUTH_KINDS, "AWS")
     timeout = provider.timeout
+    connections = max(10, provider.max_concurrency)  # botocore's default pool holds 10
     options = _options(provider)
 
     def make() -> Any:
@@ -63,12 +75,13 @@ def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str)
                 profile_name=options["profile"],
             )
             config = botocore_config.Config(
-                connect_timeout=timeout, read_timeout=timeout,
-                retries={"max_attempts": 2, "mode": "standard"},
+                connect_timeout=timeout, read_timeout=timeout, max_pool_connections=connections,
+                retries={"total_max_attempts": MAX_ATTEMPTS, "mode": "adaptive"},
             )
             return session.client(service, endpoint_url=options["endpoint_url"], config=config)
 
-    return _clients.get((service, options, timeout, {name: os.environ.get(name) for name in _ENV}), make)
+    return _clients.get((service, options, timeout, connections,
+                         {name: os.environ.get(name) for name in _ENV}), make)
 
 
 def _options(provider: Provider) -> dict[str, str | None]:

@@ -27,6 +27,7 @@ def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
 
 
 _TIMEOUT = _opt("number", 5, "seconds before a remote call gives up (connect and read)")
+_CONCURRENCY = _opt("integer", 8, "calls in flight at once per operation, 1 to 64 (1: one after another)")
 
 # The settings each provider kind reads (its module's docstring has the details). Settings
 # may sit in the provider's `config` or its `auth.config`; credentials belong in auth.
@@ -45,6 +46,7 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
             "endpoint_url": _opt("string", None, "endpoint override, e.g. a local test server"),
             "profile": _opt("string", None, "profile of the shared AWS config files"),
             "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
         },
         "auth": {
             "kinds": list(aws.AUTH_KINDS),
@@ -63,6 +65,7 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
             "namespace": _opt("string", None, "Vault Enterprise namespace"),
             "verify": _opt("boolean", True, "verify TLS; or the path of a CA bundle"),
             "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
         },
         "auth": {
             "kinds": list(vault_kv.AUTH_KINDS),
@@ -83,6 +86,7 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
             "verify": _opt("boolean", True, "verify the API server's TLS certificate (with host)"),
             "ca_cert": _opt("string", None, "CA bundle path for the API server (with host)"),
             "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
         },
         "auth": {
             "kinds": list(kubernetes_secret.AUTH_KINDS),

@@ -11,7 +11,8 @@ the lockfile entry holding the id already names.
 
 Provider settings: ``host`` (``server``) with ``token`` or ``token_file``, ``verify``
 (default true) and ``ca_cert``; else ``kubeconfig`` (``config_file``, else KUBECONFIG, else
-~/.kube/config) and ``context``; else the in-cluster service account. ``timeout`` (default 5 s).
+~/.kube/config) and ``context``; else the in-cluster service account. ``timeout`` (default 5 s),
+``max_concurrency`` (default 8). Answers 429 and 503 are retried with backoff (``throttle_retry``).
 """
 
 from __future__ import annotations
@@ -40,13 +41,15 @@ from secretsapi.service.targets.remote import (
     local_path,
     sdk_errors,
     sdk_failure,
+    throttle_retry,
 )
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_NAMESPACE = "default"
 AUTH_KINDS = ("token", "kubeconfig", "in_cluster", "ambient", "env")
 
-_clients = ClientCache()
+# The generated ApiClient keeps per-call state on itself (last_response): one per thread.
+_clients = ClientCache(64, per_thread=True)
 
 
 def _namespace(target: TargetSpec) -> str:
@@ -238,7 +241,7 @@ class KubernetesSecretKind:
         cfg.verify_ssl = settings["verify"]
         if settings["ca_cert"]:
             cfg.ssl_ca_cert = settings["ca_cert"]
-        cfg.retries = _retries()
+        cfg.retries = throttle_retry()
         return k8s.CoreV1Api(k8s.ApiClient(cfg))
 
     @staticmethod
@@ -249,15 +252,8 @@ class KubernetesSecretKind:
         except Exception as exc:  # its text may quote the file; the class is enough
             raise TargetError(f"provider '{alias}': Kubernetes configuration cannot be loaded "
                               f"({type(exc).__name__})") from None
-        cfg.retries = _retries()
+        cfg.retries = throttle_retry()
         return k8s.CoreV1Api(k8s.ApiClient(cfg))
-
-
-def _retries() -> Any:
-    """Retry a refused connection once; never a read (it may have been applied)."""
-    from urllib3.util.retry import Retry
-
-    return Retry(total=1, connect=1, read=0, status=0, redirect=0, other=0)
 
 
 def _error(exc: BaseException, where: str, operation: str) -> TargetError:

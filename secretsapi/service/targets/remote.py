@@ -7,10 +7,12 @@ target and a cause class only (``cannot reach the endpoint (timeout)``, ``permis
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
 import os
+import random
 import socket
 import ssl
 import threading
@@ -27,6 +29,14 @@ from secretsapi.service.targets.base import TargetContext
 
 DEFAULT_TIMEOUT = 5.0  # seconds, per remote call; providers override it with `timeout`
 MAX_TIMEOUT = 300.0
+# Calls in flight at once per provider within one operation (see ``fanout``): enough to hide
+# tens of milliseconds of network latency, few enough not to trip a store's rate limits.
+DEFAULT_MAX_CONCURRENCY = 8
+MAX_CONCURRENCY = 64
+# Answers to 429 (rate limited) and 503 (unavailable, sealed) are retried this many times, with
+# exponential backoff and jitter; a Retry-After header is honoured up to RETRY_AFTER_MAX seconds.
+THROTTLE_RETRIES = 3
+RETRY_AFTER_MAX = 10
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,14 @@ class Provider:
             raise TargetError(f"provider '{self.alias}': timeout must be a number of seconds "
                               f"between 0 and {MAX_TIMEOUT:g}")
         return float(value)
+
+    @property
+    def max_concurrency(self) -> int:
+        value = self.settings.get("max_concurrency", DEFAULT_MAX_CONCURRENCY)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONCURRENCY:
+            raise TargetError(f"provider '{self.alias}': max_concurrency must be a whole number "
+                              f"between 1 and {MAX_CONCURRENCY}")
+        return value
 
     def text(self, *keys: str) -> str | None:
         """The first of ``keys`` set to a non-empty string; TargetError for other types."""
@@ -134,16 +152,19 @@ class ClientCache:
     Creating clients is slow (boto3 loads service models), so one per distinct settings is
     kept for the process; different endpoints, credentials or timeouts get different clients.
     The cache digests the settings itself, so no caller can keep a credential as a key.
+    ``per_thread``: each thread gets its own client, for SDKs whose clients are not documented
+    as safe to share between threads (hvac's requests.Session, the kubernetes ApiClient).
     """
 
-    def __init__(self, size: int = 32) -> None:
+    def __init__(self, size: int = 32, *, per_thread: bool = False) -> None:
         self._size = size
+        self._per_thread = per_thread
         self._items: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, settings: Sequence[Any], factory: Callable[[], Any]) -> Any:
         """The client for ``settings`` (everything the client depends on), made once by ``factory``."""
-        key = digest(*settings)
+        key = digest(*settings, threading.get_ident() if self._per_thread else None)
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
@@ -157,6 +178,32 @@ class ClientCache:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+
+def throttle_retry() -> Any:
+    """urllib3 retries for HTTP stores (Vault, Kubernetes): a refused connection once; 429 and
+    503 answers a few times, backed off with jitter, after the Retry-After they name (capped);
+    never a timed-out read, which the store may have applied. Once retries run out the last
+    answer goes back to the SDK, which reports its status as usual."""
+    return _throttle_retry_class()(total=THROTTLE_RETRIES + 1, connect=1, read=0, status=THROTTLE_RETRIES, redirect=0,
+                 other=0, status_forcelist=(429, 503), allowed_methods=None, backoff_factor=0.25,
+                 backoff_jitter=0.25, backoff_max=5, respect_retry_after_header=True,
+                 retry_after_max=RETRY_AFTER_MAX, raise_on_status=False)
+
+
+@functools.cache
+def _throttle_retry_class() -> Any:
+    from urllib3.util.retry import Retry
+
+    class ThrottleRetry(Retry):
+        def get_backoff_time(self) -> float:
+            # urllib3 retries the first time at once; a throttled store needs a pause every time.
+            pause = float(super().get_backoff_time())
+            if pause == 0 and self.history:
+                pause = self.backoff_factor + random.random() * self.backoff_jitter  # noqa: S311 - jitter
+            return pause
+
+    return ThrottleRetry
 
 
 def network_cause(exc: BaseException) -> str | None:

@@ -10,7 +10,8 @@ keys have distinct ids.
 
 Provider settings: ``address`` (``url``; else VAULT_ADDR), ``token`` or ``token_file`` (else
 VAULT_TOKEN, then ~/.vault-token), ``namespace`` (else VAULT_NAMESPACE), ``verify`` (true,
-false or a CA bundle path; else VAULT_CACERT / VAULT_SKIP_VERIFY), ``timeout`` (default 5 s).
+false or a CA bundle path; else VAULT_CACERT / VAULT_SKIP_VERIFY), ``timeout`` (default 5 s),
+``max_concurrency`` (default 8). Answers 429 and 503 are retried with backoff (``throttle_retry``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from secretsapi.service.targets.remote import (
     same_config,
     sdk_errors,
     sdk_failure,
+    throttle_retry,
 )
 from secretsapi.service.util.hashing import sha256_text, sha256_value
 
@@ -40,7 +42,8 @@ DEFAULT_MOUNT = "secret"
 DEFAULT_KEY = "value"
 AUTH_KINDS = ("token", "token_file", "env", "ambient")
 
-_clients = ClientCache()
+# hvac clients hold a requests.Session, which requests does not document as thread-safe.
+_clients = ClientCache(64, per_thread=True)
 
 
 def _mount(target: TargetSpec) -> str:
@@ -158,7 +161,8 @@ class VaultKvKind:
         verify = _verify(provider.settings.get("verify"), ctx, provider.alias)
         timeout = provider.timeout
         return _clients.get((address, token, namespace, verify, timeout), lambda: hvac.Client(
-            url=address, token=token, namespace=namespace, verify=verify, timeout=timeout))
+            url=address, token=token, namespace=namespace, verify=verify, timeout=timeout,
+            session=_session()))
 
     @staticmethod
     def _read_v2(kv: Any, mount: str, path: str) -> tuple[dict[str, Any], int]:
@@ -183,6 +187,16 @@ class VaultKvKind:
             return {}, False
         data = response.get("data") if isinstance(response, Mapping) else None
         return (dict(data) if isinstance(data, Mapping) else {}), True
+
+
+def _session() -> Any:
+    """A requests session that retries Vault's 429 (rate limit quota) and 503 (sealed, standby)."""
+    requests = load_sdk("requests", "hvac", "vault/vault_kv")
+    session = requests.Session()
+    adapter = requests.adapters.HTTPAdapter(max_retries=throttle_retry())
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
 
 
 def _version(body: Any) -> int:
