@@ -124,6 +124,9 @@ SERVICE_WORKERS = env_int("SERVICE_WORKERS", 2, minimum=1)
 # Threads let a worker answer /health while another request runs a long sync.
 SERVICE_THREADS = env_int("SERVICE_THREADS", 4, minimum=1)
 SERVICE_TIMEOUT = env_int("SERVICE_TIMEOUT", 300, minimum=1)
+# A request's head and body must arrive within this many seconds of its first byte (or of the
+# connection opening); they are read without a thread (project/gunicorn_worker.py).
+SERVICE_REQUEST_READ_TIMEOUT = env_int("SERVICE_REQUEST_READ_TIMEOUT", 10, minimum=1, maximum=3600)
 
 # --- Django ------------------------------------------------------------------
 DEBUG = env_bool("SERVICE_DEBUG")
