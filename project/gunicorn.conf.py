@@ -44,6 +44,7 @@ _ERRORS = {
     431: ("Request header fields too large", "The request headers are larger than the server accepts."),
     500: ("Internal server error", "An unexpected error occurred; the server log has the details."),
     501: ("Not implemented", "The request uses a transfer coding the server does not support."),
+    503: ("Service unavailable", "The server holds too many partly received requests; try again shortly."),
 }
 
 

@@ -7,10 +7,11 @@ answered nothing for 40 s). Here the worker's event loop reads every new and kep
 connection without blocking into a buffer (project/request_reader.py) until the head and the
 body (by Content-Length, at most SERVICE_MAX_BODY_BYTES) are there, then hands the request to a
 thread, whose parser reads from that buffer only: a thread never reads the client's socket.
-A request that is not complete SERVICE_REQUEST_READ_TIMEOUT seconds after its first byte (or
-after the connection opened) is answered 408 and closed; a connection that sent nothing is
-closed silently. Closing after an answer (waiting for the client's FIN so the answer is not cut
-by a reset) is also done by the event loop, not by blocking it for up to 2 s per connection.
+A request not complete SERVICE_REQUEST_READ_TIMEOUT seconds after the connection opened (on a
+kept-alive connection: after its first byte) is answered 408 and closed; a new connection that
+sent nothing is closed silently (an idle kept-alive one after gunicorn's keepalive seconds).
+Closing after an answer (waiting for the client's FIN so the answer is not cut by a reset) is
+also done by the event loop, not by blocking it for up to 2 s per connection.
 
 Balance. Every worker polls the same listening socket and the first to wake takes the
 connection. A client that opens several keep-alive connections at once (a dashboard, a load
@@ -18,8 +19,10 @@ balancer's pool, a CI job's parallel calls) often had them all taken by one work
 with 8 connections on 2 workers, about one run in three had every connection on one worker,
 which then served them on one core while the other sat idle. A worker whose threads are all
 busy now leaves new connections in the kernel's queue for a worker that can start them at once.
-Connections being read take no thread, so they do not count; gunicorn's worker_connections
-bounds how many a worker holds in all (being read, served, kept alive, closing).
+Connections being read take no thread, so they do not count, except a new one until its first
+bytes arrive (FRESH_S at most): otherwise one worker could take a whole burst of connections
+before any of their requests arrived. gunicorn's worker_connections bounds how many a worker
+holds in all (being read, served, kept alive, closing).
 """
 
 from __future__ import annotations
@@ -49,6 +52,11 @@ LINGER_BYTES = 65536
 # this one worker could take them all before any request arrived. Bounded, so connections that
 # send nothing stop counting at once (and a flood of them slows accepting by this much only).
 FRESH_S = 0.05
+# Bytes a worker holds in requests it is reading, at most (each is also bounded: a head by
+# gunicorn's limits, about 800 KB by default, a body by SERVICE_MAX_BODY_BYTES): past it, the
+# request whose bytes overflow it is answered 503, so many connections each sending a large
+# head or body slowly cannot exhaust memory. At least 4 of the largest requests.
+READ_BUDGET_BYTES = 64 * 1_048_576
 # A stopping worker keeps kept-alive connections this long at most (gthread's STOP_KEEPALIVE_LINGER).
 STOPPING_KEEPALIVE_S = 2.0
 
@@ -72,6 +80,8 @@ class BalancedThreadWorker(ThreadWorker):
         self.in_flight = 0
         self.read_timeout = float(settings.SERVICE_REQUEST_READ_TIMEOUT)
         self.limits = Limits.from_gunicorn(self.cfg, settings.SERVICE_MAX_BODY_BYTES)
+        self.read_budget = max(READ_BUDGET_BYTES, 4 * (self.limits.head + self.limits.body))
+        self.buffered = 0  # bytes held by the connections being read
         # Connections being read, and connections closing: each in order of its deadline (every
         # entry gets now + a fixed delay), so expiry looks at the front only.
         self.reading: dict[Connection, float] = {}
@@ -114,7 +124,7 @@ class BalancedThreadWorker(ThreadWorker):
         except OSError:
             data = b""
         if not data:  # the client went away
-            self.forget(conn, self.reading)
+            self.stop_reading(conn)
             self.close(conn)
             return
         self.received(conn, data)
@@ -123,19 +133,28 @@ class BalancedThreadWorker(ThreadWorker):
         self.fresh.pop(conn, None)
         request = conn.request
         framing = request.feed(data)
+        self.buffered += len(data)
+        if framing is Framing.INCOMPLETE and self.buffered > self.read_budget:
+            self.stop_reading(conn)
+            self.answer_and_close(conn, 503, "Service Unavailable")
+            return
         if framing is Framing.INCOMPLETE:
             if request.expects_continue and request.awaits_body and not conn.continue_sent:
                 # The client waits for this before sending its body (RFC 9110 section 10.1.1).
                 conn.continue_sent = True
                 self.send_quietly(conn, b"HTTP/1.1 100 Continue\r\n\r\n")
             return
-        self.forget(conn, self.reading)
+        self.stop_reading(conn)
         if framing is Framing.TOO_LARGE:
             self.answer_and_close(conn, 431, "Request Header Fields Too Large")
             return
         conn.whole_request = framing is Framing.WHOLE
         conn.parser = http.get_parser(self.cfg, [request.take()], conn.client)
         self.enqueue_req(conn)
+
+    def stop_reading(self, conn: Connection) -> None:
+        self.forget(conn, self.reading)
+        self.buffered -= len(conn.request.data)
 
     def forget(self, conn: Connection, table: dict[Connection, float]) -> None:
         del table[conn]
@@ -147,6 +166,9 @@ class BalancedThreadWorker(ThreadWorker):
             conn.sock.send(data)
 
     def answer_and_close(self, conn: Connection, status: int, reason: str) -> None:
+        # Logged as gunicorn logs the requests its parser refuses (the peer, never the bytes).
+        peer = conn.client[0] if isinstance(conn.client, tuple) else conn.client
+        self.log.warning("Invalid request from ip=%s: %s", peer, reason)
         # gunicorn.conf.py replaces util.write_error with the service's JSON error body.
         with contextlib.suppress(OSError):
             util.write_error(conn.sock, status, reason, "")
@@ -244,15 +266,21 @@ class BalancedThreadWorker(ThreadWorker):
         fresh connections' claim on a thread, requests read too slowly and closings the client
         does not finish."""
         now = time.monotonic()
-        while self.fresh and next(iter(self.fresh.values())) <= now:
-            del self.fresh[next(iter(self.fresh))]
-        for table in (self.reading, self.lingering):
-            while table:
-                conn, deadline = next(iter(table.items()))
-                if deadline > now:
-                    break
-                self.forget(conn, table)
-                if table is self.reading and conn.request.started:
-                    self.answer_and_close(conn, 408, "Request Timeout")
-                else:
-                    self.close(conn)
+        while (conn := expired(self.fresh, now)) is not None:
+            del self.fresh[conn]
+        while (conn := expired(self.reading, now)) is not None:
+            self.stop_reading(conn)
+            if conn.request.started:
+                self.answer_and_close(conn, 408, "Request Timeout")
+            else:
+                self.close(conn)
+        while (conn := expired(self.lingering, now)) is not None:
+            self.forget(conn, self.lingering)
+            self.close(conn)
+
+
+def expired(table: dict[Connection, float], now: float) -> Connection | None:
+    """The first connection of ``table`` (the earliest deadline) if its deadline has passed."""
+    for conn, deadline in table.items():
+        return conn if deadline <= now else None
+    return None
