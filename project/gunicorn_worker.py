@@ -201,7 +201,11 @@ class BalancedThreadWorker(ThreadWorker):
             keep_alive = not fs.cancelled() and fs.result()
         except Exception:
             keep_alive = False
-        conn.sock.setblocking(False)
+        try:
+            conn.sock.setblocking(False)
+        except OSError:  # closed by the thread (an answer that failed half-way)
+            self.close(conn)
+            return
         if not keep_alive:
             self.close_after_answer(conn)
             return
