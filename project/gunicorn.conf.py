@@ -39,10 +39,12 @@ _ERRORS = {
     400: ("Bad request", "The request is not valid HTTP."),
     403: ("Forbidden", "The request is not allowed."),
     414: ("URI too long", "The request line is longer than the server accepts (4094 bytes)."),
+    408: ("Request timeout", "The request did not arrive in full within SERVICE_REQUEST_READ_TIMEOUT seconds."),
     417: ("Expectation failed", "The server cannot meet the Expect header."),
     431: ("Request header fields too large", "The request headers are larger than the server accepts."),
     500: ("Internal server error", "An unexpected error occurred; the server log has the details."),
     501: ("Not implemented", "The request uses a transfer coding the server does not support."),
+    503: ("Service unavailable", "The server holds too many partly received requests; try again shortly."),
 }
 
 

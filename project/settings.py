@@ -136,6 +136,9 @@ SERVICE_TIMEOUT = env_int("SERVICE_TIMEOUT", 300, minimum=1)
 # lock that username or address out until this many seconds pass without another failure.
 SERVICE_ADMIN_LOGIN_FAILURE_LIMIT = env_int("SERVICE_ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS = env_int("SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS", 900, minimum=1)
+# A request's head and body must arrive within this many seconds of its first byte (or of the
+# connection opening); they are read without a thread (project/gunicorn_worker.py).
+SERVICE_REQUEST_READ_TIMEOUT = env_int("SERVICE_REQUEST_READ_TIMEOUT", 10, minimum=1, maximum=3600)
 
 # --- Django ------------------------------------------------------------------
 DEBUG = env_bool("SERVICE_DEBUG")
