@@ -174,6 +174,11 @@ class LockDocument:
     def __contains__(self, key: object) -> bool:
         return key in self._raw["secrets"]
 
+    def raw_entries(self) -> Iterator[tuple[str, Any]]:
+        """Every entry as read, unchecked and not copied (read-only): for scans that must not
+        stop at a corrupted entry nor pay for a copy."""
+        return iter(self._raw["secrets"].items())
+
     def entry(self, key: str) -> LockEntry | None:
         """The entry for ``key``, None when absent; LockEntryCorrupted when it has wrong types."""
         secrets: dict[str, Any] = self._raw["secrets"]
