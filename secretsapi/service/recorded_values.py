@@ -88,7 +88,8 @@ def _text(text: str, hashes: frozenset[str], known: frozenset[str]) -> str:
 
     def part(match: re.Match[str]) -> str:
         inner = match.group(1) if match.group(1) is not None else match.group(2)
-        return WITHHELD if _recorded(inner, hashes, known) else match.group(0)
+        quoted = match.group(0)
+        return quoted[0] + WITHHELD + quoted[-1] if _recorded(inner, hashes, known) else quoted
 
     return _QUOTED.sub(part, text)
 
