@@ -34,7 +34,7 @@ def sync(
         generated = [secret.name for secret, _ in dry.work]
         fixes = _plan_repairs(definition, doc, selected, generated) if repair else RepairPlan([], [])
         skipped = [name for name in dry.skipped if name not in fixes.secrets]
-        return SyncResult(generated, skipped, [], dry.errors + fixes.errors, True,
+        return SyncResult(generated, skipped, [], without_environment(definition, dry.errors + fixes.errors), True,
                           _message(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets)
 
     written, outcome = write_transaction.write(
@@ -54,8 +54,15 @@ def sync(
     if outcome is None and not repaired:
         write_transaction.record_definition_if_stale(ws, definition)
     skipped = [name for name in written.skipped if name not in repaired]
-    return SyncResult(generated, skipped, failed, errors, False,
+    return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
                       _message(generated, skipped, failed, repaired), repaired)
+
+
+def without_environment(definition: Definition, errors: Sequence[OperationError]) -> list[OperationError]:
+    """Errors naming a target built from the environment (``${HOME}/app.env``) by its expression,
+    never the value: results and their audit rows show them."""
+    hide = definition.environment_hidden
+    return [OperationError(e.secret, e.target and hide(e.target), hide(e.message)) for e in errors]
 
 
 def _plan_repairs(
