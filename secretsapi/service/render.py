@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from secretsapi.service import var_file_guard
+from secretsapi.service.definition.field_checks import check_plain
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
@@ -65,8 +66,12 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     interpolator = Interpolator(merged, environ)
     config = {key: interpolator.render(value, key) for key, value in doc.items() if key != "variables"}
     config = {"variables": interpolator.variables, **config}
-    if interpolator.errors:
-        raise DefinitionInvalid(interpolator.errors)
+    problems = list(interpolator.errors)
+    for key, value in config.items():
+        # What sync refuses (binary, sets, dates by explicit tag), render cannot show either.
+        check_plain(value, str(key), problems)
+    if problems:
+        raise DefinitionInvalid(problems)
     # The var files may have moved the targets: checked against where they now land.
     var_file_guard.check_var_files(ws, ws.var_files, paths=var_file_guard.rendered_paths(config), loaded=True)
     # Before the redaction: rendering shares unchanged parts with ``doc``, which it edits.

@@ -72,3 +72,14 @@ def test_numbers_in_range_still_render(client: APIClient, project: Project) -> N
     response = client.post("/config/render", {}, format="json")
     assert response.status_code == 200
     assert response.json()["config"]["variables"] == {"a": 1.5, "b": int("9" * 4300), "c": 31}
+
+
+@pytest.mark.parametrize("value", ['!!binary "/w=="', "!!set {a, b}", "!!timestamp 2020-01-01"])
+def test_a_value_sync_refuses_is_a_definition_error_in_render_too(
+    client: APIClient, project: Project, value: str
+) -> None:
+    # Binary that is not UTF-8 broke render's JSON answer (a generic 500); sync names the place.
+    project.write(f"version: '1.0'\nmetadata:\n  x: {value}\nsecrets: []\n")
+    for path in ("/config/render", "/sync"):
+        body = assert_error_body(client.post(path, {}, format="json"), 500)
+        assert body["detail"].startswith("metadata.x: unsupported value of type "), path

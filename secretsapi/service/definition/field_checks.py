@@ -106,21 +106,7 @@ class FieldChecks:
             self.errors.extend(problems)
 
     def _check_plain(self, value: Any, where: str) -> None:
-        """JSON-like values only: string keys, no sets or binary, so hashing is well defined."""
-        # Strings, the usual leaf, are passed over before a place is named for them.
-        if isinstance(value, Mapping):
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    self.errors.append(f"{where}: keys must be strings")
-                    return
-                if type(item) is not str:
-                    self._check_plain(item, f"{where}.{key}")
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                if type(item) is not str:
-                    self._check_plain(item, f"{where}[{index}]")
-        elif value is not None and not isinstance(value, str | int | float):
-            self.errors.append(f"{where}: unsupported value of type {type(value).__name__}")
+        check_plain(value, where, self.errors)
 
     def _shared(self, config: dict[str, Any]) -> dict[str, Any]:
         """One dict for every equal config of scalars: thousands of secrets share a handful of
@@ -327,3 +313,22 @@ class FieldChecks:
                 unit = replace(unit, generator=spec)
             out.append(unit)
         return tuple(out)
+
+
+def check_plain(value: Any, where: str, errors: list[str]) -> None:
+    """JSON-like values only: string keys, no sets or binary, so hashing is well defined (and
+    every answer can show them)."""
+    # Strings, the usual leaf, are passed over before a place is named for them.
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                errors.append(f"{where}: keys must be strings")
+                return
+            if type(item) is not str:
+                check_plain(item, f"{where}.{key}", errors)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if type(item) is not str:
+                check_plain(item, f"{where}[{index}]", errors)
+    elif value is not None and not isinstance(value, str | int | float):
+        errors.append(f"{where}: unsupported value of type {type(value).__name__}")
