@@ -133,6 +133,14 @@ def test_every_operation_refuses_a_target_as_a_var_file(
     assert_refused(response, "out/app.json", value)
 
 
+@pytest.mark.parametrize("path", ["/secrets", "/secrets/db/status", "/secrets/db"])
+def test_every_read_refuses_a_target_as_a_var_file(
+    authed_api: APIClient, synced: str, path: str, settings: Any
+) -> None:
+    settings.SERVICE_ALLOW_VALUE_READ = True
+    assert_refused(authed_api.get(path, {"var_files": "out/app.json"}), "out/app.json", synced)
+
+
 def test_a_var_file_that_is_not_protected_still_works(authed_api: APIClient, synced: str, project: Project) -> None:
     (project.root / "prod.yml").write_text("env: prod\n")
     response = render(authed_api, var_files=["prod.yml"])
