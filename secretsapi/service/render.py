@@ -117,12 +117,15 @@ def _redact_providers(config: dict[str, Any]) -> list[str]:
     credentials removed, which may also have flowed elsewhere (a variable they came from)."""
     providers = config.get("providers")
     if not isinstance(providers, Mapping):
+        # Not a block the redaction understands (sync refuses it): none of it is shown.
+        if providers is not None:
+            config["providers"] = REDACTED
         return []
     credentials: list[str] = []
     shown: dict[Any, Any] = {}
     for alias, spec in providers.items():
         if not isinstance(spec, Mapping):
-            shown[alias] = spec
+            shown[alias] = REDACTED if spec is not None else None
             continue
         redacted = dict(spec)
         if "config" in spec:

@@ -201,3 +201,16 @@ def test_a_value_the_caller_sent_is_shown_back_so_render_confirms_no_guess(
 ) -> None:
     response = render(authed_api, variables={"guess": synced, "other": "not-a-value"})
     assert response.json()["config"]["variables"] == {"guess": synced, "other": "not-a-value"}
+
+
+@pytest.mark.parametrize("providers", [
+    [{"kind": "vault", "auth": {"config": {"token": "s.LISTED"}}}],
+    {"vault": "s.LISTED"},
+])
+def test_a_providers_block_of_another_shape_is_not_shown(
+    authed_api: APIClient, project: Project, providers: Any
+) -> None:
+    project.write(definition(file_secret("db"), providers=providers))
+    response = render(authed_api)
+    assert response.status_code == 200
+    assert b"s.LISTED" not in response.content
