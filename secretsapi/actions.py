@@ -157,6 +157,7 @@ def workspace(
         os.getcwd() if relative else "",
         settings.SERVICE_TARGET_ROOTS,
         _service_paths(),
+        settings.SERVICE_VAR_FILES_FROM_OUTPUTS,
     )
 
 
@@ -186,7 +187,7 @@ def _absolute(path: str | Path) -> Path | None:
 def _workspace(
     definition: Path, lockfile: Path | None, var_files: tuple[str, ...], allow_scripts: bool,
     max_definition_bytes: int, extra_lock: ExtraLock | None, cwd: str,
-    target_roots: tuple[Path, ...] = (), service_paths: tuple[Path, ...] = (),
+    target_roots: tuple[Path, ...] = (), service_paths: tuple[Path, ...] = (), var_files_from_outputs: bool = False,
 ) -> Workspace:
     # Every request asks for the same one: built once per settings (and working folder, which
     # relative paths depend on) rather than a few path objects per read (~5% of a status read).
@@ -199,6 +200,7 @@ def _workspace(
         extra_lock=extra_lock,
         target_roots=target_roots or None,
         service_paths=service_paths,
+        var_files_from_outputs=var_files_from_outputs,
     )
 
 

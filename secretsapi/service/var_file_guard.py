@@ -6,7 +6,8 @@ own state: a local target of the definition (as it renders without the requested
 it renders with them, and as the lockfiles record it), the definition itself (its static
 values), the lockfiles, the lock and temp files beside any of these, the lock stripe folder,
 and what the service writes elsewhere (``Workspace.service_paths``: its data folder, database).
-Paths are compared after resolving symlinks.
+Paths are compared after resolving symlinks. SecretZero reads any file: targets are allowed
+again by ``Workspace.var_files_from_outputs`` (SERVICE_VAR_FILES_FROM_OUTPUTS), never the rest.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ LOCAL_LOCKFILE_NAME = ".gitsecrets.local.lock"
 
 RULE = ("a variable file may not be a target of the definition, the definition itself, a lockfile "
         "or a file the service writes (its values would be returned)")
+OUTPUTS_SETTING = "SERVICE_VAR_FILES_FROM_OUTPUTS"
 _TARGET = "a target of the definition"
 # atomic_files' temp names: ``.<name>.<mkstemp's letters, digits and _>.tmp``.
 _TEMP = re.compile(r"\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp")
@@ -136,7 +138,9 @@ def check_var_files(
         reason = protected.reason(real)
         if reason is not None:
             shown = given if len(given) <= 200 else given[:200] + "..."
-            raise VarFileInvalid(f"variable file '{shown}' is {reason}: {RULE}")
+            allow = (f"; {OUTPUTS_SETTING}=true allows targets (render and validate still withhold "
+                     "their values)") if _TARGET in reason else ""
+            raise VarFileInvalid(f"variable file '{shown}' is {reason}: {RULE}{allow}")
 
 
 def _protected(
@@ -148,7 +152,7 @@ def _protected(
     for lockfile in lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in lockfiles}:
         protected.add_file(os.path.abspath(lockfile), "a lockfile")
         protected.add_folder(stripe_folder(lockfile), "a lock file of the service")
-        for path in _recorded_paths(lockfile):
+        for path in () if ws.var_files_from_outputs else _recorded_paths(lockfile):
             protected.add_file(_place(folder, path), _TARGET)
     for written in ws.service_paths:
         if written.is_dir():
@@ -158,8 +162,9 @@ def _protected(
                 protected.add_folder(written, "in the service's data folder")
         else:
             protected.add_file(os.path.abspath(written), "a file the service writes")
-    for target in (*_definition_paths(definition), *paths):
-        protected.add_file(_place(folder, target), _TARGET)
+    if not ws.var_files_from_outputs:
+        for target in (*_definition_paths(definition), *paths):
+            protected.add_file(_place(folder, target), _TARGET)
     return protected
 
 

@@ -52,6 +52,8 @@ class Workspace:
     # What the service itself writes beside the definition's files (its data folder, its
     # database): never a var file (see var_file_guard).
     service_paths: tuple[Path, ...] = ()
+    # SERVICE_VAR_FILES_FROM_OUTPUTS: a target file may be a var file (SecretZero allows it).
+    var_files_from_outputs: bool = False
 
     @property
     def lockfile_path(self) -> Path:

@@ -141,6 +141,28 @@ def test_every_read_refuses_a_target_as_a_var_file(
     assert_refused(authed_api.get(path, {"var_files": "out/app.json"}), "out/app.json", synced)
 
 
+def test_the_refusal_of_a_target_names_the_setting_that_allows_it(authed_api: APIClient, synced: str) -> None:
+    detail = render(authed_api, var_files=["out/app.json"]).json()["detail"]
+    assert "SERVICE_VAR_FILES_FROM_OUTPUTS=true allows targets" in detail
+
+
+def test_with_the_setting_a_target_is_a_var_file_but_render_still_withholds_its_values(
+    authed_api: APIClient, synced: str, settings: Any
+) -> None:
+    settings.SERVICE_VAR_FILES_FROM_OUTPUTS = True
+    response = render(authed_api, var_files=["out/app.json"])
+    assert response.status_code == 200
+    assert response.json()["config"]["variables"] == {"db": "***"}
+    assert synced.encode() not in response.content
+
+
+def test_with_the_setting_a_lockfile_is_still_refused(authed_api: APIClient, synced: str, settings: Any) -> None:
+    settings.SERVICE_VAR_FILES_FROM_OUTPUTS = True
+    response = render(authed_api, var_files=[".gitsecrets.lock"])
+    assert response.status_code == 400
+    assert "SERVICE_VAR_FILES_FROM_OUTPUTS" not in response.json()["detail"]
+
+
 def test_a_var_file_that_is_not_protected_still_works(authed_api: APIClient, synced: str, project: Project) -> None:
     (project.root / "prod.yml").write_text("env: prod\n")
     response = render(authed_api, var_files=["prod.yml"])
