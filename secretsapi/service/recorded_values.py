@@ -61,10 +61,17 @@ def withhold(value: Any, hashes: frozenset[str], known: frozenset[str] = frozens
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {f.name: withhold(getattr(value, f.name), hashes, known) for f in dataclasses.fields(value)}
         return dataclasses.replace(value, **changes)
+    # Loops, not comprehensions: each comprehension is a stack frame, and nesting is deep.
     if isinstance(value, Mapping):
-        return {withhold(k, hashes, known): withhold(v, hashes, known) for k, v in value.items()}
+        shown = {}
+        for key, item in value.items():
+            shown[withhold(key, hashes, known)] = withhold(item, hashes, known)
+        return shown
     if isinstance(value, (list, tuple)):
-        return type(value)(withhold(v, hashes, known) for v in value)
+        items = []
+        for item in value:
+            items.append(withhold(item, hashes, known))
+        return type(value)(items)
     if isinstance(value, str):
         return _text(value, hashes, known)
     if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -87,13 +87,19 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
 
 
 def _references(value: Any) -> set[str]:
-    if isinstance(value, Mapping):
-        return set().union(*(_references(v) for v in value.values())) if value else set()
-    if isinstance(value, list):
-        return set().union(*(_references(v) for v in value)) if value else set()
-    if isinstance(value, str):
-        return set(_VAR_REF.findall(value)) | set(_ENV_REF.findall(value))
-    return set()
+    """Names of variables and environment entries the strings in ``value`` refer to (iterative:
+    a deeply nested definition costs no stack)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            found.update(_VAR_REF.findall(item), _ENV_REF.findall(item))
+    return found
 
 
 def _redact_statics(config: dict[str, Any]) -> None:
@@ -154,10 +160,17 @@ def _removed(before: Any, after: Any) -> list[str]:
 
 def _redact_marked(value: Any, hidden: Sequence[str] = ()) -> Any:
     """Environment values (marked) and ``hidden`` strings, wherever they flowed, redacted."""
+    # Loops, not comprehensions: each comprehension is a stack frame, and nesting is deep.
     if isinstance(value, Mapping):
-        return {k: _redact_marked(v, hidden) for k, v in value.items()}
+        shown = {}
+        for key, item in value.items():
+            shown[key] = _redact_marked(item, hidden)
+        return shown
     if isinstance(value, list):
-        return [_redact_marked(v, hidden) for v in value]
+        items = []
+        for item in value:
+            items.append(_redact_marked(item, hidden))
+        return items
     if isinstance(value, str) and (_MARK in value or any(h in value for h in hidden)):
         return REDACTED
     return value

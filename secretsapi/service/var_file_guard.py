@@ -85,14 +85,9 @@ def _real(path: Path) -> Path:
 
 
 def guarded_definition(ws: Workspace, load: Callable[[Sequence[str]], Definition]) -> Definition:
-    """``load(var_files)`` (the workspace's loader) with every var file checked: before the
+    """``load(ws.var_files)`` (the workspace's loader) with every var file checked: before the
     requested ones are read, against the definition without them, then against the definition
     they produce (they may move its targets)."""
-    if not ws.var_files:
-        base = load(())
-        if _profile_var_files(base):
-            check_var_files(ws, _profile_var_files(base), definition=base)
-        return base
     try:
         before: Definition | None = load(())
     except DefinitionInvalid:  # it may need the var files to be valid

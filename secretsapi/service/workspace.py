@@ -91,7 +91,15 @@ class Workspace:
         than its run's would make SecretZero regenerate). A var file holding what the service
         guards (a target, a lockfile...) is refused before it is read (var_file_guard).
         """
-        return var_file_guard.guarded_definition(self, self._with_profile)
+        if self.var_files:
+            return var_file_guard.guarded_definition(self, self._with_profile)
+        # Inline, not through the guard: a deeply nested definition has few stack frames to spare.
+        definition = self._load(())
+        profile = definition.environments.selected
+        if profile is None or not profile.var_files:
+            return definition
+        var_file_guard.check_var_files(self, profile.var_files, definition=definition)
+        return self._load(profile.var_files)
 
     def _with_profile(self, var_files: Sequence[str]) -> Definition:
         definition = self._load(var_files)
