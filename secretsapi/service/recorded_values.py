@@ -31,7 +31,7 @@ def recorded_hashes(ws: Workspace) -> frozenset[str]:
     """Every value and target hash of the shared and the machine-local lockfile."""
     hashes: set[str] = set()
     for path in (ws.lockfile_path, ws.local_lockfile_path):
-        for _, entry in read_lockfile(path).raw_entries():
+        for entry in read_lockfile(path).raw_entries().values():
             if not isinstance(entry, Mapping):
                 continue
             targets = entry.get("targets")

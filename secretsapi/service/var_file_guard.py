@@ -12,8 +12,11 @@ again by ``Workspace.var_files_from_outputs`` (SERVICE_VAR_FILES_FROM_OUTPUTS), 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -42,15 +45,23 @@ _LOCAL_PATH_FIELDS = ("path", "output_path")
 
 
 class _Protected:
-    """Protected files by base name (lexical absolute paths, resolved only when a name matches,
-    so a definition with thousands of targets costs no disk access per target) and folders."""
+    """Protected files and folders, as far as they can matter: a file is kept only when its
+    base name is one the var files could be (``names``), so a definition with thousands of
+    targets costs one string split per target; the few kept are resolved when compared."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
         self.files: dict[str, list[tuple[str, str]]] = {}
         self.folders: list[tuple[Path, str]] = []
 
-    def add_file(self, path: str | Path, label: str) -> None:
-        self.files.setdefault(os.path.basename(path), []).append((str(path), label))
+    def add_file(self, folder: Path, path: str, label: str) -> None:
+        name = path.rpartition("/")[2]
+        if name in self.names:
+            self.files.setdefault(name, []).append((os.path.normpath(os.path.join(folder, path)), label))
+
+    def add_index(self, index: Mapping[str, list[str]], label: str) -> None:
+        for name in self.names:
+            self.files.setdefault(name, []).extend((path, label) for path in index.get(name, ()))
 
     def add_folder(self, path: Path, label: str) -> None:
         self.folders.append((path, label))
@@ -62,9 +73,7 @@ class _Protected:
         direct = self._file_reason(real)
         if direct is not None:
             return direct
-        # A lock sidecar (``<name>.lck``) or a temp file of a protected file holds the same.
-        temp = _TEMP.fullmatch(real.name)
-        for name in ((real.name[:-4],) if real.name.endswith(".lck") else ()) + ((temp["name"],) if temp else ()):
+        for name in _covered(real.name):
             of = self._file_reason(real.with_name(name))
             if of is not None:
                 return f"a lock or temp file of {of}"
@@ -75,6 +84,13 @@ class _Protected:
             if _real(Path(path)) == real:
                 return label
         return None
+
+
+def _covered(name: str) -> tuple[str, ...]:
+    """The file a lock sidecar (``<name>.lck``) or a temp file of atomic_files stands for: it
+    holds the same."""
+    temp = _TEMP.fullmatch(name)
+    return ((name[:-4],) if name.endswith(".lck") else ()) + ((temp["name"],) if temp else ())
 
 
 def _real(path: Path) -> Path:
@@ -128,7 +144,8 @@ def check_var_files(
     folder = ws.definition_path.parent
     reals = [(given, resolve_var_file(folder, given)) for given in var_files]
     lockfiles = {replace(ws, var_files=()).lockfile_path, *((ws.lockfile_path,) if loaded else ())}
-    protected = _protected(ws, lockfiles, definition, paths)
+    names = {name for _, real in reals for name in (real.name, *_covered(real.name))}
+    protected = _protected(ws, names, lockfiles, definition, paths)
     for given, real in reals:
         reason = protected.reason(real)
         if reason is not None:
@@ -139,16 +156,14 @@ def check_var_files(
 
 
 def _protected(
-    ws: Workspace, lockfiles: set[Path], definition: Definition | None, paths: Iterable[str]
+    ws: Workspace, names: set[str], lockfiles: set[Path], definition: Definition | None, paths: Iterable[str]
 ) -> _Protected:
-    protected = _Protected()
+    protected = _Protected(names)
     folder = Path(os.path.abspath(ws.definition_path.parent))
-    protected.add_file(os.path.abspath(ws.definition_path), "the definition file")
+    protected.add_file(folder, str(ws.definition_path), "the definition file")
     for lockfile in lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in lockfiles}:
-        protected.add_file(os.path.abspath(lockfile), "a lockfile")
+        protected.add_file(folder, str(lockfile), "a lockfile")
         protected.add_folder(stripe_folder(lockfile), "a lock file of the service")
-        for path in () if ws.var_files_from_outputs else _recorded_paths(lockfile):
-            protected.add_file(_place(folder, path), _TARGET)
     for written in ws.service_paths:
         if written.is_dir():
             # A data folder holding the definition would refuse every var file: its own
@@ -156,20 +171,52 @@ def _protected(
             if not folder.resolve().is_relative_to(_real(written)):
                 protected.add_folder(written, "in the service's data folder")
         else:
-            protected.add_file(os.path.abspath(written), "a file the service writes")
+            protected.add_file(folder, str(written), "a file the service writes")
     if not ws.var_files_from_outputs:
-        for target in (*_definition_paths(definition), *paths):
-            protected.add_file(_place(folder, target), _TARGET)
+        for lockfile in lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in lockfiles}:
+            entries = read_lockfile(lockfile).raw_entries()
+            protected.add_index(_INDEXES.get(entries, folder, functools.partial(_recorded_paths, entries)), _TARGET)
+        if definition is not None:
+            protected.add_index(_INDEXES.get(definition, folder, functools.partial(_definition_paths, definition)),
+                                _TARGET)
+        for target in paths:
+            protected.add_file(folder, target, _TARGET)
     return protected
 
 
-def _place(folder: Path, path: str) -> str:
-    return os.path.normpath(os.path.join(folder, path))
+class _Indexes:
+    """Base name -> normalized paths of the local files a definition or a lockfile names, kept
+    for the last few of them (by identity; each is held, so its id is not reused): a request
+    with var files then costs no walk over thousands of targets."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[int, Path], tuple[object, dict[str, list[str]]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, source: object, folder: Path, paths: Callable[[], Iterable[str]]) -> dict[str, list[str]]:
+        key = (id(source), folder)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None and found[0] is source:
+                self._entries.move_to_end(key)
+                return found[1]
+        index: dict[str, list[str]] = {}
+        for path in paths():
+            index.setdefault(path.rpartition("/")[2], []).append(os.path.normpath(os.path.join(folder, path)))
+        with self._lock:
+            self._entries[key] = (source, index)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return index
 
 
-def _recorded_paths(lockfile: Path) -> Iterable[str]:
+_INDEXES = _Indexes(8)
+
+
+def _recorded_paths(entries: Mapping[str, Any]) -> Iterable[str]:
     """Local file paths the lockfile records as targets (``<provider>/file/<path>``)."""
-    for _, entry in read_lockfile(lockfile).raw_entries():
+    for entry in entries.values():
         targets = entry.get("targets") if isinstance(entry, Mapping) else None
         for target_id in targets if isinstance(targets, Mapping) else ():
             parts = str(target_id).split("/", 2)
@@ -183,7 +230,8 @@ def _definition_paths(definition: Definition | None) -> Iterable[str]:
     for secret in definition.secrets:
         targets = [*secret.targets, *(p.target for unit in secret.units for p in unit.placements)]
         for target in targets:
-            if target.type in ("local/file", "local/template"):
+            # By kind alone (cheaper than the type, and a wider net is only safer).
+            if target.kind in ("file", "template"):
                 for field in _LOCAL_PATH_FIELDS:
                     value = target.config.get(field)
                     if isinstance(value, str) and value and "\x00" not in value:
