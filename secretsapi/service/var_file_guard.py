@@ -161,7 +161,8 @@ def _protected(
     protected = _Protected(names)
     folder = Path(os.path.abspath(ws.definition_path.parent))
     protected.add_file(folder, str(ws.definition_path), "the definition file")
-    for lockfile in lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in lockfiles}:
+    lockfiles = lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in lockfiles}
+    for lockfile in lockfiles:
         protected.add_file(folder, str(lockfile), "a lockfile")
         protected.add_folder(stripe_folder(lockfile), "a lock file of the service")
     for written in ws.service_paths:
@@ -173,7 +174,7 @@ def _protected(
         else:
             protected.add_file(folder, str(written), "a file the service writes")
     if not ws.var_files_from_outputs:
-        for lockfile in lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in lockfiles}:
+        for lockfile in lockfiles:
             entries = read_lockfile(lockfile).raw_entries()
             protected.add_index(_INDEXES.get(entries, folder, functools.partial(_recorded_paths, entries)), _TARGET)
         if definition is not None:
@@ -224,9 +225,7 @@ def _recorded_paths(entries: Mapping[str, Any]) -> Iterable[str]:
                 yield parts[2]
 
 
-def _definition_paths(definition: Definition | None) -> Iterable[str]:
-    if definition is None:
-        return
+def _definition_paths(definition: Definition) -> Iterable[str]:
     for secret in definition.secrets:
         targets = [*secret.targets, *(p.target for unit in secret.units for p in unit.placements)]
         for target in targets:
