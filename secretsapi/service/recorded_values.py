@@ -58,25 +58,29 @@ def withhold(value: Any, hashes: frozenset[str], known: frozenset[str] = frozens
     """``value`` (JSON-like data or a dataclass of it) with recorded values replaced."""
     if not hashes:
         return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: withhold(getattr(value, f.name), hashes, known) for f in dataclasses.fields(value)}
-        return dataclasses.replace(value, **changes)
-    # Loops, not comprehensions: each comprehension is a stack frame, and nesting is deep.
-    if isinstance(value, Mapping):
+    kind = type(value)
+    # Exact types first (strings are most of an answer; ABC checks cost more than the hashing),
+    # and loops, not comprehensions: each comprehension is a stack frame, and nesting is deep.
+    if kind is str:
+        return _text(value, hashes, known)
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
         shown = {}
         for key, item in value.items():
             shown[withhold(key, hashes, known)] = withhold(item, hashes, known)
         return shown
-    if isinstance(value, (list, tuple)):
+    if kind is list or kind is tuple:
         items = []
         for item in value:
             items.append(withhold(item, hashes, known))
-        return type(value)(items)
-    if isinstance(value, str):
-        return _text(value, hashes, known)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return kind(items)
+    if kind is int or kind is float:
         # A var file may read a numeric value as a number; only its text was ever hashed.
         return WITHHELD if _recorded(_number_text(value), hashes, known) else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: withhold(getattr(value, f.name), hashes, known) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changes)
+    if isinstance(value, str):
+        return _text(value, hashes, known)
     return value
 
 
