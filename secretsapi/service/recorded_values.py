@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from secretsapi.service.errors import DefinitionInvalid, ServiceError
@@ -27,10 +28,13 @@ _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 T = TypeVar("T")
 
 
-def recorded_hashes(ws: Workspace) -> frozenset[str]:
-    """Every value and target hash of the shared and the machine-local lockfile."""
+def recorded_hashes(ws: Workspace, *, loaded: bool = True) -> frozenset[str]:
+    """Every value and target hash of the shared and the machine-local lockfile. Until the var
+    files are known to be acceptable (``loaded``), only where the lockfile is without them:
+    placing it with them reads them."""
+    places = [replace(ws, var_files=()), *((ws,) if loaded and ws.var_files else ())]
     hashes: set[str] = set()
-    for path in (ws.lockfile_path, ws.local_lockfile_path):
+    for path in {p for place in places for p in (place.lockfile_path, place.local_lockfile_path)}:
         for entry in read_lockfile(path).raw_entries().values():
             if not isinstance(entry, Mapping):
                 continue
@@ -43,14 +47,14 @@ def recorded_hashes(ws: Workspace) -> frozenset[str]:
 def without_recorded_values(ws: Workspace, answer: Callable[[], T], *, sent: Any = None) -> T:
     """``answer()`` with every recorded value withheld from its result and from the message of
     a ServiceError it raises; ``sent`` is what the caller sent (its strings are exempt)."""
-    hashes = recorded_hashes(ws)
     known = frozenset(_strings(sent))
     try:
         result = answer()
     except ServiceError as exc:
-        _withhold_error(exc, hashes, known)
+        # A refused var file must not be read to place the lockfile: the places without them.
+        _withhold_error(exc, recorded_hashes(ws, loaded=False), known)
         raise
-    shown: T = withhold(result, hashes, known)
+    shown: T = withhold(result, recorded_hashes(ws), known)
     return shown
 
 
