@@ -48,13 +48,16 @@ def without_recorded_values(ws: Workspace, answer: Callable[[], T], *, sent: Any
     """``answer()`` with every recorded value withheld from its result and from the message of
     a ServiceError it raises; ``sent`` is what the caller sent (its strings are exempt)."""
     known = frozenset(_strings(sent))
+    # Before the answer: a failed one may still hold what it read (a definition too large to
+    # parse) while its error is handled. A refused var file must not be read to place the
+    # lockfile: until the answer accepts them, the places without them.
+    hashes = recorded_hashes(ws, loaded=False)
     try:
         result = answer()
     except ServiceError as exc:
-        # A refused var file must not be read to place the lockfile: the places without them.
-        _withhold_error(exc, recorded_hashes(ws, loaded=False), known)
+        _withhold_error(exc, hashes, known)
         raise
-    shown: T = withhold(result, recorded_hashes(ws), known)
+    shown: T = withhold(result, recorded_hashes(ws) if ws.var_files else hashes, known)
     return shown
 
 
