@@ -112,6 +112,8 @@ SERVICE_PORT = env_int("SERVICE_PORT", 8000, minimum=1, maximum=65535)
 SERVICE_CONFIG = Path(env_str("SERVICE_CONFIG") or "Secretfile.yml").absolute()
 SERVICE_LOCKFILE = Path(lockfile).absolute() if (lockfile := env_str("SERVICE_LOCKFILE")) else None
 SERVICE_ALLOW_SCRIPTS = env_bool("SERVICE_ALLOW_SCRIPTS")
+# A target file as a var file hands its values to render (issue 18): refused unless enabled.
+SERVICE_VAR_FILES_FROM_OUTPUTS = env_bool("SERVICE_VAR_FILES_FROM_OUTPUTS")
 # Folders local targets may write in; empty: the definition's folder.
 SERVICE_TARGET_ROOTS = env_paths("SERVICE_TARGET_ROOTS")
 # Reading values over HTTP must be a deliberate choice: only the exact word "true" enables it

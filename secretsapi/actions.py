@@ -158,6 +158,8 @@ def workspace(
         os.getcwd() if relative else "",
         settings.SERVICE_TARGET_ROOTS,
         _interpolation_limits(),
+        _service_paths(),
+        settings.SERVICE_VAR_FILES_FROM_OUTPUTS,
     )
 
 
@@ -167,12 +169,35 @@ def _interpolation_limits() -> service.InterpolationLimits:
     )
 
 
+def _service_paths() -> tuple[Path, ...]:
+    """What the service writes outside the definition's files: its data folder (database,
+    secret key) and an SQLite database kept elsewhere, with its journal files."""
+    paths: list[Path] = []
+    data = _absolute(settings.DATA_DIR)
+    if data is not None:
+        paths += [data, data / "secret_key"]
+    database = settings.DATABASES["default"]
+    name = _absolute(database["NAME"]) if database["ENGINE"] == "django.db.backends.sqlite3" else None
+    if name is not None and str(database["NAME"]) != ":memory:":
+        paths += [name, *(name.with_name(name.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
+    return tuple(paths)
+
+
+def _absolute(path: str | Path) -> Path | None:
+    """None for a relative path when the working folder is gone (it then names nothing to refuse)."""
+    try:
+        return Path(path).absolute()
+    except OSError:
+        return None
+
+
 @functools.lru_cache(maxsize=32)
 def _workspace(
     definition: Path, lockfile: Path | None, var_files: tuple[str, ...], allow_scripts: bool,
     max_definition_bytes: int, extra_lock: ExtraLock | None, cwd: str,
     target_roots: tuple[Path, ...] = (),
     interpolation_limits: service.InterpolationLimits | None = None,
+    service_paths: tuple[Path, ...] = (), var_files_from_outputs: bool = False,
 ) -> Workspace:
     # Every request asks for the same one: built once per settings (and working folder, which
     # relative paths depend on) rather than a few path objects per read (~5% of a status read).
@@ -185,6 +210,8 @@ def _workspace(
         extra_lock=extra_lock,
         target_roots=target_roots or None,
         interpolation_limits=interpolation_limits or service.InterpolationLimits(),
+        service_paths=service_paths,
+        var_files_from_outputs=var_files_from_outputs,
     )
 
 
@@ -268,8 +295,13 @@ def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = N
 
 def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
     with audited("validate_config", "config", actor) as facts:
-        report = service.validate_document(document, target_roots=settings.SERVICE_TARGET_ROOTS,
-                                           limits=_interpolation_limits())
+        # The served lockfile's values are withheld from any answer that shows a definition.
+        report = service.without_recorded_values(
+            workspace(),
+            lambda: service.validate_document(document, target_roots=settings.SERVICE_TARGET_ROOTS,
+                                              limits=_interpolation_limits()),
+            sent=document,
+        )
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
@@ -277,9 +309,7 @@ def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
 def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationReport:
     request = {"file": ws.definition_path.name, "var_files": list(ws.var_files)}
     with audited("validate_config", "config", actor, request) as facts:
-        report = service.validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes,
-                                       var_files=ws.var_files, target_roots=ws.target_roots,
-                                       limits=ws.interpolation_limits)
+        report = service.without_recorded_values(ws, lambda: service.validate_workspace(ws))
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
@@ -287,7 +317,9 @@ def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationR
 def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any] | None = None) -> RenderResult:
     request = {"var_files": list(ws.var_files), "variables": sorted(variables or {})}
     with audited("render_config", "config", actor, request) as facts:
-        result = service.render_definition(ws, variables=variables)
+        result = service.without_recorded_values(
+            ws, lambda: service.render_definition(ws, variables=variables), sent=variables
+        )
         facts.update(variables_used=result.variables_used, environment_used=result.environment_used)
     return result
 

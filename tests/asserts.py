@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -14,6 +15,15 @@ def assert_error_body(response: Any, status: int) -> Any:
     assert body["error"] and body["detail"]
     datetime.fromisoformat(body["timestamp"])
     return body
+
+
+def assert_not_shown(response: Any, value: str) -> None:
+    """``value`` appears in the response body neither as it is nor as JSON escapes it (a
+    generated value holding a quote or a backslash is escaped in the body)."""
+    text = response.content.decode()
+    assert value not in text
+    assert json.dumps(value, ensure_ascii=False)[1:-1] not in text
+    assert json.dumps(value)[1:-1] not in text
 
 
 def recorded_atomic_writes(monkeypatch: Any) -> list[Any]:

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from audit.recorder import record
 from secretsapi.api.authentication import header_principal, request_principal
-from secretsapi.api.parsers import DuplicateKey
+from secretsapi.api.parsers import RefusedBody
 from secretsapi.service import errors
 from secretsapi.service.errors import ServiceError
 
@@ -132,7 +132,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
 def _classify(exc: Exception) -> tuple[int, str]:
     if isinstance(exc, ServiceError):
         return service_status(exc), exc.message
-    if isinstance(exc, DuplicateKey):
+    if isinstance(exc, RefusedBody):
         return 400, str(exc.detail)
     if isinstance(exc, exceptions.ParseError):
         return 400, "The request body is not valid JSON."

@@ -1,4 +1,5 @@
-"""The JSON parser, hardened: a body nested too deep is a 400, and so is an object repeating a key.
+"""The JSON parser, hardened: a body nested too deep is a 400, and so are an object repeating a key
+and a number no answer could carry (infinite, or an integer past Python's digit limit).
 
 ``{"dry_run": true, "dry_run": false}`` means whichever the parser keeps (Python's: the last);
 a client and the server may disagree on which, so the body is refused rather than guessed at.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 from typing import Any
 
 from rest_framework.exceptions import ParseError
@@ -15,8 +17,30 @@ from rest_framework.parsers import JSONParser, get_encoding  # type: ignore[attr
 from rest_framework.utils.json import strict_constant
 
 
-class DuplicateKey(ParseError):
+class RefusedBody(ParseError):
+    """Valid JSON refused for a reason its detail states (400): the detail is shown as it is."""
+
+
+class DuplicateKey(RefusedBody):
     """A JSON object in the body names one key twice (400; the detail names the key)."""
+
+
+# Python's default int/str digit limit: a longer integer could be read, but never printed back.
+MAX_INT_DIGITS = 4300
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: JSON has no infinity, so no answer could carry it
+        raise RefusedBody("The request body holds a number too large for a float; send it as a string.")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise RefusedBody(f"The request body holds an integer of more than {MAX_INT_DIGITS} digits; "
+                          "send it as a string.")
+    return int(text)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -33,7 +57,8 @@ class SafeJSONParser(JSONParser):
         encoding = get_encoding(parser_context or {})  # DRF's: refuses bytes-to-bytes codecs (bz2_codec)
         try:
             decoded = codecs.getreader(encoding)(stream)
-            return json.load(decoded, parse_constant=strict_constant, object_pairs_hook=_unique_keys)
+            return json.load(decoded, parse_constant=strict_constant, object_pairs_hook=_unique_keys,
+                             parse_float=_finite_float, parse_int=_bounded_int)
         except RecursionError:
             raise ParseError("The request body is nested too deeply.") from None
         except ValueError as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +56,15 @@ def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResul
     order = {s.name: i for i, s in enumerate(definition.secrets)}
     items.sort(key=lambda item: order.get(item.secret, 0))
     drifted = list(dict.fromkeys(item.secret for item in items))
+    if definition.environment_values:
+        items = [_shown(item, definition.environment_hidden) for item in items]
     return DriftResult(bool(items), drifted, items)
+
+
+def _shown(item: DriftItem, hide: Callable[[str], str]) -> DriftItem:
+    """A finding's target, path and message name an environment-built path by its expression."""
+    details = {k: hide(v) if k in ("target", "path") and isinstance(v, str) else v for k, v in item.details.items()}
+    return DriftItem(item.secret, hide(item.message), details)
 
 
 def _entry_findings(

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from secretsapi.service import var_file_guard
+from secretsapi.service.definition.field_checks import check_plain
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
 from secretsapi.service.results import RenderResult
+from secretsapi.service.targets.catalogue import redacted_auth, redacted_config
 from secretsapi.service.workspace import Workspace
 
 REDACTED = "***"
@@ -54,6 +57,7 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     doc = load_yaml(text, source=ws.definition_path.name, max_bytes=ws.max_definition_bytes)
     if not isinstance(doc, Mapping):
         raise DefinitionInvalid(["definition must be a mapping"])
+    var_file_guard.check_before_reading(ws)
     raw_variables = doc.get("variables")
     base: Mapping[str, Any] = raw_variables if isinstance(raw_variables, Mapping) else {}
     overlays = [*load_var_files(ws.definition_path.parent, ws.var_files), dict(variables or {})]
@@ -62,13 +66,20 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     interpolator = Interpolator(merged, environ, ws.interpolation_limits)
     config = {key: interpolator.render(value, key) for key, value in doc.items() if key != "variables"}
     config = {"variables": interpolator.variables, **config}
-    if interpolator.errors:
-        raise DefinitionInvalid(interpolator.errors)
+    problems = list(interpolator.errors)
+    for key, value in config.items():
+        # What sync refuses (binary, sets, dates by explicit tag), render cannot show either.
+        check_plain(value, str(key), problems)
+    if problems:
+        raise DefinitionInvalid(problems)
+    # The var files may have moved the targets: checked against where they now land.
+    var_file_guard.check_var_files(ws, ws.var_files, paths=var_file_guard.rendered_paths(config), loaded=True)
     # Before the redaction: rendering shares unchanged parts with ``doc``, which it edits.
     variables_used = sorted(name for name in _references(doc) if name in merged)
     _redact_statics(config)
+    credentials = _redact_providers(config)
     return RenderResult(
-        config=_redact_marked(config),
+        config=_redact_marked(config, credentials),
         variables_used=variables_used,
         environment_used=sorted(environ.used),
         var_files=list(ws.var_files),
@@ -76,13 +87,19 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
 
 
 def _references(value: Any) -> set[str]:
-    if isinstance(value, Mapping):
-        return set().union(*(_references(v) for v in value.values())) if value else set()
-    if isinstance(value, list):
-        return set().union(*(_references(v) for v in value)) if value else set()
-    if isinstance(value, str):
-        return set(_VAR_REF.findall(value)) | set(_ENV_REF.findall(value))
-    return set()
+    """Names of variables and environment entries the strings in ``value`` refer to (iterative:
+    a deeply nested definition costs no stack)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            found.update(_VAR_REF.findall(item), _ENV_REF.findall(item))
+    return found
 
 
 def _redact_statics(config: dict[str, Any]) -> None:
@@ -101,11 +118,59 @@ def _redact_statics(config: dict[str, Any]) -> None:
                     options[key] = REDACTED
 
 
-def _redact_marked(value: Any) -> Any:
+def _redact_providers(config: dict[str, Any]) -> list[str]:
+    """Providers shown as ``/providers`` shows them (catalogue's redaction); returns the
+    credentials removed, which may also have flowed elsewhere (a variable they came from)."""
+    providers = config.get("providers")
+    if not isinstance(providers, Mapping):
+        # Not a block the redaction understands (sync refuses it): none of it is shown.
+        if providers is not None:
+            config["providers"] = REDACTED
+        return []
+    credentials: list[str] = []
+    shown: dict[Any, Any] = {}
+    for alias, spec in providers.items():
+        if not isinstance(spec, Mapping):
+            shown[alias] = REDACTED if spec is not None else None
+            continue
+        redacted = dict(spec)
+        if "config" in spec:
+            redacted["config"] = redacted_config(spec["config"])
+            credentials += _removed(spec["config"], redacted["config"])
+        if "auth" in spec:
+            redacted["auth"] = redacted_auth(spec["auth"])
+            credentials += _removed(spec["auth"], redacted["auth"])
+        shown[alias] = redacted
+    config["providers"] = shown
+    return [c for c in credentials if c and c != REDACTED]
+
+
+def _removed(before: Any, after: Any) -> list[str]:
+    """The strings of ``before`` that the redaction replaced in ``after``."""
+    if before == after:
+        return []
+    if isinstance(before, Mapping):
+        after_map = after if isinstance(after, Mapping) else {}
+        return [s for k, v in before.items() for s in _removed(v, after_map.get(str(k)))]
+    if isinstance(before, list):
+        after_list = after if isinstance(after, list) else []
+        return [s for i, v in enumerate(before) for s in _removed(v, after_list[i] if i < len(after_list) else None)]
+    return [before] if isinstance(before, str) else [str(before)]
+
+
+def _redact_marked(value: Any, hidden: Sequence[str] = ()) -> Any:
+    """Environment values (marked) and ``hidden`` strings, wherever they flowed, redacted."""
+    # Loops, not comprehensions: each comprehension is a stack frame, and nesting is deep.
     if isinstance(value, Mapping):
-        return {k: _redact_marked(v) for k, v in value.items()}
+        shown = {}
+        for key, item in value.items():
+            shown[key] = _redact_marked(item, hidden)
+        return shown
     if isinstance(value, list):
-        return [_redact_marked(v) for v in value]
-    if isinstance(value, str) and _MARK in value:
+        items = []
+        for item in value:
+            items.append(_redact_marked(item, hidden))
+        return items
+    if isinstance(value, str) and (_MARK in value or any(h in value for h in hidden)):
         return REDACTED
     return value

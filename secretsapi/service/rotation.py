@@ -15,6 +15,7 @@ from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, parse_time
 from secretsapi.service.state.value_store import written_targets
 from secretsapi.service.state.write_transaction import Plan
+from secretsapi.service.sync import without_environment
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.secretzero_ids import aliases, secretzero_target_id
 from secretsapi.service.workspace import Workspace
@@ -121,8 +122,8 @@ def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bo
     planned, outcome = write_transaction.write(ws, definition, due, rotation=True)
     failed = [e.secret for e in planned.errors] + (outcome.failed if outcome else [])
     rotated = outcome.stored if outcome else []
-    errors = planned.errors + (outcome.errors if outcome else [])
-    partial = written_targets(outcome, partial_only=True) if outcome else {}
+    errors = without_environment(definition, planned.errors + (outcome.errors if outcome else []))
+    partial = written_targets(outcome, partial_only=True, hide=definition.environment_hidden) if outcome else {}
     return RotationResult(rotated, failed, errors, _message(rotated, failed), partial)
 
 

@@ -35,7 +35,7 @@ def sync(
         generated = [secret.name for secret, _ in dry.work]
         fixes = _plan_repairs(definition, doc, selected, generated) if repair else RepairPlan([], [])
         skipped = [name for name in dry.skipped if name not in fixes.secrets]
-        return SyncResult(generated, skipped, [], dry.errors + fixes.errors, True,
+        return SyncResult(generated, skipped, [], without_environment(definition, dry.errors + fixes.errors), True,
                           _message(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets)
 
     written, outcome = write_transaction.write(
@@ -55,9 +55,17 @@ def sync(
     if outcome is None and not repaired:
         write_transaction.record_definition_if_stale(ws, definition)
     skipped = [name for name in written.skipped if name not in repaired]
-    partial = written_targets(outcome, partial_only=True) if outcome is not None else {}
-    return SyncResult(generated, skipped, failed, errors, False,
+    partial = (written_targets(outcome, partial_only=True, hide=definition.environment_hidden)
+               if outcome is not None else {})
+    return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
                       _message(generated, skipped, failed, repaired), repaired, partial)
+
+
+def without_environment(definition: Definition, errors: Sequence[OperationError]) -> list[OperationError]:
+    """Errors naming a target built from the environment (``${HOME}/app.env``) by its expression,
+    never the value: results and their audit rows show them."""
+    hide = definition.environment_hidden
+    return [OperationError(e.secret, e.target and hide(e.target), hide(e.message)) for e in errors]
 
 
 def _plan_repairs(

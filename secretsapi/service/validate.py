@@ -21,6 +21,8 @@ from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.paths import outside_message, path_problem, within_roots
 from secretsapi.service.targets.registry import get_kind
 from secretsapi.service.targets.remote import checked_provider
+from secretsapi.service.var_file_guard import check_before_reading
+from secretsapi.service.workspace import Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +54,14 @@ def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence
         return ValidationReport(valid=False, errors=exc.errors, warnings=[])
     return validate_document(document, overlays=load_var_files(path.parent, var_files),
                              base_dir=path.parent, target_roots=target_roots, limits=limits)
+
+
+def validate_workspace(ws: Workspace) -> ValidationReport:
+    """``validate_file`` for the workspace's definition and var files; a var file holding what the
+    service guards is refused before it is read (var_file_guard)."""
+    check_before_reading(ws)
+    return validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes, var_files=ws.var_files,
+                         target_roots=ws.target_roots, limits=ws.interpolation_limits)
 
 
 def validate_document(

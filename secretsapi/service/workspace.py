@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from secretsapi.service import var_file_guard
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import Definition
@@ -19,7 +20,7 @@ from secretsapi.service.state.locks import lockfile_lock, stripe_locks
 LOCKFILE_NAME = ".gitsecrets.lock"
 DEFINITION_NAME = "Secretfile.yml"
 # SecretZero's machine-local lockfile, beside the shared one, for secrets marked ``local: true``.
-LOCAL_LOCKFILE_NAME = ".gitsecrets.local.lock"
+LOCAL_LOCKFILE_NAME = var_file_guard.LOCAL_LOCKFILE_NAME
 
 # Builds a lock that serializes writers beyond this machine (e.g. a database advisory lock):
 # called with the lockfile's absolute path and the timeout in seconds (negative: no limit).
@@ -52,6 +53,11 @@ class Workspace:
     # How large interpolation may make one string and the whole rendered definition
     # (SERVICE_MAX_INTERPOLATED_BYTES, SERVICE_MAX_RENDERED_BYTES).
     interpolation_limits: InterpolationLimits = field(default_factory=InterpolationLimits)
+    # What the service itself writes beside the definition's files (its data folder, its
+    # database): never a var file (see var_file_guard).
+    service_paths: tuple[Path, ...] = ()
+    # SERVICE_VAR_FILES_FROM_OUTPUTS: a target file may be a var file (SecretZero allows it).
+    var_files_from_outputs: bool = False
 
     @property
     def lockfile_path(self) -> Path:
@@ -67,7 +73,7 @@ class Workspace:
             return self.lockfile_override
         folder = self.definition_path.parent
         try:
-            profile = self.definition().environments.selected
+            profile = self._with_profile(self.var_files).environments.selected
         except ServiceError:
             profile = None
         if profile is not None and profile.lockfile:
@@ -86,13 +92,25 @@ class Workspace:
 
         The default environment profile's var files come first, then ``var_files``, as
         SecretZero applies them (and records them in the lockfile: recording other var files
-        than its run's would make SecretZero regenerate).
+        than its run's would make SecretZero regenerate). A var file holding what the service
+        guards (a target, a lockfile...) is refused before it is read (var_file_guard).
         """
-        definition = self._load(self.var_files)
+        if self.var_files:
+            return var_file_guard.guarded_definition(self, self._with_profile)
+        # Inline, not through the guard: a deeply nested definition has few stack frames to spare.
+        definition = self._load(())
         profile = definition.environments.selected
         if profile is None or not profile.var_files:
             return definition
-        return self._load((*profile.var_files, *self.var_files))
+        var_file_guard.check_var_files(self, profile.var_files, definition=definition)
+        return self._load(profile.var_files)
+
+    def _with_profile(self, var_files: Sequence[str]) -> Definition:
+        definition = self._load(var_files)
+        profile = definition.environments.selected
+        if profile is None or not profile.var_files:
+            return definition
+        return self._load((*profile.var_files, *var_files))
 
     def _load(self, var_files: Sequence[str]) -> Definition:
         return load_definition(

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from rest_framework import serializers
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from secretsapi.api.serializers.strict import query_names, refuse_unknown
@@ -18,14 +19,22 @@ class StrictAPIView(APIView):
     runs, so nothing is performed for ``POST /sync?dry_run=true``. The values themselves are
     validated by the view through the same serializer (a ``StrictQuerySerializer``).
     ``lenient_query`` is for the unauthenticated probes (``/``, ``/health``): load balancers and
-    browsers add parameters of their own.
+    browsers add parameters of their own. ``no_store`` marks every answer ``Cache-Control: no-store``.
     """
 
     query_serializer: ClassVar[type[serializers.Serializer] | None] = None  # type: ignore[type-arg]
     lenient_query: ClassVar[bool] = False
+    # Answers that show a definition or a value: no cache may keep them, errors included.
+    no_store: ClassVar[bool] = False
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         if self.lenient_query or not request.query_params:
             return
         refuse_unknown(request.query_params.keys(), query_names(self.query_serializer), "query parameter")
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if self.no_store:
+            response["Cache-Control"] = "no-store"
+        return response

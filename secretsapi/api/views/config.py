@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from secretsapi import actions
 from secretsapi.api.authentication import actor
-from secretsapi.api.docs import EXAMPLE_SECRET, errors, request_example, response_example
+from secretsapi.api.docs import EXAMPLE_SECRET, NO_STORE, HeaderedResponse, errors, request_example, response_example
 from secretsapi.api.errors import BadRequest
 from secretsapi.api.serializers import config as c
 from secretsapi.api.views.base import StrictAPIView
 
 
 class ConfigValidateView(StrictAPIView):
+    no_store = True
+
     @extend_schema(
         request=c.ConfigValidateRequestSerializer,
         responses={
-            200: OpenApiResponse(c.ValidationResultSerializer,
-                                 description="Whether the definition is valid, with every error and warning."),
+            200: HeaderedResponse(c.ValidationResultSerializer, headers=NO_STORE,
+                                  description="Whether the definition is valid, with every error and warning."),
             **errors(400, 401, 413, 415, 422, 500),
         },
         operation_id="validate_config",
@@ -53,18 +55,23 @@ class ConfigValidateView(StrictAPIView):
 
 
 class ConfigRenderView(StrictAPIView):
+    no_store = True
+
     @extend_schema(
         request=c.ConfigRenderRequestSerializer,
         responses={
-            200: OpenApiResponse(c.ConfigRenderResultSerializer,
-                                 description="The rendered definition and what it used."),
+            200: HeaderedResponse(c.ConfigRenderResultSerializer, headers=NO_STORE,
+                                  description="The rendered definition and what it used."),
             **errors(400, 401, 404, 413, 415, 422, 500),
         },
         operation_id="render_config",
         summary="Render the definition with its variables",
         description="The served definition with `var_files` and `variables` applied, as a sync would see "
         "it: use it to check where targets would land before syncing. Changes nothing. Static secret "
-        "values and values from the server's environment are redacted (`***`). Fails with 404 when the "
+        "values, values from the server's environment and provider credentials are redacted (`***`), "
+        "and so is any string equal to a value the lockfile records. A variable file may not be a "
+        "target of the definition, the definition itself, a lockfile or a file the service writes "
+        "(400). Never cached (`Cache-Control: no-store`). Fails with 404 when the "
         "definition or a variable file does not exist, 422 for an unknown field or a wrong type, 500 "
         "when the definition cannot be parsed.",
         examples=[

@@ -111,6 +111,7 @@ class SecretStatusView(StrictAPIView):
 
 
 class SecretValueView(StrictAPIView):
+    no_store = True
     query_serializer = VarFilesQuerySerializer
 
     @extend_schema(
@@ -141,6 +142,4 @@ class SecretValueView(StrictAPIView):
     )
     def get(self, request: Request, name: str) -> Response:
         revealed = actions.reveal_secret(actions.workspace(var_files=_var_files(request)), name, actor=actor(request))
-        response = Response(SecretValueSerializer(revealed).data)
-        response["Cache-Control"] = "no-store"
-        return response
+        return Response(SecretValueSerializer(revealed).data)

@@ -106,21 +106,7 @@ class FieldChecks:
             self.errors.extend(problems)
 
     def _check_plain(self, value: Any, where: str) -> None:
-        """JSON-like values only: string keys, no sets or binary, so hashing is well defined."""
-        # Strings, the usual leaf, are passed over before a place is named for them.
-        if isinstance(value, Mapping):
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    self.errors.append(f"{where}: keys must be strings")
-                    return
-                if type(item) is not str:
-                    self._check_plain(item, f"{where}.{key}")
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                if type(item) is not str:
-                    self._check_plain(item, f"{where}[{index}]")
-        elif value is not None and not isinstance(value, str | int | float):
-            self.errors.append(f"{where}: unsupported value of type {type(value).__name__}")
+        check_plain(value, where, self.errors)
 
     def _shared(self, config: dict[str, Any]) -> dict[str, Any]:
         """One dict for every equal config of scalars: thousands of secrets share a handful of
@@ -327,3 +313,30 @@ class FieldChecks:
                 unit = replace(unit, generator=spec)
             out.append(unit)
         return tuple(out)
+
+
+def check_plain(value: Any, where: str, errors: list[str]) -> None:
+    """JSON-like values only: string keys, no sets or binary, so hashing is well defined (and
+    every answer can show them). Iterative: a deeply nested document costs no stack."""
+    # (value, place) to check, or (None, message) for an error found in a mapping's keys, kept
+    # in document order: a mapping's problems come before its later siblings'.
+    stack: list[tuple[Any, str, bool]] = [(value, where, False)]
+    while stack:
+        item, place, is_error = stack.pop()
+        if is_error:
+            errors.append(place)
+            continue
+        found: list[tuple[Any, str, bool]] = []
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    found.append((None, f"{place}: keys must be strings", True))
+                    break
+                # Strings, the usual leaf, are passed over before a place is named for them.
+                if type(child) is not str:
+                    found.append((child, f"{place}.{key}", False))
+        elif isinstance(item, list):
+            found = [(child, f"{place}[{index}]", False) for index, child in enumerate(item) if type(child) is not str]
+        elif item is not None and not isinstance(item, str | int | float):
+            errors.append(f"{place}: unsupported value of type {type(item).__name__}")
+        stack.extend(reversed(found))

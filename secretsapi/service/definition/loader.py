@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,9 @@ from secretsapi.service.util.hashing import sha256_text
 logger = logging.getLogger(__name__)
 
 _CACHE_SIZE = 32
+# ``${NAME}`` and ``${NAME:-default}``: names the environment may answer.
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
+_MIN_HIDDEN = 3
 
 
 # -- loading and caching -------------------------------------------------------------------
@@ -140,8 +144,9 @@ def _load(
         raise DefinitionNotFound(f"definition file not found: {path}") from None
     doc = load_yaml(text, source=path.name, max_bytes=max_bytes)
     text_hash = sha256_text(text)
-    del text  # not needed past here: a large definition's peak should not hold it
     overlays = [*load_var_files(path.parent, var_files), *([variables] if variables else [])]
+    named = set(_ENV_REF.findall(text)) | set(_ENV_REF.findall(json.dumps(overlays, default=str)))
+    del text  # not needed past here: a large definition's peak should not hold it
     checker = DefinitionChecker(env, strict=False, limits=limits)
     parsed = checker.check(doc, overlays, consume=True)
     del doc
@@ -162,5 +167,18 @@ def _load(
         warnings=tuple(checker.warnings),
         environments=parsed.environments,
         target_roots=target_roots,
+        environment_values=_environment_values(named, parsed.merged_variables, env),
         _by_name={secret.name: secret for secret in parsed.secrets},
     )
+
+
+def _environment_values(named: set[str], variables: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:
+    """``${NAME}`` references answered by the environment (a variable of that name wins), as
+    value -> expression. Values under three characters are kept: replacing them would garble
+    every message for what little they show."""
+    found: dict[str, str] = {}
+    for name in sorted(named):
+        value = env.get(name) if name not in variables else None
+        if value is not None and len(value) >= _MIN_HIDDEN and value not in found:
+            found[value] = f"${{{name}}}"
+    return found

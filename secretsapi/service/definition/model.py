@@ -8,6 +8,8 @@ secret; a template secret (``kind: templates.<t>``) has one unit per field, name
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,11 +147,22 @@ class Definition:
     # Where local targets may write (SERVICE_TARGET_ROOTS); empty: the definition's folder.
     target_roots: tuple[Path, ...] = ()
     environments: Environments = field(default_factory=Environments)
+    # The process environment's values the definition took (``${NAME}`` not naming a variable),
+    # each with its expression: messages about targets show the expression (environment_hidden).
+    environment_values: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     _by_name: Mapping[str, SecretDef] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def base_dir(self) -> Path:
         return self.path.parent
+
+    def environment_hidden(self, text: str) -> str:
+        """``text`` with each environment value the definition took replaced by its expression
+        (``${HOME}``), in one pass: a path built from the environment is named, not shown."""
+        if not self.environment_values or not text:
+            return text
+        pattern = _alternation(tuple(self.environment_values))
+        return pattern.sub(lambda found: self.environment_values[found.group(0)], text)
 
     def secret(self, name: str) -> SecretDef:
         by_name = self._by_name or {s.name: s for s in self.secrets}
@@ -161,3 +174,9 @@ class Definition:
     def select(self, name: str | None) -> tuple[SecretDef, ...]:
         """All secrets, or just the named one (raising SecretNotDefined)."""
         return self.secrets if name is None else (self.secret(name),)
+
+
+@functools.lru_cache(maxsize=32)
+def _alternation(values: tuple[str, ...]) -> re.Pattern[str]:
+    # Longest first, so a value inside a longer one never splits it.
+    return re.compile("|".join(re.escape(v) for v in sorted(values, key=len, reverse=True)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
@@ -70,6 +71,41 @@ if _CLoader is not None:
 
     class _BoundedCLoader(_CLoader):  # type: ignore[misc]
         yaml_implicit_resolvers = _BoundedLoader.yaml_implicit_resolvers
+
+
+class _NumberOutOfRange(yaml.constructor.ConstructorError):
+    """A number no answer could carry (JSON has no NaN or infinity; Python prints no integer past
+    its digit limit): refused where it is written, not at the first answer that shows it."""
+
+
+# Python's default limit of int/str conversion: past it, no answer or log could print the number.
+MAX_INT_DIGITS = 4300
+_INT_BOUND = 10**MAX_INT_DIGITS
+
+
+def _bounded_int(loader: Any, node: Any) -> int:
+    try:
+        value: int | None = yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    except ValueError:  # more digits than the interpreter converts
+        value = None
+    if value is None or abs(value) >= _INT_BOUND:
+        raise _NumberOutOfRange(None, None, f"an integer of more than {MAX_INT_DIGITS} digits is not "
+                                "supported (quote it to make it a string)", node.start_mark)
+    return value
+
+
+def _finite_float(loader: Any, node: Any) -> float:
+    value: float = yaml.constructor.SafeConstructor.construct_yaml_float(loader, node)
+    if not math.isfinite(value):
+        raise _NumberOutOfRange(None, None, "a number that is not finite (.nan, .inf, or too large) is not "
+                                "supported (quote it to make it a string)", node.start_mark)
+    return value
+
+
+# Both loaders, and so the one-pass path, which takes its scalar constructors from the C loader.
+for _loader in (_BoundedLoader, *((_BoundedCLoader,) if _CLoader is not None else ())):
+    _loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+    _loader.add_constructor("tag:yaml.org,2002:float", _finite_float)
 
 
 # The common case, in one pass over libyaml's events (yamlstream); the composed paths below
@@ -244,6 +280,8 @@ def load_yaml(text: str, *, source: str, max_bytes: int = MAX_BYTES) -> Any:
         return loader.construct_document(node)
     except _LimitExceeded as exc:
         raise DefinitionInvalid([f"{source}: {exc}"]) from None
+    except _NumberOutOfRange as exc:
+        raise DefinitionInvalid([f"{source}{_position(exc)}: {exc.problem}"]) from None
     except yaml.reader.ReaderError as exc:
         raise DefinitionInvalid([f"{source}: unacceptable character at offset {exc.position}"]) from None
     except yaml.MarkedYAMLError as exc:

@@ -174,6 +174,13 @@ class LockDocument:
     def __contains__(self, key: object) -> bool:
         return key in self._raw["secrets"]
 
+    def raw_entries(self) -> Mapping[str, Any]:
+        """Every entry as read, unchecked and not copied (read-only): for scans that must not
+        stop at a corrupted entry nor pay for a copy. The same object while the file is
+        unchanged (the read cache shares it), so a scan's result can be kept by its identity."""
+        entries: Mapping[str, Any] = self._raw["secrets"]
+        return entries
+
     def entry(self, key: str) -> LockEntry | None:
         """The entry for ``key``, None when absent; LockEntryCorrupted when it has wrong types."""
         secrets: dict[str, Any] = self._raw["secrets"]

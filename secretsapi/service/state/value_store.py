@@ -118,11 +118,14 @@ def _target_ids(unit: Unit, ctx: TargetContext) -> list[str]:
     return ids
 
 
-def written_targets(outcome: StoreOutcome, *, partial_only: bool) -> dict[str, list[str]]:
+def written_targets(
+    outcome: StoreOutcome, *, partial_only: bool, hide: Callable[[str], str] = lambda text: text,
+) -> dict[str, list[str]]:
     """Lock key -> the target ids that hold the unit's new value: for every unit written, or
-    (``partial_only``) for the units of secrets a target failed for."""
+    (``partial_only``) for the units of secrets a target failed for. ``hide`` rewrites each id
+    (a path built from the environment is shown by its expression, never the value)."""
     troubled = {error.secret for error in outcome.errors}
-    return {item.lock_key: list(item.targets) for item in outcome.written
+    return {item.lock_key: [hide(target) for target in item.targets] for item in outcome.written
             if not partial_only or item.secret.name in troubled}
 
 

@@ -131,16 +131,16 @@ def _store(ws: Workspace, definition: Definition, doc: LockDocument, work: Seque
                 staged[0].write(doc)
             staged[0].commit()
         except LockfileUnwritable as exc:
-            raise _after_writes(exc, outcome) from None
+            raise _after_writes(exc, outcome, definition) from None
     finally:
         for files in staged:
             files.close()
     return outcome
 
 
-def _after_writes(exc: LockfileUnwritable, outcome: StoreOutcome) -> LockfileUnwritable:
+def _after_writes(exc: LockfileUnwritable, outcome: StoreOutcome, definition: Definition) -> LockfileUnwritable:
     """The lockfile failed after targets took new values: say so, and which (in the details)."""
-    written = written_targets(outcome, partial_only=False)
+    written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden)
     targets = sum(len(ids) for ids in written.values())
     details: dict[str, object] = {"written_targets": dict(list(written.items())[:WRITTEN_LISTED])}
     if len(written) > WRITTEN_LISTED:

@@ -146,21 +146,45 @@ def declared_providers(definition: Definition) -> list[dict[str, Any]]:
     """
     declared = []
     for alias, spec in definition.providers.items():
-        auth = spec.auth if isinstance(spec.auth, Mapping) else {}
-        auth_kind = auth.get("kind")
-        raw_config = auth.get("config")
-        auth_config: Mapping[str, Any] = raw_config if isinstance(raw_config, Mapping) else {}
-        keys = sorted({str(k) for k in auth if k not in ("kind", "config")} | {str(k) for k in auth_config})
+        auth = redacted_auth(spec.auth)
+        auth_kind = spec.auth.get("kind") if isinstance(spec.auth, Mapping) else None
+        options = auth.get("config")
+        keys = sorted({k for k in auth if k not in ("kind", "config")}
+                      | set(options if isinstance(options, dict) else ()))
         declared.append({
             "alias": alias,
             "kind": spec.kind,
             "known": spec.kind in PROVIDER_KINDS,
-            "config": {str(k): _redacted(k, v) for k, v in (spec.config or {}).items()},
+            "config": redacted_config(spec.config),
             "auth_kind": auth_kind if isinstance(auth_kind, str) else None,
             "auth_keys": keys,
             "targets": _offered(spec.kind),
         })
     return declared
+
+
+def redacted_config(config: Any) -> dict[str, Any]:
+    """A provider's ``config`` without credentials: values under credential-like keys and URLs'
+    user info replaced by ``***``."""
+    return {str(k): _redacted(k, v) for k, v in config.items()} if isinstance(config, Mapping) else {}
+
+
+def redacted_auth(auth: Any) -> dict[str, Any]:
+    """A provider's ``auth`` block reduced to its kind (a string) and the names of its settings:
+    every other value, at the top and under ``config``, is ``***``."""
+    if not isinstance(auth, Mapping):
+        return {}
+    shown: dict[str, Any] = {str(k): REDACTED for k in auth if k not in ("kind", "config")}
+    if isinstance(auth.get("kind"), str):
+        shown["kind"] = auth["kind"]
+    elif "kind" in auth:
+        shown["kind"] = REDACTED
+    options = auth.get("config")
+    if isinstance(options, Mapping):
+        shown["config"] = {str(k): REDACTED for k in options}
+    elif "config" in auth:
+        shown["config"] = REDACTED
+    return shown
 
 
 def _redacted(key: Any, value: Any) -> Any:

@@ -1,0 +1,258 @@
+"""Variable files that would hand back what the service guards, refused before anything uses them.
+
+A var file's content becomes variables: render returns them, sync puts them into target paths,
+ids and messages. So a var file may never be a file holding generated values or the service's
+own state: a local target of the definition (as it renders without the requested var files, as
+it renders with them, and as the lockfiles record it), the definition itself (its static
+values), the lockfiles, the lock and temp files beside any of these, the lock stripe folder,
+and what the service writes elsewhere (``Workspace.service_paths``: its data folder, database).
+Paths are compared after resolving symlinks. SecretZero reads any file: targets are allowed
+again by ``Workspace.var_files_from_outputs`` (SERVICE_VAR_FILES_FROM_OUTPUTS), never the rest.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.var_files import resolve_var_file
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, VarFileInvalid
+from secretsapi.service.state.lockfile_io import read_lockfile
+from secretsapi.service.state.locks import stripe_folder
+
+if TYPE_CHECKING:
+    from secretsapi.service.workspace import Workspace
+
+# SecretZero's machine-local lockfile beside the shared one (workspace.LOCAL_LOCKFILE_NAME,
+# which imports this module).
+LOCAL_LOCKFILE_NAME = ".gitsecrets.local.lock"
+
+RULE = ("a variable file may not be a target of the definition, the definition itself, a lockfile "
+        "or a file the service writes (its values would be returned)")
+OUTPUTS_SETTING = "SERVICE_VAR_FILES_FROM_OUTPUTS"
+_TARGET = "a target of the definition"
+# atomic_files' temp names: ``.<name>.<mkstemp's letters, digits and _>.tmp``.
+_TEMP = re.compile(r"\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp")
+_LOCAL_PATH_FIELDS = ("path", "output_path")
+
+
+class _Protected:
+    """Protected files and folders, as far as they can matter: a file is kept only when its
+    base name is one the var files could be (``names``), so a definition with thousands of
+    targets costs one string split per target; the few kept are resolved when compared."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.files: dict[str, list[tuple[str, str]]] = {}
+        self.folders: list[tuple[Path, str]] = []
+
+    def add_file(self, folder: Path, path: str, label: str) -> None:
+        name = path.rpartition("/")[2]
+        if name in self.names:
+            self.files.setdefault(name, []).append((os.path.normpath(os.path.join(folder, path)), label))
+
+    def add_index(self, index: Mapping[str, list[str]], label: str) -> None:
+        for name in self.names:
+            self.files.setdefault(name, []).extend((path, label) for path in index.get(name, ()))
+
+    def add_folder(self, path: Path, label: str) -> None:
+        self.folders.append((path, label))
+
+    def reason(self, real: Path) -> str | None:
+        for folder, label in self.folders:
+            if real.is_relative_to(_real(folder)):
+                return label
+        direct = self._file_reason(real)
+        if direct is not None:
+            return direct
+        for name in _covered(real.name):
+            of = self._file_reason(real.with_name(name))
+            if of is not None:
+                return f"a lock or temp file of {of}"
+        return None
+
+    def _file_reason(self, real: Path) -> str | None:
+        for path, label in self.files.get(real.name, ()):
+            if _real(Path(path)) == real:
+                return label
+        return None
+
+
+def _covered(name: str) -> tuple[str, ...]:
+    """The file a lock sidecar (``<name>.lck``) or a temp file of atomic_files stands for: it
+    holds the same."""
+    temp = _TEMP.fullmatch(name)
+    return ((name[:-4],) if name.endswith(".lck") else ()) + ((temp["name"],) if temp else ())
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a loop of links names no readable file
+        return path
+
+
+def guarded_definition(ws: Workspace, load: Callable[[Sequence[str]], Definition]) -> Definition:
+    """``load(ws.var_files)`` (the workspace's loader) with every var file checked: before the
+    requested ones are read, against the definition without them, then against the definition
+    they produce (they may move its targets)."""
+    try:
+        before: Definition | None = load(())
+    except DefinitionInvalid:  # it may need the var files to be valid
+        before = None
+    check_var_files(ws, (*_profile_var_files(before), *ws.var_files), definition=before)
+    full = load(ws.var_files)
+    check_var_files(ws, (*_profile_var_files(full), *ws.var_files), definition=full, loaded=True)
+    return full
+
+
+def _profile_var_files(definition: Definition | None) -> tuple[str, ...]:
+    profile = definition.environments.selected if definition is not None else None
+    return profile.var_files if profile is not None else ()
+
+
+def check_before_reading(ws: Workspace) -> None:
+    """The requested var files checked against the definition without them (when it loads):
+    for the operations that read var files themselves (render, validate)."""
+    if not ws.var_files:
+        return
+    try:
+        base: Definition | None = replace(ws, var_files=()).definition()
+    except (DefinitionInvalid, DefinitionNotFound):
+        base = None
+    check_var_files(ws, ws.var_files, definition=base)
+
+
+def check_var_files(
+    ws: Workspace, var_files: Sequence[str], *, definition: Definition | None = None,
+    paths: Iterable[str] = (), loaded: bool = False,
+) -> None:
+    """VarFileInvalid (naming the file and the rule) when one of ``var_files`` is protected;
+    ``definition`` and ``paths`` (local target paths as written) add targets to the lockfiles'.
+    Until the var files are ``loaded``, the lockfile is placed without them (placing it with
+    them reads them)."""
+    if not var_files:
+        return
+    folder = ws.definition_path.parent
+    reals = [(given, resolve_var_file(folder, given)) for given in var_files]
+    lockfiles = {replace(ws, var_files=()).lockfile_path, *((ws.lockfile_path,) if loaded else ())}
+    names = {name for _, real in reals for name in (real.name, *_covered(real.name))}
+    protected = _protected(ws, names, lockfiles, definition, paths)
+    for given, real in reals:
+        reason = protected.reason(real)
+        if reason is not None:
+            shown = given if len(given) <= 200 else given[:200] + "..."
+            allow = (f"; {OUTPUTS_SETTING}=true allows targets (render and validate still withhold "
+                     "their values)") if _TARGET in reason else ""
+            raise VarFileInvalid(f"variable file '{shown}' is {reason}: {RULE}{allow}")
+
+
+def _protected(
+    ws: Workspace, names: set[str], lockfiles: set[Path], definition: Definition | None, paths: Iterable[str]
+) -> _Protected:
+    protected = _Protected(names)
+    folder = Path(os.path.abspath(ws.definition_path.parent))
+    protected.add_file(folder, str(ws.definition_path), "the definition file")
+    lockfiles = lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in lockfiles}
+    for lockfile in lockfiles:
+        protected.add_file(folder, str(lockfile), "a lockfile")
+        protected.add_folder(stripe_folder(lockfile), "a lock file of the service")
+    for written in ws.service_paths:
+        if written.is_dir():
+            # A data folder holding the definition would refuse every var file: its own
+            # files are then protected one by one (service_paths names them too).
+            if not folder.resolve().is_relative_to(_real(written)):
+                protected.add_folder(written, "in the service's data folder")
+        else:
+            protected.add_file(folder, str(written), "a file the service writes")
+    if not ws.var_files_from_outputs:
+        for lockfile in lockfiles:
+            entries = read_lockfile(lockfile).raw_entries()
+            protected.add_index(_INDEXES.get(entries, folder, functools.partial(_recorded_paths, entries)), _TARGET)
+        if definition is not None:
+            protected.add_index(_INDEXES.get(definition, folder, functools.partial(_definition_paths, definition)),
+                                _TARGET)
+        for target in paths:
+            protected.add_file(folder, target, _TARGET)
+    return protected
+
+
+class _Indexes:
+    """Base name -> normalized paths of the local files a definition or a lockfile names, kept
+    for the last few of them (by identity; each is held, so its id is not reused): a request
+    with var files then costs no walk over thousands of targets."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[int, Path], tuple[object, dict[str, list[str]]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, source: object, folder: Path, paths: Callable[[], Iterable[str]]) -> dict[str, list[str]]:
+        key = (id(source), folder)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None and found[0] is source:
+                self._entries.move_to_end(key)
+                return found[1]
+        index: dict[str, list[str]] = {}
+        for path in paths():
+            index.setdefault(path.rpartition("/")[2], []).append(os.path.normpath(os.path.join(folder, path)))
+        with self._lock:
+            self._entries[key] = (source, index)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return index
+
+
+_INDEXES = _Indexes(8)
+
+
+def _recorded_paths(entries: Mapping[str, Any]) -> Iterable[str]:
+    """Local file paths the lockfile records as targets (``<provider>/file/<path>``)."""
+    for entry in entries.values():
+        targets = entry.get("targets") if isinstance(entry, Mapping) else None
+        for target_id in targets if isinstance(targets, Mapping) else ():
+            parts = str(target_id).split("/", 2)
+            if len(parts) == 3 and parts[1] == "file" and parts[2] and "\x00" not in parts[2]:
+                yield parts[2]
+
+
+def _definition_paths(definition: Definition) -> Iterable[str]:
+    for secret in definition.secrets:
+        targets = [*secret.targets, *(p.target for unit in secret.units for p in unit.placements)]
+        for target in targets:
+            # By kind alone (cheaper than the type, and a wider net is only safer).
+            if target.kind in ("file", "template"):
+                for field in _LOCAL_PATH_FIELDS:
+                    value = target.config.get(field)
+                    if isinstance(value, str) and value and "\x00" not in value:
+                        yield value
+
+
+def rendered_paths(config: Any) -> list[str]:
+    """Local target paths in a rendered definition (render's output, before redaction): every
+    ``path`` or ``output_path`` in any ``targets`` list, whatever its provider (more is safer)."""
+    found: list[str] = []
+    stack = [config]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if key == "targets" and isinstance(item, list):
+                    for target in item:
+                        options = target.get("config") if isinstance(target, Mapping) else None
+                        if isinstance(options, Mapping):
+                            found += [str(options[f]) for f in _LOCAL_PATH_FIELDS
+                                      if isinstance(options.get(f), str) and "\x00" not in options[f]]
+                stack.append(item)
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
