@@ -11,7 +11,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.asserts import assert_not_shown
-from tests.factories import Project, definition, file_secret
+from tests.factories import LOCAL_HOST, Project, definition, file_secret
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def test_a_target_file_is_refused_without_a_key_in_insecure_mode(
     authed_api: APIClient, synced: str, settings: Any
 ) -> None:
     settings.SERVICE_API_KEY = None
-    assert_refused(render(APIClient(), var_files=["out/app.json"]), "out/app.json", synced)
+    assert_refused(render(APIClient(HTTP_HOST=LOCAL_HOST), var_files=["out/app.json"]), "out/app.json", synced)
 
 
 def test_a_symlink_to_a_target_file_is_refused(authed_api: APIClient, synced: str, project: Project) -> None:
