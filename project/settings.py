@@ -124,6 +124,9 @@ SERVICE_WORKERS = env_int("SERVICE_WORKERS", 2, minimum=1)
 # Threads let a worker answer /health while another request runs a long sync.
 SERVICE_THREADS = env_int("SERVICE_THREADS", 4, minimum=1)
 SERVICE_TIMEOUT = env_int("SERVICE_TIMEOUT", 300, minimum=1)
+# Engine processes per worker for the long operations (secretsapi/engine_processes.py); 0 runs
+# them in the worker's request thread, where they hold up its other requests (for debugging).
+SERVICE_ENGINE_PROCESSES = env_int("SERVICE_ENGINE_PROCESSES", 1, minimum=0)
 
 # --- Django ------------------------------------------------------------------
 DEBUG = env_bool("SERVICE_DEBUG")

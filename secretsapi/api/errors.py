@@ -51,6 +51,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.TargetError: 500,
     errors.ValueReadDisabled: 403,
     errors.LockTimeout: 503,
+    errors.EngineProcessDied: 503,
 }
 
 
