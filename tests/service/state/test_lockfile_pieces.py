@@ -4,6 +4,7 @@ with exactly json.loads' result, key order and errors, whatever the file's forma
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,48 @@ def test_a_large_lockfile_written_then_replaced_reads_back_whole(tmp_path: Path)
     write_lockfile(path, LockDocument(document(count=80)))
     path.write_text("".join(LockDocument(document(count=90)).chunks()))  # another writer's file
     assert read_lockfile(path)._raw == document(count=90)
+
+
+class WatchedLock:
+    """A lock that says when a second thread starts waiting for it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.entries = 0
+        self.second = threading.Event()
+
+    def __enter__(self) -> None:
+        self.entries += 1
+        if self.entries == 2:
+            self.second.set()
+        self.lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+def test_threads_reading_the_same_new_file_wait_for_one_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / ".gitsecrets.lock"
+    path.write_text(TEXTS["as this service writes it"])
+    watched = WatchedLock()
+    parses: list[int] = []
+    parse = lockfile_io._parse
+
+    def slow_parse(*args: Any) -> Any:
+        parses.append(1)
+        assert watched.second.wait(10), "the second reader never waited for this parse"
+        return parse(*args)
+
+    monkeypatch.setattr(lockfile_io, "_parse_lock", watched)
+    monkeypatch.setattr(lockfile_io, "_parse", slow_parse)
+    docs: list[LockDocument] = []
+    readers = [threading.Thread(target=lambda: docs.append(read_lockfile(path))) for _ in range(2)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join(20)
+
+    assert len(parses) == 1
+    assert len(docs) == 2 and docs[0]._raw is docs[1]._raw
