@@ -80,12 +80,7 @@ def measure(server: b.Server, runs: int = RUNS) -> dict[str, Any]:
     out = []
     for _ in range(runs):
         b.load(server.port, STATUS_PATH, seconds=1, connections=8)
-        warm = [threading.Thread(target=b.timed, args=(server.port, "POST", "/sync", {"dry_run": True}))
-                for _ in range(2 * server.workers)]
-        for thread in warm:
-            thread.start()
-        for thread in warm:
-            thread.join(120)
+        b.warm_engine_processes(server)
         out.append(one_run(server.port, {"force": True}))
     return {"runs": out}
 

@@ -50,7 +50,13 @@ def _parse(path: Path, data: bytes) -> dict[str, Any]:
 _PIECE_CHARS = 262_144
 _CUT_TRIES = 8
 _DECODER = json.JSONDecoder()
-_SPACE = json.decoder.WHITESPACE.match
+
+
+def _skip_space(text: str, idx: int) -> int:
+    """The index of the first character at or after ``idx`` that is not JSON whitespace."""
+    while idx < len(text) and text[idx] in " \t\n\r":
+        idx += 1
+    return idx
 
 
 def _loads(text: str) -> Any:
@@ -70,32 +76,32 @@ def _loads(text: str) -> Any:
 
 
 def _loads_in_pieces(text: str) -> dict[str, Any]:
-    idx = _SPACE(text, 0).end()
+    idx = _skip_space(text, 0)
     if text[idx] != "{":
         raise ValueError("not an object")
     out: dict[str, Any] = {}
-    idx = _SPACE(text, idx + 1).end()
+    idx = _skip_space(text, idx + 1)
     while text[idx] != "}":
         if text[idx] != '"':
             raise ValueError("expected a key")
-        key, idx = json.decoder.scanstring(text, idx + 1)
-        idx = _SPACE(text, idx).end()
+        key, idx = _DECODER.raw_decode(text, idx)
+        idx = _skip_space(text, idx)
         if text[idx] != ":":
             raise ValueError("expected ':'")
-        idx = _SPACE(text, idx + 1).end()
+        idx = _skip_space(text, idx + 1)
         if key == "secrets" and text[idx] == "{":
             value, idx = _object_in_pieces(text, idx)
         else:
             value, idx = _DECODER.raw_decode(text, idx)
         out[key] = value  # a repeated key: the last value at the first place, as json.loads
-        idx = _SPACE(text, idx).end()
+        idx = _skip_space(text, idx)
         if text[idx] == ",":
-            idx = _SPACE(text, idx + 1).end()
+            idx = _skip_space(text, idx + 1)
             if text[idx] == "}":
                 raise ValueError("trailing comma")
         elif text[idx] != "}":
             raise ValueError("expected ',' or '}'")
-    if _SPACE(text, idx + 1).end() != len(text):
+    if _skip_space(text, idx + 1) != len(text):
         raise ValueError("extra data")
     return out
 
@@ -122,7 +128,7 @@ def _object_in_pieces(text: str, start: int) -> tuple[dict[str, Any], int]:
             break
         members.update(piece)
         idx = cut + 2
-        if text[_SPACE(text, idx).end()] != '"':
+        if text[_skip_space(text, idx)] != '"':
             raise ValueError("a comma not followed by a member")  # e.g. a trailing comma
     rest, end = _DECODER.raw_decode("{" + text[idx:])
     members.update(rest)
