@@ -235,9 +235,11 @@ def _descendants(pid: int) -> list[int]:
 
 
 def warm_engine_processes(server: Server) -> None:
-    """Every worker's engine process parses the definition: concurrent dry-run syncs, two per
-    worker, so each worker gets some (a worker takes connections only while it has a free thread)."""
-    threads = [threading.Thread(target=timed, args=(server.port, "POST", "/sync", {"dry_run": True}))
+    """Every worker's engine process parses the definition: concurrent dry runs of one secret
+    (the whole definition is parsed; the result and audit row are small), two per worker, so
+    each worker gets some (a worker takes connections only while it has a free thread)."""
+    body = {"dry_run": True, "secret_name": "s00000"}
+    threads = [threading.Thread(target=timed, args=(server.port, "POST", "/sync", body))
                for _ in range(2 * server.workers)]
     for thread in threads:
         thread.start()
