@@ -148,3 +148,25 @@ def test_the_engine_process_holds_the_advisory_locks_and_they_die_with_it(
     status, body = server.call("POST", "/sync", {})
     assert status == 200 and body["secrets_generated"] == ["db"], body
     assert children(server.proc.pid) == [worker]
+
+
+def test_a_graceful_stop_lets_the_running_sync_finish_in_its_engine_process(
+    tmp_path: Path, servers: Callable[..., LiveServer]
+) -> None:
+    marker = tmp_path / "started"
+    definition = write_definition(tmp_path, {"version": "1.0", "secrets": [
+        {"name": "slow", "kind": "script",
+         "config": {"command": f"touch {marker} && sleep 2 && echo value", "shell": True, "timeout": 60},
+         "targets": [{"provider": "local", "kind": "file", "config": {"path": "out/slow.env"}}]},
+    ]})
+    server = servers(server_env(data_dir=tmp_path / "data", config=definition,
+                                extra={"SERVICE_ALLOW_SCRIPTS": "true"}), tmp_path / "serve.log", workers=1)
+    thread, answer = sync_in_background(server)
+    wait_for(marker.exists, "the script started")
+
+    os.killpg(server.proc.pid, signal.SIGTERM)  # as a service manager stops the whole group
+    thread.join(40)
+
+    status, body = answer["r"]
+    assert status == 200 and body["secrets_generated"] == ["slow"], body
+    assert server.proc.wait(timeout=40) == 0
