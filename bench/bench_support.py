@@ -180,6 +180,11 @@ class Server:
                 peaks.append(int(match.group(1)) / 1024)
         return peaks
 
+    def peak_rss_with_engines_mb(self) -> list[float]:
+        """Per worker, its VmHWM plus those of every process it started (engine processes and
+        multiprocessing's resource tracker): an upper bound, as the peaks need not coincide."""
+        return [sum(_peak_mb(p) for p in [pid, *_descendants(pid)]) for pid in self.worker_pids()]
+
     def cpu_seconds(self) -> float:
         """User + system CPU the workers have used so far (``/proc/<pid>/stat``)."""
         ticks = os.sysconf("SC_CLK_TCK")
@@ -201,6 +206,45 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=10)
+
+
+def _peak_mb(pid: int) -> float:
+    try:
+        match = re.search(r"^VmHWM:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.M)
+    except OSError:
+        return 0.0
+    return int(match.group(1)) / 1024 if match else 0.0
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid``; children of each of its threads (a process started by a
+    request thread is that thread's child in /proc)."""
+    found = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return []
+    for task in tasks:
+        try:
+            children = [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for child in children:
+            found += [child, *_descendants(child)]
+    return found
+
+
+def warm_engine_processes(server: Server) -> None:
+    """Every worker's engine process parses the definition: concurrent dry runs of one secret
+    (the whole definition is parsed; the result and audit row are small), two per worker, so
+    each worker gets some (a worker takes connections only while it has a free thread)."""
+    body = {"dry_run": True, "secret_name": "s00000"}
+    threads = [threading.Thread(target=timed, args=(server.port, "POST", "/sync", body))
+               for _ in range(2 * server.workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
 
 
 def request(port: int, method: str, path: str, body: Any = None, timeout: float = 120.0) -> tuple[int, bytes]:

@@ -60,7 +60,7 @@ def _write_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
 util.write_error = _write_error
 
 
-# --- Garbage collection tuned for a long-lived worker ------------------------------------------
+# --- A worker's start and exit: garbage collection, engine processes ------------------------------------------
 def post_worker_init(worker: Any) -> None:
     """Freeze what loading the app created (Django, DRF, the schema: ~300,000 objects) so the
     collector stops rescanning it, and collect the young generation less often: parsing a
@@ -71,3 +71,16 @@ def post_worker_init(worker: Any) -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
+
+    # The engine processes of this worker start now (spawned, never forked from it: see
+    # secretsapi/engine_processes.py), so the first long operation does not wait for them.
+    from secretsapi import engine_processes
+
+    engine_processes.start()
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """Let a running engine operation finish, then stop this worker's engine processes."""
+    from secretsapi import engine_processes
+
+    engine_processes.stop()

@@ -141,6 +141,9 @@ SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS = env_int("SERVICE_ADMIN_LOGIN_COOLOFF_SECON
 # A request's head and body must arrive within this many seconds of its first byte (or of the
 # connection opening); they are read without a thread (project/gunicorn_worker.py).
 SERVICE_REQUEST_READ_TIMEOUT = env_int("SERVICE_REQUEST_READ_TIMEOUT", 10, minimum=1, maximum=3600)
+# Engine processes per worker for the long operations (secretsapi/engine_processes.py); 0 runs
+# them in the worker's request thread, where they hold up its other requests (for debugging).
+SERVICE_ENGINE_PROCESSES = env_int("SERVICE_ENGINE_PROCESSES", 1, minimum=0)
 
 # --- Django ------------------------------------------------------------------
 DEBUG = env_bool("SERVICE_DEBUG")

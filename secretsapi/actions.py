@@ -2,6 +2,8 @@
 
 Views and management commands call these functions, never the service directly, so the
 API and the CLI behave and audit identically. ``actor`` names who acted in the audit row.
+The long operations' engine call goes through ``engine_processes.run`` (an engine process in a
+server worker); the audit rows are written here, in the caller's process, either way.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from django.db.models import QuerySet
 
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit_name, record
-from secretsapi import database_locks, service
+from secretsapi import database_locks, engine_processes, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
     DefinitionInvalid,
@@ -240,7 +242,8 @@ def sync(
     request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
                "var_files": list(ws.var_files)}
     with audited("sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
-        result = service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair)
+        result = engine_processes.run(service.sync, ws, dry_run=dry_run, force=force, secret_name=secret_name,
+                                      repair=repair)
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
                      failed=result.secrets_failed, errors=[asdict(e) for e in result.errors])
         facts["repaired"] = result.secrets_repaired
@@ -253,7 +256,7 @@ def sync(
 def check_rotation(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> RotationCheckResult:
     request = {"secret_name": secret_name, "var_files": list(ws.var_files)}
     with audited("check_rotation", _resource(secret_name), actor, request) as facts:
-        result = service.check_rotation(ws, secret_name=secret_name)
+        result = engine_processes.run(service.check_rotation, ws, secret_name=secret_name)
         facts.update(checked=result.secrets_checked, due=len(result.secrets_due), overdue=len(result.secrets_overdue))
     return result
 
@@ -263,7 +266,7 @@ def execute_rotation(
 ) -> RotationResult:
     request = {"secret_name": secret_name, "force": force, "var_files": list(ws.var_files)}
     with audited("execute_rotation", _resource(secret_name), actor, request, changes=True) as facts:
-        result = service.execute_rotation(ws, secret_name=secret_name, force=force)
+        result = engine_processes.run(service.execute_rotation, ws, secret_name=secret_name, force=force)
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
         if result.written_targets:
             facts["written_targets"] = result.written_targets
@@ -274,7 +277,7 @@ def execute_rotation(
 def check_policy(ws: Workspace, *, actor: str | None, fail_on_warning: bool = False) -> PolicyResult:
     request = {"fail_on_warning": fail_on_warning, "var_files": list(ws.var_files)}
     with audited("check_policy", "secrets", actor, request) as facts:
-        result = service.check_policies(ws, fail_on_warning=fail_on_warning)
+        result = engine_processes.run(service.check_policies, ws, fail_on_warning=fail_on_warning)
         facts.update(compliant=result.compliant, errors=len(result.errors), warnings=len(result.warnings))
     return result
 
@@ -282,7 +285,7 @@ def check_policy(ws: Workspace, *, actor: str | None, fail_on_warning: bool = Fa
 def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> DriftResult:
     request = {"secret_name": secret_name, "var_files": list(ws.var_files)}
     with audited("check_drift", _resource(secret_name), actor, request) as facts:
-        result = service.detect_drift(ws, secret_name=secret_name)
+        result = engine_processes.run(service.detect_drift, ws, secret_name=secret_name)
         facts.update(has_drift=result.has_drift, secrets_with_drift=result.secrets_with_drift,
                      findings=len(result.details))
         # Drift is a finding, not a failure; a target the check could not read is a failure.
@@ -296,12 +299,10 @@ def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = N
 def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
     with audited("validate_config", "config", actor) as facts:
         # The served lockfile's values are withheld from any answer that shows a definition.
-        report = service.without_recorded_values(
-            workspace(),
-            lambda: service.validate_document(document, target_roots=settings.SERVICE_TARGET_ROOTS,
-                                              limits=_interpolation_limits()),
-            sent=document,
-        )
+        check = functools.partial(service.validate_document, document, target_roots=settings.SERVICE_TARGET_ROOTS,
+                        limits=_interpolation_limits())
+        report: ValidationReport = engine_processes.run(service.without_recorded_values, workspace(), check,
+                                                        sent=document)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
@@ -309,7 +310,8 @@ def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
 def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationReport:
     request = {"file": ws.definition_path.name, "var_files": list(ws.var_files)}
     with audited("validate_config", "config", actor, request) as facts:
-        report = service.without_recorded_values(ws, lambda: service.validate_workspace(ws))
+        check = functools.partial(service.validate_workspace, ws)
+        report: ValidationReport = engine_processes.run(service.without_recorded_values, ws, check)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
@@ -317,8 +319,9 @@ def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationR
 def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any] | None = None) -> RenderResult:
     request = {"var_files": list(ws.var_files), "variables": sorted(variables or {})}
     with audited("render_config", "config", actor, request) as facts:
-        result = service.without_recorded_values(
-            ws, lambda: service.render_definition(ws, variables=variables), sent=variables
+        result: RenderResult = engine_processes.run(
+            service.without_recorded_values, ws, functools.partial(service.render_definition, ws, variables=variables),
+            sent=variables,
         )
         facts.update(variables_used=result.variables_used, environment_used=result.environment_used)
     return result
@@ -345,7 +348,8 @@ def agent_sync(
     request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
                "var_files": list(ws.var_files)}
     with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
-        result = service.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair)
+        result = engine_processes.run(service.agent_sync, ws, dry_run=dry_run, force=force, secret_name=secret_name,
+                                      repair=repair)
         facts.update(status=result.status, generated=result.sync.secrets_generated,
                      skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed,
                      errors=[asdict(e) for e in result.sync.errors])

@@ -54,6 +54,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.LockTimeout: 503,
     errors.LockfileUnwritable: 500,
     errors.LockfileStorageFull: 507,
+    errors.EngineProcessDied: 503,
 }
 
 # Engine errors whose ``error`` names them better than their status's title does.

@@ -7,6 +7,7 @@ may show them, so whoever raises one must keep values out of the text.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class ServiceError(Exception):
@@ -17,6 +18,20 @@ class ServiceError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Errors cross from engine processes to the server's workers by pickle. The default
+        # rebuilds an exception as ``cls(*args)``, which breaks every subclass whose __init__
+        # takes other arguments than the message (DefinitionInvalid, SecretNotDefined...):
+        # rebuild it without calling __init__, with its args and attributes as they are.
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def _rebuild(cls: type[ServiceError], args: tuple[Any, ...], state: dict[str, Any]) -> ServiceError:
+    error = cls.__new__(cls, *args)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class DefinitionNotFound(ServiceError):
@@ -106,3 +121,13 @@ class LockfileStorageFull(LockfileUnwritable):
     """The lockfile cannot be written because its disk (or the user's quota) is full."""
 
     code = "disk_full"
+
+
+class EngineProcessDied(ServiceError):
+    """The process running the operation ended before answering (killed, out of memory).
+
+    The operation may have written some targets (each whole: writes are atomic) without its
+    lockfile commit, exactly as after a server crash; a new process serves the next request.
+    """
+
+    code = "engine_process_died"
