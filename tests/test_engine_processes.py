@@ -21,7 +21,10 @@ from secretsapi.service import errors
 from secretsapi.service.errors import ServiceError
 from tests.factories import Project, definition, file_secret
 
-SAMPLE_ARGUMENTS = {"message": "what happened", "errors": ["one", "two"], "name": "db", "reason": "bad hash"}
+SAMPLE_ARGUMENTS = {
+    "message": "what happened", "errors": ["one", "two"], "name": "db", "reason": "bad hash",
+    "details": {"written_targets": {"db": ["local/file/out/app.env"]}},
+}
 
 
 def every_service_error() -> list[type[ServiceError]]:
