@@ -33,9 +33,9 @@ def cpu_seconds(master: int) -> float:
     return total
 
 
-def start(checkout: Path, folder: Path, workers: int) -> tuple[subprocess.Popen[bytes], int]:
+def start(checkout: Path, folder: Path, workers: int, secrets: int = 50) -> tuple[subprocess.Popen[bytes], int]:
     (folder / "data").mkdir(parents=True)
-    b.write_definition(folder, 50)
+    b.write_definition(folder, secrets)
     env = b.service_env(folder, folder / "data")
     port = b.free_port()
     with open(folder / "serve.log", "ab") as log:
@@ -62,12 +62,13 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--path", default="/health")
+    parser.add_argument("--secrets", type=int, default=50, help="secrets in the served definition")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="secrets-ab-"))
     servers: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
     try:
         for name, checkout in (("A", args.a), ("B", args.b)):
-            servers[name] = start(checkout.resolve(), tmp / name, args.workers)
+            servers[name] = start(checkout.resolve(), tmp / name, args.workers, args.secrets)
         ratios: list[float] = []
         rps: dict[str, list[float]] = {"A": [], "B": []}
         cpu_us: dict[str, list[float]] = {"A": [], "B": []}

@@ -166,21 +166,39 @@ def workspace(
 
 
 def _interpolation_limits() -> service.InterpolationLimits:
-    return service.InterpolationLimits(
-        string_bytes=settings.SERVICE_MAX_INTERPOLATED_BYTES, rendered_bytes=settings.SERVICE_MAX_RENDERED_BYTES
-    )
+    return _limits(settings.SERVICE_MAX_INTERPOLATED_BYTES, settings.SERVICE_MAX_RENDERED_BYTES)
+
+
+@functools.lru_cache(maxsize=8)
+def _limits(string_bytes: int, rendered_bytes: int) -> service.InterpolationLimits:
+    return service.InterpolationLimits(string_bytes=string_bytes, rendered_bytes=rendered_bytes)
 
 
 def _service_paths() -> tuple[Path, ...]:
     """What the service writes outside the definition's files: its data folder (database,
     secret key) and an SQLite database kept elsewhere, with its journal files."""
+    database = settings.DATABASES["default"]
+    name = str(database["NAME"]) if database["ENGINE"] == "django.db.backends.sqlite3" else None
+    relative = not os.path.isabs(settings.DATA_DIR) or (name is not None and not os.path.isabs(name))
+    # Built once per settings: a dozen Path objects a request were a fifth of a secret list's cost.
+    return _paths_of(str(settings.DATA_DIR), name, _cwd() if relative else "")
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:
+        return ""
+
+
+@functools.lru_cache(maxsize=8)
+def _paths_of(data_dir: str, database: str | None, cwd: str) -> tuple[Path, ...]:
     paths: list[Path] = []
-    data = _absolute(settings.DATA_DIR)
+    data = _absolute(data_dir)
     if data is not None:
         paths += [data, data / "secret_key"]
-    database = settings.DATABASES["default"]
-    name = _absolute(database["NAME"]) if database["ENGINE"] == "django.db.backends.sqlite3" else None
-    if name is not None and str(database["NAME"]) != ":memory:":
+    name = _absolute(database) if database is not None and database != ":memory:" else None
+    if name is not None:
         paths += [name, *(name.with_name(name.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
     return tuple(paths)
 
