@@ -355,3 +355,16 @@ def unknown_values(root: Path, lockfile: Path) -> set[str]:
     lock = read_lock(lockfile)
     return {name for name, value in read_targets(root).items()
             if name not in lock or lock[name]["hash"] != sha(value)}
+
+
+def socket_inodes(pid: int) -> set[str]:
+    """The inodes of the sockets ``pid`` holds open (``/proc/<pid>/fd`` links ``socket:[N]``)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    return inodes

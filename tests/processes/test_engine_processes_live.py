@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.processes.live import LiveServer, pg_rows, server_env, sqlite_rows, write_definition
+from tests.processes.live import LiveServer, pg_rows, server_env, socket_inodes, sqlite_rows, write_definition
 
 pytestmark = pytest.mark.slow
 
@@ -71,17 +71,6 @@ def sync_in_background(server: LiveServer) -> tuple[threading.Thread, dict[str, 
     thread.start()
     return thread, answer
 
-
-def socket_inodes(pid: int) -> set[str]:
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    return inodes
 
 
 def local_port_inodes() -> dict[int, str]:

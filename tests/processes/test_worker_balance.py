@@ -8,7 +8,6 @@ busy connection here sends a sync that waits for the lockfile lock, which the te
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -18,7 +17,7 @@ from pathlib import Path
 import filelock
 import pytest
 
-from tests.processes.live import API_KEY, LiveServer, many_secrets, server_env, write_definition
+from tests.processes.live import API_KEY, LiveServer, many_secrets, server_env, socket_inodes, write_definition
 
 pytestmark = pytest.mark.slow
 
@@ -35,17 +34,6 @@ def _worker_pids(server: LiveServer) -> list[int]:
     text = Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children").read_text()
     return [int(pid) for pid in text.split()]
 
-
-def _socket_inodes(pid: int) -> set[str]:
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[len("socket:["):-1])
-    return inodes
 
 
 def _server_side(server_port: int, client_port: int) -> tuple[str, int]:
@@ -67,7 +55,7 @@ def _holder(server: LiveServer, client: socket.socket) -> int | None:
         inode, unread = _server_side(server.port, client.getsockname()[1])
         if inode != "0" and not unread:
             for pid in _worker_pids(server):
-                if inode in _socket_inodes(pid):
+                if inode in socket_inodes(pid):
                     return pid
         time.sleep(0.02)
     return None
