@@ -3,8 +3,10 @@ provider blocks, and the SecretZero reference project. Shared by every test pack
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -214,3 +216,14 @@ def named_key(name: str, *scopes: str, expires: timedelta | None = None) -> str:
     from apikeys import keys
 
     return keys.create(name, list(scopes), expires).key
+
+
+@contextlib.contextmanager
+def usual_umask() -> Iterator[None]:
+    """The common default umask (022) for the block, whatever this test process runs with: what
+    a server or a file created inside inherits."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)

@@ -12,19 +12,18 @@ from pathlib import Path
 import pytest
 
 from project.private_data import private_folder, private_sqlite, tighten
+from tests.factories import usual_umask
 
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
-@pytest.fixture
-def usual_umask() -> Iterator[None]:
-    previous = os.umask(0o022)
-    try:
+
+@pytest.fixture(name="usual_umask")
+def usual_umask_fixture() -> Iterator[None]:
+    with usual_umask():
         yield
-    finally:
-        os.umask(previous)
 
 
 def test_a_new_database_and_its_journals_are_0600(tmp_path: Path, usual_umask: None) -> None:

@@ -13,21 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories import usual_umask
 from tests.processes.live import LiveServer, many_secrets, server_env, start_server, write_definition
 
 pytestmark = pytest.mark.slow
 
 DATABASE_FILES = ("service.sqlite3", "service.sqlite3-wal", "service.sqlite3-shm")
 
-
-@contextlib.contextmanager
-def usual_umask() -> Iterator[None]:
-    """The server inherits 022 (the common default), whatever this test process runs with."""
-    previous = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 def mode(path: Path) -> int:

@@ -93,22 +93,16 @@ def read_bytes(target: Confined, location: str) -> bytes | None:
     """The file's bytes, None when it (or a folder on the way) does not exist; never through a link."""
     try:
         folder = atomic_files.open_folder(target.root, target.folders, create=False)
+        try:
+            return atomic_files.read_file(folder, target.path.name)
+        finally:
+            os.close(folder)
     except FileNotFoundError:
         return None
     except atomic_files.LinkRefused:
         raise TargetError(link_message(location)) from None
     except OSError as exc:
         raise TargetError(f"{location}: cannot be read ({exc.strerror})") from None
-    try:
-        return atomic_files.read_file(folder, target.path.name)
-    except FileNotFoundError:
-        return None
-    except atomic_files.LinkRefused:
-        raise TargetError(link_message(location)) from None
-    except OSError as exc:
-        raise TargetError(f"{location}: cannot be read ({exc.strerror})") from None
-    finally:
-        os.close(folder)
 
 
 def write_text(target: Confined, text: str, location: str) -> None:
