@@ -62,15 +62,10 @@ util.write_error = _write_error
 
 # --- A worker's start and exit: garbage collection, engine processes ------------------------------------------
 def post_worker_init(worker: Any) -> None:
-    """Freeze what loading the app created (Django, DRF, the schema: ~300,000 objects) so the
-    collector stops rescanning it, and collect the young generation less often: parsing a
-    20,000-secret definition creates ~1,000,000 containers, and with the defaults the full
-    collections that triggers grow with the heap (~30% of the parse)."""
-    import gc
+    """Short garbage-collection pauses beside the caches (see project/gc_policy.py)."""
+    from project import gc_policy
 
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(20_000, 20, 20)
+    gc_policy.start()
 
     # The engine processes of this worker start now (spawned, never forked from it: see
     # secretsapi/engine_processes.py), so the first long operation does not wait for them.

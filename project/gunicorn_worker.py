@@ -23,6 +23,10 @@ Connections being read take no thread, so they do not count, except a new one un
 bytes arrive (FRESH_S at most): otherwise one worker could take a whole burst of connections
 before any of their requests arrived. gunicorn's worker_connections bounds how many a worker
 holds in all (being read, served, kept alive, closing).
+
+Idle moments. When no request has been handed over or finished for a while, the event loop
+lets the garbage-collection policy do its full pass (project/gc_policy.py), where no request
+waits for it.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from django.conf import settings
 from gunicorn import http, util
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
+from project import gc_policy
 from project.request_reader import Framing, Limits, RequestBuffer
 
 # Bytes taken from a socket per readable event; a body of 1 MiB arrives in 16 turns of the loop.
@@ -78,6 +83,7 @@ class BalancedThreadWorker(ThreadWorker):
         super().__init__(*args, **kwargs)
         # Requests handed to the thread pool and not yet finished; changed on the main loop only.
         self.in_flight = 0
+        self.last_busy = time.monotonic()  # when a request was last handed over or finished
         self.read_timeout = float(settings.SERVICE_REQUEST_READ_TIMEOUT)
         self.limits = Limits.from_gunicorn(self.cfg, settings.SERVICE_MAX_BODY_BYTES)
         self.read_budget = max(READ_BUDGET_BYTES, 4 * (self.limits.head + self.limits.body))
@@ -177,6 +183,7 @@ class BalancedThreadWorker(ThreadWorker):
     # --- threads --------------------------------------------------------------------------------
     def enqueue_req(self, conn: Any) -> None:
         self.in_flight += 1
+        self.last_busy = time.monotonic()
         super().enqueue_req(conn)
         if self.in_flight >= self.cfg.threads:
             self.set_accept_enabled(False)
@@ -196,6 +203,7 @@ class BalancedThreadWorker(ThreadWorker):
         # The main loop's next turn asks to accept again (room under worker_connections), which
         # set_accept_enabled now grants.
         self.in_flight -= 1
+        self.last_busy = time.monotonic()
         conn.continue_sent = False
         try:
             keep_alive = not fs.cancelled() and fs.result()
@@ -281,6 +289,8 @@ class BalancedThreadWorker(ThreadWorker):
         while (conn := expired(self.lingering, now)) is not None:
             self.forget(conn, self.lingering)
             self.close(conn)
+        if self.in_flight == 0 and not self.reading and not self.fresh:
+            gc_policy.maintain(now - self.last_busy)
 
 
 def expired(table: dict[Connection, float], now: float) -> Connection | None:

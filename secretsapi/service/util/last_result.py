@@ -6,6 +6,8 @@ import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from secretsapi.service.util import long_lived
+
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -33,4 +35,5 @@ class LastResult(Generic[K, V]):
             self._entry = None
             value = build(key)
             self._entry = (key, value)
-            return value
+        long_lived.kept()
+        return value
