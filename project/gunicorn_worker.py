@@ -123,12 +123,9 @@ class BalancedThreadWorker(ThreadWorker):
             self.received(conn, data)
 
     def on_readable(self, conn: Connection, _sock: socket.socket | None = None) -> None:
-        try:
-            data = conn.sock.recv(RECV_BYTES)
-        except (BlockingIOError, InterruptedError):
+        data = receive(conn.sock)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:  # the client went away
             self.stop_reading(conn)
             self.close(conn)
@@ -249,12 +246,9 @@ class BalancedThreadWorker(ThreadWorker):
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_lingering_readable, conn))
 
     def on_lingering_readable(self, conn: Connection, _sock: socket.socket) -> None:
-        try:
-            data = conn.sock.recv(RECV_BYTES)
-        except (BlockingIOError, InterruptedError):
+        data = receive(conn.sock)
+        if data is None:
             return
-        except OSError:
-            data = b""
         conn.drained += len(data)
         if not data or conn.drained >= LINGER_BYTES:
             self.forget(conn, self.lingering)
@@ -291,6 +285,17 @@ class BalancedThreadWorker(ThreadWorker):
             self.close(conn)
         if self.in_flight == 0 and not self.reading and not self.fresh:
             gc_policy.maintain(now - self.last_busy)
+
+
+def receive(sock: socket.socket) -> bytes | None:
+    """What a readable socket holds, ``b""`` once the client closed or the socket failed, or
+    None when nothing is there after all (a spurious wake-up)."""
+    try:
+        return sock.recv(RECV_BYTES)
+    except (BlockingIOError, InterruptedError):
+        return None
+    except OSError:
+        return b""
 
 
 def expired(table: dict[Connection, float], now: float) -> Connection | None:
