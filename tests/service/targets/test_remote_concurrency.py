@@ -4,6 +4,7 @@ the targets that took the new value (rule 5) and keep their locks; 429 and 503 a
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,21 @@ WAIT = 30  # seconds; bounds a hang, never reached when things work
 
 def _vault_secrets(count: int) -> list[dict[str, Any]]:
     return [secret(f"s{i}", target("vault", "vault_kv", path=f"app/s{i}")) for i in range(count)]
+
+
+def _while_held(peer: Peer, in_flight: int, operation: Callable[[], Any]) -> Any:
+    """``operation()``'s result, run in a thread while ``peer`` holds its answers: it must get
+    ``in_flight`` requests waiting at once before the peer lets them go."""
+    peer.hold()
+    outcome: list[Any] = []
+    thread = threading.Thread(target=lambda: outcome.append(operation()))
+    thread.start()
+    try:
+        assert peer.wait_in_flight(in_flight)
+    finally:
+        peer.release()
+        thread.join(WAIT)
+    return outcome[0]
 
 
 def test_a_sync_records_exactly_the_parameters_written_when_some_of_its_concurrent_writes_fail(
@@ -57,16 +73,8 @@ def test_a_sync_records_exactly_the_parameters_written_when_some_of_its_concurre
 
 def test_writes_to_one_provider_overlap_up_to_its_max_concurrency(tmp_path: Path, vault: VaultServer) -> None:
     ws = workspace(tmp_path, {"vault": vault_provider(vault.url, max_concurrency=3)}, *_vault_secrets(7))
-    vault.hold()
-    outcome: list[Any] = []
-    thread = threading.Thread(target=lambda: outcome.append(sync(ws)))
-    thread.start()
-    try:
-        assert vault.wait_in_flight(3)
-    finally:
-        vault.release()
-        thread.join(WAIT)
-    assert outcome[0].secrets_generated == [f"s{i}" for i in range(7)]
+    result = _while_held(vault, 3, lambda: sync(ws))
+    assert result.secrets_generated == [f"s{i}" for i in range(7)]
     assert vault.max_in_flight == 3
 
 
@@ -85,16 +93,8 @@ def test_drift_reads_the_targets_of_one_provider_concurrently(tmp_path: Path, ku
     ws = workspace(tmp_path, {"k8s": kube_provider(kube.url)}, *secrets)
     sync(ws)
     kube.put_key("default", "app-2", "s2", "changed behind its back")
-    kube.hold()
-    outcome: list[Any] = []
-    thread = threading.Thread(target=lambda: outcome.append(detect_drift(ws)))
-    thread.start()
-    try:
-        assert kube.wait_in_flight(4)
-    finally:
-        kube.release()
-        thread.join(WAIT)
-    assert [(i.secret, i.details["reason"]) for i in outcome[0].details] == [("s2", "value_changed")]
+    report = _while_held(kube, 4, lambda: detect_drift(ws))
+    assert [(i.secret, i.details["reason"]) for i in report.details] == [("s2", "value_changed")]
 
 
 def test_a_second_write_of_the_same_remote_targets_waits_for_the_first_to_commit(
