@@ -25,6 +25,9 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
 SERVICE_NAME = "service"
 DEFAULT_GRACE = timedelta(hours=24)
 _KEY = re.compile(r"^sk_([1-9][0-9]{0,18})_([A-Za-z0-9_-]{43})$")
+# The largest id a row can have (a BigAutoField: signed 64 bits on every database). A larger one
+# names no row, and SQLite's driver cannot even send it (OverflowError, once a 500).
+MAX_ID = 2**63 - 1
 _DURATION = re.compile(r"^([1-9][0-9]{0,5})([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
@@ -166,7 +169,7 @@ def resolve(presented: str) -> ResolvedKey | None:
     """The key ``presented`` is, if it is current: not revoked, not expired, not rotated out past
     its grace. Read from the database every time (no cache), so a revocation holds at once."""
     match = _KEY.match(presented)
-    if match is None:
+    if match is None or int(match.group(1)) > MAX_ID:
         return None
     presented_hash = digest(match.group(2))
     now = timezone.now()
