@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, cast
 
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
@@ -31,6 +32,8 @@ def record(
     built once per database vendor: compiling it again on every request was ~40% of a write.
     The secrets the row is about (``audit.mentions``) are written with it, in one transaction.
     """
+    if _unwritten:
+        complete_unwritten()
     ops = connection.ops
     now = timezone.now()
     details = _storable(dict(details or {}))
@@ -106,8 +109,33 @@ def begin(*, action: str, resource: str, user: str | None, details: Mapping[str,
 
 
 def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = None) -> None:
-    """Complete a row from ``begin`` with the outcome; errors propagate like ``record``'s."""
-    details = _storable(dict(details or {}))
+    """Complete a row from ``begin`` with the outcome; errors propagate like ``record``'s.
+
+    When the database cannot be reached (stopped mid-operation), the outcome is kept and written
+    by this process's next audit write or health check once the database answers again, with
+    ``details.completed_late`` saying why: the row does not stay ``started`` while the process
+    lives. Only a process that dies before then leaves it ``started``.
+    """
+    outcome: dict[str, Any] = _storable(dict(details or {}))
+    try:
+        _complete(row_id, success, outcome)
+    except (OperationalError, InterfaceError):
+        with _unwritten_lock:
+            _unwritten[row_id] = (success, {**outcome, "completed_late": COMPLETED_LATE})
+        raise
+
+
+def complete_unwritten() -> None:
+    """Write the outcomes ``finish`` could not (oldest first); database errors propagate."""
+    with _unwritten_lock:
+        pending = sorted(_unwritten.items())
+    for row_id, (success, details) in pending:
+        _complete(row_id, success, details)
+        with _unwritten_lock:
+            _unwritten.pop(row_id, None)
+
+
+def _complete(row_id: int, success: bool, details: dict[str, Any]) -> None:
     with audit_write_gate(), transaction.atomic():
         updated = AuditEntry.objects.filter(pk=row_id).update(success=success, details=details)
         if updated != 1:
@@ -185,6 +213,10 @@ def _mention_statement(vendor: str) -> str:
 
 
 STARTED = "started"
+COMPLETED_LATE = "the database was unreachable when the operation ended"
+# Outcomes of this process's operations that ``finish`` could not write: row id -> (success, details).
+_unwritten: dict[int, tuple[bool, dict[str, Any]]] = {}
+_unwritten_lock = threading.Lock()
 RESOURCE_MAX = AuditEntry._meta.get_field("resource").max_length or 255
 # Characters PostgreSQL's jsonb and text cannot hold: NUL and lone surrogates.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")

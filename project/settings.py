@@ -241,6 +241,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
     )
+if DATABASES["default"]["ENGINE"].startswith("django.db.backends.postgresql"):
+    # An unreachable server (stopped, firewalled) fails a request, and /health, in seconds rather
+    # than at the operating system's TCP timeout; ``?connect_timeout=`` in DATABASE_URL overrides it.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -81,6 +82,7 @@ def service_status(exc: ServiceError) -> int:
 
 
 GENERIC_500 = "An unexpected error occurred; the server log has the details."
+DATABASE_UNAVAILABLE = "The database cannot be reached (database_unavailable); try again later."
 
 
 class BadRequest(exceptions.APIException):
@@ -119,7 +121,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
         if principal is not None:
             record_refusal(principal.audit_name, request.method, request.path, status_code, reason_code(exc))
     body = error_body(status_code, detail)
-    body["error"] = service_title(exc) or body["error"]
+    body["error"] = service_title(exc) or _database_title(exc) or body["error"]
     response = Response(body, status=status_code)
     auth_header = getattr(exc, "auth_header", None)
     if auth_header:
@@ -128,6 +130,10 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
     if wait:
         response["Retry-After"] = str(int(wait))
     return response
+
+
+def _database_title(exc: Exception) -> str | None:
+    return "Database unavailable" if isinstance(exc, OperationalError | InterfaceError) else None
 
 
 def _classify(exc: Exception) -> tuple[int, str]:
@@ -147,6 +153,11 @@ def _classify(exc: Exception) -> tuple[int, str]:
         return 403, "You do not have permission to perform this action."
     if isinstance(exc, RequestDataTooBig):
         return 413, "The request body is too large."
+    if isinstance(exc, OperationalError | InterfaceError):
+        # The database stopped or cannot be reached: the caller may retry, nothing is wrong with
+        # the request. Logged without the driver's text in the answer (it names hosts and users).
+        logger.warning("Database unavailable: %s", exc)
+        return 503, DATABASE_UNAVAILABLE
     # Never echo str(exc): it may carry paths, values or internals.
     logger.error("Unhandled exception", exc_info=exc)
     return 500, GENERIC_500
@@ -164,6 +175,8 @@ def reason_code(exc: Exception) -> str:
         return "permission_denied"
     if isinstance(exc, RequestDataTooBig):
         return "body_too_large"
+    if isinstance(exc, OperationalError | InterfaceError):
+        return "database_unavailable"
     return "error"
 
 
