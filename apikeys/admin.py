@@ -10,6 +10,7 @@ from django.http import HttpRequest
 
 from apikeys import keys
 from apikeys.models import ApiKey
+from audit.actors import admin_actor
 
 
 @admin.register(ApiKey)
@@ -26,7 +27,7 @@ class ApiKeyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         names = list(queryset.filter(revoked__isnull=True).values_list("name", flat=True))
         for name in names:  # one audited revocation each, as the command does
-            keys.revoke(name, actor=f"admin:{request.user.get_username()}")
+            keys.revoke(name, actor=admin_actor(request.user.get_username()))
         self.message_user(request, f"{len(names)} key(s) revoked.", messages.SUCCESS)
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:

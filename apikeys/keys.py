@@ -17,11 +17,12 @@ from django.utils import timezone
 
 from apikeys.models import ApiKey
 from apikeys.scopes import ALL_SCOPES
+from audit.actors import RESERVED_RULE, is_reserved
 from audit.recorder import record
 
 PREFIX = "sk_"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
-# The name the environment's SERVICE_API_KEY acts under: no row may take it.
+# The name the environment's SERVICE_API_KEY acts under (reserved: see audit.actors).
 SERVICE_NAME = "service"
 DEFAULT_GRACE = timedelta(hours=24)
 _KEY = re.compile(r"^sk_([1-9][0-9]{0,18})_([A-Za-z0-9_-]{43})$")
@@ -63,10 +64,10 @@ def _new_secret() -> str:
 
 
 def create(name: str, scopes: list[str], expires: timedelta | None = None, *, actor: str | None = None) -> IssuedKey:
-    if not NAME.match(name) or name == SERVICE_NAME:
-        raise KeyRefused(
-            f"Invalid key name {name!r}: letters, digits and . _ : @ - (at most 100), and not {SERVICE_NAME!r}."
-        )
+    if not NAME.match(name):
+        raise KeyRefused(f"Invalid key name {name!r}: letters, digits and . _ : @ - (at most 100).")
+    if is_reserved(name):
+        raise KeyRefused(f"Invalid key name {name!r}: {RESERVED_RULE}.")
     unknown = sorted(set(scopes) - ALL_SCOPES)
     if unknown or not scopes:
         raise KeyRefused(f"Unknown or missing scope {unknown}; choose from {sorted(ALL_SCOPES)}.")

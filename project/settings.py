@@ -151,6 +151,8 @@ SECRET_KEY = env_str("SERVICE_SECRET_KEY") or load_or_create(DATA_DIR / "secret_
 ALLOWED_HOSTS = env_list("SERVICE_ALLOWED_HOSTS") or ["*"]
 
 INSTALLED_APPS = [
+    # Before django.contrib.auth: its createsuperuser (refusing reserved names) replaces Django's.
+    "adminusers",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
