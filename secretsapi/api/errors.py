@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -82,6 +83,7 @@ def service_status(exc: ServiceError) -> int:
 
 
 GENERIC_500 = "An unexpected error occurred; the server log has the details."
+DATABASE_TITLE = "Database unavailable"
 DATABASE_UNAVAILABLE = "The database cannot be reached (database_unavailable); try again later."
 
 
@@ -133,7 +135,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
 
 
 def _database_title(exc: Exception) -> str | None:
-    return "Database unavailable" if isinstance(exc, OperationalError | InterfaceError) else None
+    return DATABASE_TITLE if isinstance(exc, OperationalError | InterfaceError) else None
 
 
 def _classify(exc: Exception) -> tuple[int, str]:
@@ -234,4 +236,9 @@ def handler404(request: HttpRequest, exception: Exception | None = None) -> Json
 
 
 def handler500(request: HttpRequest) -> JsonResponse:
+    # Django calls this while handling the exception (a middleware's, e.g. insecure mode's check
+    # for key rows), so it is still the current one: a database that cannot be reached is a 503.
+    current = sys.exc_info()[1]
+    if isinstance(current, OperationalError | InterfaceError):
+        return JsonResponse({**error_body(503, DATABASE_UNAVAILABLE), "error": DATABASE_TITLE}, status=503)
     return json_error(500, GENERIC_500)

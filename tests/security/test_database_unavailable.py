@@ -119,3 +119,15 @@ def test_the_next_audit_write_completes_it_too(
     assert client.get("/secrets").status_code == 200
     row = AuditEntry.objects.get(action="sync")
     assert row.details["completed_late"] == COMPLETED_LATE
+
+
+def test_a_request_refused_before_any_view_is_503_too(
+    client: APIClient, database: Database, settings: Any
+) -> None:
+    # No SERVICE_API_KEY and a foreign Host: whether the server is in insecure mode (no key rows)
+    # is asked of the database by a middleware, before any view runs.
+    settings.SERVICE_API_KEY = None
+    database.stop()
+    response = client.get("/secrets", HTTP_HOST="service.example")
+    assert response.status_code == 503, response.content
+    assert response.json()["error"] == "Database unavailable"
