@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
 from collections.abc import Mapping
@@ -16,6 +17,8 @@ from django.utils import timezone
 from audit.mentions import mentioned_secrets
 from audit.models import AuditEntry, AuditMention
 from audit.write_gate import audit_write_gate
+
+logger = logging.getLogger("audit.recorder")
 
 
 def record(
@@ -97,6 +100,10 @@ def tally(*, key: str, at: datetime, action: str, resource: str, user: str | Non
         cursor.execute(_tally_statement(connection.vendor), params)
 
 
+class RowVanished(RuntimeError):
+    """The row ``finish`` was to complete is gone."""
+
+
 def begin(*, action: str, resource: str, user: str | None, details: Mapping[str, Any] | None = None) -> int:
     """Write the row of an operation that is about to change something, before it does.
 
@@ -130,7 +137,10 @@ def complete_unwritten() -> None:
     with _unwritten_lock:
         pending = sorted(_unwritten.items())
     for row_id, (success, details) in pending:
-        _complete(row_id, success, details)
+        try:
+            _complete(row_id, success, details)
+        except RowVanished:  # the database came back without it (restored from a backup)
+            logger.warning("audit row %s vanished before its outcome could be written", row_id)
         with _unwritten_lock:
             _unwritten.pop(row_id, None)
 
@@ -139,7 +149,7 @@ def _complete(row_id: int, success: bool, details: dict[str, Any]) -> None:
     with audit_write_gate(), transaction.atomic():
         updated = AuditEntry.objects.filter(pk=row_id).update(success=success, details=details)
         if updated != 1:
-            raise RuntimeError(f"audit row {row_id} disappeared before it was completed")
+            raise RowVanished(f"audit row {row_id} disappeared before it was completed")
         # The outcome names more secrets than the start did (a sync's lists): add them.
         timestamp, resource = AuditEntry.objects.filter(pk=row_id).values_list("timestamp", "resource").get()
         names = mentioned_secrets(resource, details)

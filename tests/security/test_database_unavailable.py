@@ -131,3 +131,14 @@ def test_a_request_refused_before_any_view_is_503_too(
     response = client.get("/secrets", HTTP_HOST="service.example")
     assert response.status_code == 503, response.content
     assert response.json()["error"] == "Database unavailable"
+
+
+def test_an_outcome_whose_row_vanished_meanwhile_does_not_break_health(
+    client: APIClient, database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stopping_after_the_engine(database, monkeypatch)
+    client.post("/sync", {}, format="json")
+    database.start()
+    AuditEntry.objects.filter(action="sync").delete()  # the database came back from an older backup
+    assert client.get("/health").status_code == 200
+    assert client.get("/secrets").status_code == 200
