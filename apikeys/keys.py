@@ -17,14 +17,18 @@ from django.utils import timezone
 
 from apikeys.models import ApiKey
 from apikeys.scopes import ALL_SCOPES
+from audit.actors import RESERVED_RULE, is_reserved
 from audit.recorder import record
 
 PREFIX = "sk_"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
-# The name the environment's SERVICE_API_KEY acts under: no row may take it.
+# The name the environment's SERVICE_API_KEY acts under (reserved: see audit.actors).
 SERVICE_NAME = "service"
 DEFAULT_GRACE = timedelta(hours=24)
 _KEY = re.compile(r"^sk_([1-9][0-9]{0,18})_([A-Za-z0-9_-]{43})$")
+# The largest id a row can have (a BigAutoField: signed 64 bits on every database). A larger one
+# names no row, and SQLite's driver cannot even send it (OverflowError, once a 500).
+MAX_ID = 2**63 - 1
 _DURATION = re.compile(r"^([1-9][0-9]{0,5})([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
@@ -60,10 +64,10 @@ def _new_secret() -> str:
 
 
 def create(name: str, scopes: list[str], expires: timedelta | None = None, *, actor: str | None = None) -> IssuedKey:
-    if not NAME.match(name) or name == SERVICE_NAME:
-        raise KeyRefused(
-            f"Invalid key name {name!r}: letters, digits and . _ : @ - (at most 100), and not {SERVICE_NAME!r}."
-        )
+    if not NAME.match(name):
+        raise KeyRefused(f"Invalid key name {name!r}: letters, digits and . _ : @ - (at most 100).")
+    if is_reserved(name):
+        raise KeyRefused(f"Invalid key name {name!r}: {RESERVED_RULE}.")
     unknown = sorted(set(scopes) - ALL_SCOPES)
     if unknown or not scopes:
         raise KeyRefused(f"Unknown or missing scope {unknown}; choose from {sorted(ALL_SCOPES)}.")
@@ -166,7 +170,7 @@ def resolve(presented: str) -> ResolvedKey | None:
     """The key ``presented`` is, if it is current: not revoked, not expired, not rotated out past
     its grace. Read from the database every time (no cache), so a revocation holds at once."""
     match = _KEY.match(presented)
-    if match is None:
+    if match is None or int(match.group(1)) > MAX_ID:
         return None
     presented_hash = digest(match.group(2))
     now = timezone.now()

@@ -43,7 +43,7 @@ class UserKindFilter(admin.SimpleListFilter):
         "service": ("the SERVICE_API_KEY key (service)", {"user": "service"}),
         "cli": ("command line (cli:*)", {"user__startswith": "cli:"}),
         "nobody": ("nobody (insecure mode)", {"user__isnull": True}),
-        "admin": ("admin logins", {"action": "admin_login"}),
+        "admin": ("admin site users (admin:*)", {"user__startswith": "admin:"}),
     }
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from audit.actors import admin_actor
 from audit.failures import admin_locked_out, client_of
 from audit.recorder import record
 
@@ -25,15 +26,16 @@ LOCKOUT = "admin_lockout"
 
 
 def logged_in(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
-    record(action=ACTION, resource="admin", user=str(user.get_username()), success=True,
+    record(action=ACTION, resource="admin", user=admin_actor(str(user.get_username())), success=True,
            details=_where(request))
 
 
 def login_failed(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None,
                  **kwargs: Any) -> None:
     # Django has already masked the password in ``credentials``; only the username is kept.
+    # As ``admin:<name>``: a login tried as ``service`` must not read as the service key's row.
     username = credentials.get("username")
-    username = username if isinstance(username, str) else None
+    username = admin_actor(username) if isinstance(username, str) else None
     if request is not None and refused_by_lockout(request):
         admin_locked_out(request, username)
         return
@@ -61,7 +63,7 @@ def locked_out(sender: Any, request: HttpRequest | None, username: str | None, *
     failures = getattr(request, "axes_failures_since_start", None)
     if request is None or failures is None:
         return
-    record(action=LOCKOUT, resource="admin", user=username if isinstance(username, str) else None,
+    record(action=LOCKOUT, resource="admin", user=admin_actor(username) if isinstance(username, str) else None,
            success=False, details={**_where(request), "reason": "limit_reached", "failures": failures,
                                    "client": client_of(request)})
 

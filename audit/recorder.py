@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
+import threading
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, cast
 
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
 from audit.mentions import mentioned_secrets
 from audit.models import AuditEntry, AuditMention
 from audit.write_gate import audit_write_gate
+
+logger = logging.getLogger("audit.recorder")
 
 
 def record(
@@ -31,6 +35,8 @@ def record(
     built once per database vendor: compiling it again on every request was ~40% of a write.
     The secrets the row is about (``audit.mentions``) are written with it, in one transaction.
     """
+    if _unwritten:
+        complete_unwritten()
     ops = connection.ops
     now = timezone.now()
     details = _storable(dict(details or {}))
@@ -94,6 +100,10 @@ def tally(*, key: str, at: datetime, action: str, resource: str, user: str | Non
         cursor.execute(_tally_statement(connection.vendor), params)
 
 
+class RowVanished(RuntimeError):
+    """The row ``finish`` was to complete is gone."""
+
+
 def begin(*, action: str, resource: str, user: str | None, details: Mapping[str, Any] | None = None) -> int:
     """Write the row of an operation that is about to change something, before it does.
 
@@ -106,12 +116,40 @@ def begin(*, action: str, resource: str, user: str | None, details: Mapping[str,
 
 
 def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = None) -> None:
-    """Complete a row from ``begin`` with the outcome; errors propagate like ``record``'s."""
-    details = _storable(dict(details or {}))
+    """Complete a row from ``begin`` with the outcome; errors propagate like ``record``'s.
+
+    When the database cannot be reached (stopped mid-operation), the outcome is kept and written
+    by this process's next audit write or health check once the database answers again, with
+    ``details.completed_late`` saying why: the row does not stay ``started`` while the process
+    lives. Only a process that dies before then leaves it ``started``.
+    """
+    outcome: dict[str, Any] = _storable(dict(details or {}))
+    try:
+        _complete(row_id, success, outcome)
+    except (OperationalError, InterfaceError):
+        with _unwritten_lock:
+            _unwritten[row_id] = (success, {**outcome, "completed_late": COMPLETED_LATE})
+        raise
+
+
+def complete_unwritten() -> None:
+    """Write the outcomes ``finish`` could not (oldest first); database errors propagate."""
+    with _unwritten_lock:
+        pending = sorted(_unwritten.items())
+    for row_id, (success, details) in pending:
+        try:
+            _complete(row_id, success, details)
+        except RowVanished:  # the database came back without it (restored from a backup)
+            logger.warning("audit row %s vanished before its outcome could be written", row_id)
+        with _unwritten_lock:
+            _unwritten.pop(row_id, None)
+
+
+def _complete(row_id: int, success: bool, details: dict[str, Any]) -> None:
     with audit_write_gate(), transaction.atomic():
         updated = AuditEntry.objects.filter(pk=row_id).update(success=success, details=details)
         if updated != 1:
-            raise RuntimeError(f"audit row {row_id} disappeared before it was completed")
+            raise RowVanished(f"audit row {row_id} disappeared before it was completed")
         # The outcome names more secrets than the start did (a sync's lists): add them.
         timestamp, resource = AuditEntry.objects.filter(pk=row_id).values_list("timestamp", "resource").get()
         names = mentioned_secrets(resource, details)
@@ -185,6 +223,10 @@ def _mention_statement(vendor: str) -> str:
 
 
 STARTED = "started"
+COMPLETED_LATE = "the database was unreachable when the operation ended"
+# Outcomes of this process's operations that ``finish`` could not write: row id -> (success, details).
+_unwritten: dict[int, tuple[bool, dict[str, Any]]] = {}
+_unwritten_lock = threading.Lock()
 RESOURCE_MAX = AuditEntry._meta.get_field("resource").max_length or 255
 # Characters PostgreSQL's jsonb and text cannot hold: NUL and lone surrogates.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")

@@ -151,6 +151,8 @@ SECRET_KEY = env_str("SERVICE_SECRET_KEY") or load_or_create(DATA_DIR / "secret_
 ALLOWED_HOSTS = env_list("SERVICE_ALLOWED_HOSTS") or ["*"]
 
 INSTALLED_APPS = [
+    # Before django.contrib.auth: its createsuperuser (refusing reserved names) replaces Django's.
+    "adminusers",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -241,6 +243,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
     )
+if DATABASES["default"]["ENGINE"].startswith("django.db.backends.postgresql"):
+    # An unreachable server (stopped, firewalled) fails a request, and /health, in seconds rather
+    # than at the operating system's TCP timeout; ``?connect_timeout=`` in DATABASE_URL overrides it.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"

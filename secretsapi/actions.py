@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.db.models import QuerySet
 
 from audit.models import AuditEntry, AuditMention
@@ -88,7 +89,9 @@ def audited(
         exc.audited = True  # type: ignore[attr-defined]
         raise
     except Exception as exc:
-        write(False, {**facts, "error": "internal_error"})
+        # The database going away mid-operation (a write's lock session ended with it) is named.
+        code = "database_unavailable" if isinstance(exc, OperationalError | InterfaceError) else "internal_error"
+        write(False, {**facts, "error": code})
         exc.audited = True  # type: ignore[attr-defined]
         raise
     write(facts.succeeded, dict(facts))

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -81,6 +83,8 @@ def service_status(exc: ServiceError) -> int:
 
 
 GENERIC_500 = "An unexpected error occurred; the server log has the details."
+DATABASE_TITLE = "Database unavailable"
+DATABASE_UNAVAILABLE = "The database cannot be reached (database_unavailable); try again later."
 
 
 class BadRequest(exceptions.APIException):
@@ -119,7 +123,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
         if principal is not None:
             record_refusal(principal.audit_name, request.method, request.path, status_code, reason_code(exc))
     body = error_body(status_code, detail)
-    body["error"] = service_title(exc) or body["error"]
+    body["error"] = service_title(exc) or _database_title(exc) or body["error"]
     response = Response(body, status=status_code)
     auth_header = getattr(exc, "auth_header", None)
     if auth_header:
@@ -128,6 +132,10 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
     if wait:
         response["Retry-After"] = str(int(wait))
     return response
+
+
+def _database_title(exc: Exception) -> str | None:
+    return DATABASE_TITLE if isinstance(exc, OperationalError | InterfaceError) else None
 
 
 def _classify(exc: Exception) -> tuple[int, str]:
@@ -147,6 +155,11 @@ def _classify(exc: Exception) -> tuple[int, str]:
         return 403, "You do not have permission to perform this action."
     if isinstance(exc, RequestDataTooBig):
         return 413, "The request body is too large."
+    if isinstance(exc, OperationalError | InterfaceError):
+        # The database stopped or cannot be reached: the caller may retry, nothing is wrong with
+        # the request. Logged without the driver's text in the answer (it names hosts and users).
+        logger.warning("Database unavailable: %s", exc)
+        return 503, DATABASE_UNAVAILABLE
     # Never echo str(exc): it may carry paths, values or internals.
     logger.error("Unhandled exception", exc_info=exc)
     return 500, GENERIC_500
@@ -164,6 +177,8 @@ def reason_code(exc: Exception) -> str:
         return "permission_denied"
     if isinstance(exc, RequestDataTooBig):
         return "body_too_large"
+    if isinstance(exc, OperationalError | InterfaceError):
+        return "database_unavailable"
     return "error"
 
 
@@ -221,4 +236,9 @@ def handler404(request: HttpRequest, exception: Exception | None = None) -> Json
 
 
 def handler500(request: HttpRequest) -> JsonResponse:
+    # Django calls this while handling the exception (a middleware's, e.g. insecure mode's check
+    # for key rows), so it is still the current one: a database that cannot be reached is a 503.
+    current = sys.exc_info()[1]
+    if isinstance(current, OperationalError | InterfaceError):
+        return JsonResponse({**error_body(503, DATABASE_UNAVAILABLE), "error": DATABASE_TITLE}, status=503)
     return json_error(500, GENERIC_500)

@@ -1,4 +1,4 @@
-"""Refuses oversized (413) and length-less chunked (411) request bodies before anything reads them."""
+"""Refuses oversized (413) and length-less (411) request bodies before anything reads them."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from secretsapi.api.errors import json_error, refused
+
+# The methods whose requests carry a body.
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 class BodySizeLimitMiddleware:
@@ -21,6 +24,12 @@ class BodySizeLimitMiddleware:
             return json_error(
                 411, "Send the request body with a Content-Length header; chunked bodies are not accepted."
             )
+        if (not request.META.get("CONTENT_LENGTH") and request.method in BODY_METHODS
+                and request.META.get("SERVER_PROTOCOL") == "HTTP/1.0"):
+            # An HTTP/1.0 body without a length runs to the end of the connection, which the server
+            # never reads (gunicorn takes it as empty): `{"dry_run": true}` became a real sync. In
+            # HTTP/1.1 a request with neither header has no body, and is served as before.
+            return json_error(411, "Send the request body with a Content-Length header (HTTP/1.0 request).")
         length = request.META.get("CONTENT_LENGTH") or "0"
         try:
             size = int(length)

@@ -132,7 +132,7 @@ def test_a_successful_admin_login_writes_a_row_naming_the_user(db: None) -> None
     User.objects.create_superuser("root", "root@example.com", "pw-for-tests")
     assert login("root", "pw-for-tests") == 302
     row = AuditEntry.objects.get(action="admin_login")
-    assert (row.user, row.success, row.resource) == ("root", True, "admin")
+    assert (row.user, row.success, row.resource) == ("admin:root", True, "admin")
 
 
 def test_a_failed_admin_login_writes_a_failed_row_naming_the_username_tried(db: None) -> None:
@@ -140,7 +140,7 @@ def test_a_failed_admin_login_writes_a_failed_row_naming_the_username_tried(db: 
     assert login("root", "wrong-password-123") == 200
     assert login("nobody-here", "another-guess-456") == 200
     rows = AuditEntry.objects.filter(action="admin_login").order_by("id")
-    assert [(r.user, r.success) for r in rows] == [("root", False), ("nobody-here", False)]
+    assert [(r.user, r.success) for r in rows] == [("admin:root", False), ("admin:nobody-here", False)]
     assert all(r.details["reason"] == "invalid_credentials" for r in rows)
     assert not any("guess" in str(r.details) or "wrong-password" in str(r.details) for r in rows)
 

@@ -97,10 +97,10 @@ def test_checked_failures_the_lockout_and_each_refused_attempt_are_audited(root:
         login("root", f"guess-{i}")
     login("root", PASSWORD)
     failed = AuditEntry.objects.filter(action="admin_login", success=False)
-    assert [(r.user, r.details["reason"]) for r in failed] == [("root", "invalid_credentials")] * LIMIT
+    assert [(r.user, r.details["reason"]) for r in failed] == [("admin:root", "invalid_credentials")] * LIMIT
     started = AuditEntry.objects.get(action="admin_lockout", details__reason="limit_reached")
     assert (started.user, started.success, started.details["failures"], started.details["client"]) == (
-        "root", False, LIMIT, "127.0.0.1")
+        "admin:root", False, LIMIT, "127.0.0.1")
     refused = AuditEntry.objects.filter(action="admin_lockout", details__reason="locked_out")
     # Every attempt is counted once: checked ones as rows, refused ones in the minute's tally.
     assert failed.count() + sum(r.details["count"] for r in refused) == 31

@@ -1,4 +1,8 @@
-"""``manage.py apikey create|list|revoke|rotate``: named, scoped API keys. A key is printed once."""
+"""``manage.py apikey create|list|revoke|rotate``: named, scoped API keys. A key is printed once.
+
+Like ``serve`` and the engine commands, it migrates a fresh database first; a database error
+is one line (``CommandError``, exit 1), never a traceback.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,12 @@ from datetime import datetime
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from apikeys import keys
 from apikeys.models import ApiKey
 from apikeys.scopes import SCOPES
-from secretsapi.management.base import cli_actor
+from secretsapi.management.base import as_failure, cli_actor, migrate_pending
 
 
 def _when(moment: datetime | None) -> str:
@@ -37,9 +42,12 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
+            migrate_pending()
             getattr(self, f"_{options['verb']}")(options)
         except keys.KeyRefused as exc:
             raise CommandError(str(exc)) from None
+        except DatabaseError as exc:
+            raise CommandError(as_failure(exc).detail) from None
 
     def _create(self, options: dict[str, Any]) -> None:
         expires = keys.parse_duration(options["expires"]) if options["expires"] else None

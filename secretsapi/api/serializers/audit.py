@@ -37,7 +37,7 @@ class AuditQuerySerializer(StrictQuerySerializer):
     resource = serializers.CharField(required=False, allow_blank=False, max_length=255)
     success = QueryBooleanField(required=False, help_text="Only rows with this outcome: true or false.")
     user = serializers.CharField(required=False, allow_blank=False, max_length=255,
-                                 help_text="Only rows of this user, exactly (service, a key name, cli:alice).")
+                                 help_text="Only rows of this user, exactly (service, a key, cli:alice, admin:bob).")
     since = serializers.DateTimeField(
         required=False, default_timezone=UTC,
         help_text="Rows at or after this instant (ISO 8601; without a zone it is UTC). Inclusive.")

@@ -18,6 +18,7 @@ class RootSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class HealthSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    status = serializers.CharField(help_text="Always `healthy` while the API runs.")
+    status = serializers.CharField(help_text="`healthy`, or `unhealthy` when the database cannot be reached.")
     version = serializers.CharField()
     timestamp = serializers.DateTimeField()
+    reason = serializers.CharField(required=False, help_text="Why it is unhealthy (`database unreachable`).")

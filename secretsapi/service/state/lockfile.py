@@ -6,9 +6,10 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from secretsapi.service.definition.periods import MAX_DAYS
 from secretsapi.service.errors import LockEntryCorrupted
 
 LOCKFILE_VERSION = "1.0"
@@ -16,14 +17,27 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 # Canonical order of the fields this service owns; anything else in an entry is `extra`.
 _KNOWN = ("hash", "created_at", "updated_at", "last_rotated", "rotation_count",
           "definition_hash", "targets")
+# The latest time an entry may record: one more longest rotation period must still fit in a
+# datetime, so "reference + period" can never overflow (a hand-edited 9999-12-31 would).
+LATEST_TIME = datetime.max.replace(tzinfo=UTC) - timedelta(days=MAX_DAYS)
 
 
 def parse_time(text: str) -> datetime:
-    """An ISO 8601 timestamp as an aware UTC datetime; naive timestamps are read as UTC."""
+    """An ISO 8601 timestamp as an aware UTC datetime; naive timestamps are read as UTC.
+
+    ValueError also for a time that has no UTC equivalent (``0001-01-01T00:00:00+14:00``)
+    or lies past LATEST_TIME: the rotation arithmetic could not carry it.
+    """
     parsed = datetime.fromisoformat(text)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        moment = parsed.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{text!r} is before the first representable UTC time") from None
+    if moment > LATEST_TIME:
+        raise ValueError(f"{text!r} is after {LATEST_TIME.year}")
+    return moment
 
 
 def format_time(moment: datetime) -> str:
@@ -111,7 +125,9 @@ def _time_field(name: str, raw: Mapping[str, Any], key: str, *, required: bool) 
     try:
         parse_time(value)
     except ValueError:
-        raise LockEntryCorrupted(name, f"'{key}' is not an ISO 8601 timestamp") from None
+        raise LockEntryCorrupted(
+            name, f"'{key}' is not an ISO 8601 timestamp between year 1 (UTC) and {LATEST_TIME.year}"
+        ) from None
     return value
 
 
