@@ -91,8 +91,9 @@ def _aad_error(error: str, code: int, description: str) -> dict[str, Any]:
 class AzureKeyVaultServer(Peer):
     """One vault and its tenant's token endpoint on one HTTPS address."""
 
-    def __init__(self, tls: ssl.SSLContext, tenant_id: str = "tenant-1", client_id: str = "client-1",
+    def __init__(self, folder: Path, tenant_id: str = "tenant-1", client_id: str = "client-1",
                  client_secret: str = "client-secret-1") -> None:
+        tls, self.ca = self_signed_tls(folder)  # ``ca``: the bundle clients must trust
         super().__init__(tls)
         self.tenant_id = tenant_id
         self.client_id = client_id

@@ -5,7 +5,9 @@ tags; the vault's other secrets are never touched. Drift reads the current versi
 (``Get Secret``). Requests go through azure-keyvault-secrets, which performs Key Vault's
 authentication challenge and refuses plain HTTP, with Key Vault REST API version 7.6.
 
-Target id: ``<provider>/<kind>/<vault host>/<secret name>``, the kind as written.
+Target id: ``<provider>/<kind>/<vault host>/<secret_name>``, the kind as written. The id is
+computed from the target's config alone, so without ``secret_name`` it ends at the vault host:
+the secret is then named like the secret (or template field), which the lockfile entry names.
 
 Provider settings: ``vault_url`` (a target's own wins; or ``vault_name`` for
 ``https://<name>.vault.azure.net``); credentials ``tenant_id``, ``client_id`` and
@@ -43,6 +45,7 @@ from secretsapi.service.targets.remote import (
     collect,
     load_sdk,
     local_path,
+    provider_of,
     same_config,
     sdk_errors,
     sdk_failure,
@@ -75,9 +78,10 @@ def _vault_url(target: TargetSpec, provider: Provider | None = None) -> str | No
     return None
 
 
-def _host(target: TargetSpec) -> str:
-    url = _vault_url(target)
-    return urlsplit(url).netloc if url else "<provider vault>"
+def _host(target: TargetSpec, ctx: TargetContext | None) -> str:
+    """The vault's host (and port) for ids and errors: the target's vault, else its provider's."""
+    url = _vault_url(target, provider_of(target, ctx) if ctx is not None else None)
+    return urlsplit(url).netloc if url else "<no vault>"
 
 
 class AzureKeyVaultKind:
@@ -125,7 +129,7 @@ class AzureKeyVaultKind:
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         name = target.config.get("secret_name") or target.config.get("key")
-        return f"{_host(target)}/{name}" if name else _host(target)
+        return f"{_host(target, ctx)}/{name}" if name else _host(target, ctx)
 
     def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
         return (self.type, target.provider, _vault_url(target), target.config.get("secret_name"))
@@ -134,7 +138,7 @@ class AzureKeyVaultKind:
         if not items:
             return {}
         target = items[0][0].target
-        where = checked_group(self.validate, [p.target for p, _ in items], self._where(p for p, _ in items))
+        where = checked_group(self.validate, [p.target for p, _ in items], self._where([p for p, _ in items], ctx))
         config = same_config([p for p, _ in items], ("content_type", "tags"), where)
         values = collect(items, _name, where)
         for name in values:
@@ -149,7 +153,7 @@ class AzureKeyVaultKind:
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
         if not items:
             return {}
-        where = checked_group(self.validate, [p.target for p in items], self._where(items))
+        where = checked_group(self.validate, [p.target for p in items], self._where(items, ctx))
         names = {_name(p) for p in items}
         for name in names:
             self._check_name(name, where)
@@ -165,17 +169,16 @@ class AzureKeyVaultKind:
                 stored[name] = value if isinstance(value, str) else None
         backs = {}
         for placement in items:
-            value, location = stored[_name(placement)], f"{_host(placement.target)}/{_name(placement)}"
+            value, location = stored[_name(placement)], f"{_host(placement.target, ctx)}/{_name(placement)}"
             backs[placement.key] = (ReadBack(False, None, location) if value is None
                                     else ReadBack(True, sha256_text(value), location, value))
         return backs
 
     @staticmethod
-    def _where(placements: Any) -> str:
+    def _where(placements: Sequence[Placement], ctx: TargetContext) -> str:
         """The group's name in errors: ``<vault host>/<secret>``, or the host when it holds several."""
-        placements = list(placements)
         names = {_name(p) for p in placements}
-        host = _host(placements[0].target)
+        host = _host(placements[0].target, ctx)
         return f"{host}/{next(iter(names))}" if len(names) == 1 else host
 
     @staticmethod
@@ -293,5 +296,7 @@ def _error(exc: BaseException, where: str, operation: str) -> TargetError:
         return TargetError(f"{where}: the vault's authentication challenge names another resource")
     if name in ("ServiceRequestError", "ServiceResponseError", "ServiceRequestTimeoutError",
                 "ServiceResponseTimeoutError"):
-        return unreachable(where, exc) or TargetError(f"{where}: cannot reach the endpoint ({name})")
+        inner = getattr(exc, "inner_exception", None)  # what requests raised, wrapped by azure-core
+        return (unreachable(where, inner if isinstance(inner, BaseException) else exc)
+                or TargetError(f"{where}: cannot reach the endpoint ({name})"))
     return sdk_failure(exc, where, operation)

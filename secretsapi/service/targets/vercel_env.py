@@ -9,7 +9,9 @@ all of the environments is a conflict the write refuses, rather than deleting it
 the value back decrypted (``GET /v1/projects/{project}/env/{id}``). Every request carries the
 team (``teamId``) when one is set.
 
-Target id: ``<provider>/vercel_env/<project>/<key>/<environments, sorted, comma-separated>``.
+Target id: ``<provider>/vercel_env/<project>/<secret_name>/<environments, sorted, comma-separated>``.
+Without ``secret_name`` the key is the secret's (or template field's) name, which the lockfile
+entry holding the id names, and the id is ``<provider>/vercel_env/<project>/<environments>``.
 
 Provider settings: ``token`` or ``token_file`` (else VERCEL_TOKEN), ``team_id`` (else
 VERCEL_TEAM_ID), ``project_id`` (a target's own wins), ``api_url`` (default
@@ -35,6 +37,7 @@ from secretsapi.service.targets.remote import (
     checked_provider,
     collect,
     load_sdk,
+    provider_of,
     sdk_errors,
     sdk_failure,
     throttle_retry,
@@ -92,19 +95,19 @@ class VercelEnvKind:
         return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
-        project = target.config.get("project_id") or "<provider project>"
+        project = _project(target, ctx)
         key = target.config.get("secret_name") or target.config.get("key")
-        return f"{project}/{key}/{','.join(_environments(target))}" if key else str(project)
+        return "/".join([project, *([str(key)] if key else []), ",".join(_environments(target))])
 
     def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
-        return (self.type, target.provider, target.config.get("project_id"), target.config.get("secret_name"),
+        return (self.type, target.provider, _project(target, ctx), target.config.get("secret_name"),
                 _environments(target))
 
     def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
         if not items:
             return {}
         target = items[0][0].target
-        where = checked_group(self.validate, [p.target for p, _ in items], self._where([p for p, _ in items]))
+        where = checked_group(self.validate, [p.target for p, _ in items], self._where([p for p, _ in items], ctx))
         values = collect(items, _key, where)
         api = _Api(target, ctx, where)
         environments = _environments(target)
@@ -123,7 +126,7 @@ class VercelEnvKind:
         if not items:
             return {}
         target = items[0].target
-        where = checked_group(self.validate, [p.target for p in items], self._where(items))
+        where = checked_group(self.validate, [p.target for p in items], self._where(items, ctx))
         api = _Api(target, ctx, where)
         environments = _environments(target)
         stored: dict[str, str | None] = {}
@@ -149,11 +152,18 @@ class VercelEnvKind:
         return backs
 
     @staticmethod
-    def _where(placements: Sequence[Placement]) -> str:
-        target = placements[0].target
+    def _where(placements: Sequence[Placement], ctx: TargetContext) -> str:
         keys = sorted({_key(p) for p in placements})
-        project = target.config.get("project_id") or "<provider project>"
+        project = _project(placements[0].target, ctx)
         return f"{project}/{keys[0]}" if len(keys) == 1 else str(project)
+
+
+def _project(target: TargetSpec, ctx: TargetContext | None) -> str:
+    """The target's project, else its provider's (for ids and errors)."""
+    project = target.config.get("project_id")
+    if not project and ctx is not None:
+        project = provider_of(target, ctx).settings.get("project_id")
+    return str(project) if project else "<no project>"
 
 
 def _find(variables: Sequence[Mapping[str, Any]], key: str, environments: tuple[str, ...], where: str) -> str | None:
