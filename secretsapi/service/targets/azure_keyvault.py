@@ -111,18 +111,12 @@ class AzureKeyVaultKind:
         config = target.config
         problems = check_text(config, "vault_url", where) + check_text(config, "vault_name", where)
         problems += check_text(config, "secret_name", where) + check_text(config, "content_type", where)
-        problems += check_labels(config, "tags", where)
-        url = config.get("vault_url")
-        if isinstance(url, str) and url and (urlsplit(url).scheme != "https" or not urlsplit(url).hostname):
-            problems.append(f"{where}: config.vault_url must be an https:// URL (Key Vault refuses plain HTTP)")
-        name = config.get("secret_name") or config.get("key")
-        if isinstance(name, str) and name and not _NAME.match(name):
-            problems.append(f"{where}: config.secret_name '{name}' is not a Key Vault name (1 to 127 "
-                            "letters, digits and dashes)")
-        tags = config.get("tags")
-        if isinstance(tags, Mapping) and len(tags) > MAX_TAGS:
-            problems.append(f"{where}: config.tags has more than {MAX_TAGS} tags")
-        return problems
+        return problems + check_labels(config, "tags", where)
+
+    def advise(self, target: TargetSpec, where: str) -> list[str]:
+        """What Key Vault (or its SDK) refuses: SecretZero accepts it at validation and fails the
+        target at sync, as this service does, before any request."""
+        return [f"{where}: {problem}: this target fails at sync" for problem in _store_rules(target)]
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
         return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
@@ -139,6 +133,7 @@ class AzureKeyVaultKind:
             return {}
         target = items[0][0].target
         where = checked_group(self.validate, [p.target for p, _ in items], self._where([p for p, _ in items], ctx))
+        _refuse(items[0][0].target, where)
         config = same_config([p for p, _ in items], ("content_type", "tags"), where)
         values = collect(items, _name, where)
         for name in values:
@@ -154,6 +149,7 @@ class AzureKeyVaultKind:
         if not items:
             return {}
         where = checked_group(self.validate, [p.target for p in items], self._where(items, ctx))
+        _refuse(items[0].target, where)
         names = {_name(p) for p in items}
         for name in names:
             self._check_name(name, where)
@@ -206,6 +202,26 @@ class AzureKeyVaultKind:
             url, _credential(credential, transport, self.type), api_version=API_VERSION,
             retry_policy=_retry_policy_class()(retry_total=THROTTLE_RETRIES, retry_backoff_factor=0.5,
                                                retry_backoff_max=5), **transport))
+
+
+def _store_rules(target: TargetSpec) -> list[str]:
+    config, problems = target.config, []
+    url = config.get("vault_url")
+    if isinstance(url, str) and url and (urlsplit(url).scheme != "https" or not urlsplit(url).hostname):
+        problems.append("config.vault_url must be an https:// URL (Key Vault refuses plain HTTP)")
+    name = config.get("secret_name") or config.get("key")
+    if isinstance(name, str) and name and not _NAME.match(name):
+        problems.append(f"config.secret_name '{name}' is not a Key Vault name (1 to 127 letters, digits and dashes)")
+    tags = config.get("tags")
+    if isinstance(tags, Mapping) and len(tags) > MAX_TAGS:
+        problems.append(f"config.tags has more than {MAX_TAGS} tags")
+    return problems
+
+
+def _refuse(target: TargetSpec, where: str) -> None:
+    problems = _store_rules(target)
+    if problems:
+        raise TargetError(f"{where}: {'; '.join(problems)}")
 
 
 def _credential_settings(provider: Provider) -> dict[str, Any]:

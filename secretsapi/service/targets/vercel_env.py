@@ -85,11 +85,15 @@ class VercelEnvKind:
         config = target.config
         problems = check_text(config, "project_id", where) + check_text(config, "secret_name", where)
         given = config.get("environments")
-        if given is not None and (not isinstance(given, list) or not given or not all(
-                isinstance(e, str) and e.strip().lower() in ENVIRONMENTS for e in given)):
-            problems.append(f"{where}: config.environments must be a non-empty list of "
-                            f"{', '.join(ENVIRONMENTS)}")
+        if given is not None and (not isinstance(given, list) or not all(isinstance(e, str) for e in given)):
+            problems.append(f"{where}: config.environments must be a list of strings")
         return problems
+
+    def advise(self, target: TargetSpec, where: str) -> list[str]:
+        """Environments Vercel has not: SecretZero accepts them at validation and fails the target
+        at sync, as this service does, before any request."""
+        problem = _environment_problem(target)
+        return [f"{where}: {problem}: this target fails at sync"] if problem else []
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
         return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
@@ -108,6 +112,7 @@ class VercelEnvKind:
             return {}
         target = items[0][0].target
         where = checked_group(self.validate, [p.target for p, _ in items], self._where([p for p, _ in items], ctx))
+        _refuse(target, where)
         values = collect(items, _key, where)
         api = _Api(target, ctx, where)
         environments = _environments(target)
@@ -127,6 +132,7 @@ class VercelEnvKind:
             return {}
         target = items[0].target
         where = checked_group(self.validate, [p.target for p in items], self._where(items, ctx))
+        _refuse(target, where)
         api = _Api(target, ctx, where)
         environments = _environments(target)
         stored: dict[str, str | None] = {}
@@ -156,6 +162,19 @@ class VercelEnvKind:
         keys = sorted({_key(p) for p in placements})
         project = _project(placements[0].target, ctx)
         return f"{project}/{keys[0]}" if len(keys) == 1 else str(project)
+
+
+def _environment_problem(target: TargetSpec) -> str | None:
+    given = target.config.get("environments")
+    if isinstance(given, list) and not all(isinstance(e, str) and e.strip().lower() in ENVIRONMENTS for e in given):
+        return f"config.environments may name only {', '.join(ENVIRONMENTS)}"
+    return None
+
+
+def _refuse(target: TargetSpec, where: str) -> None:
+    problem = _environment_problem(target)
+    if problem:
+        raise TargetError(f"{where}: {problem}")
 
 
 def _project(target: TargetSpec, ctx: TargetContext | None) -> str:

@@ -288,18 +288,40 @@ def test_the_vercel_token_can_come_from_the_environment_and_a_wrong_one_is_never
 # -- validation -------------------------------------------------------------------------------------
 
 
-def test_invalid_key_vault_and_vercel_configs_are_errors_naming_the_secret_and_the_target() -> None:
+def test_configs_key_vault_or_vercel_refuse_are_warnings_that_the_target_fails_at_sync(
+    tmp_path: Path, keyvault: AzureKeyVaultServer, vercel: VercelServer
+) -> None:
+    azure = target("azure", "azure_keyvault", vault_url="http://vault.example", secret_name="db_pass")
     document = {"version": "1.0", "secrets": [
-        secret("db", target("azure", "azure_keyvault", vault_url="http://vault.example", secret_name="db_pass")),
-        secret("api", target("vercel", "vercel_env", project_id="p", environments=["staging"])),
-    ]}
+        secret("db", azure), secret("api", target("vercel", "vercel_env", project_id="p", environments=["staging"]))]}
     report = validate_document(document, environ={})
-    assert report.errors == [
+    assert report.errors == []  # SecretZero accepts them too, and fails them at sync
+    assert [w for w in report.warnings if "rotation_period" not in w] == [
         "secrets[0] 'db' targets[0] azure/azure_keyvault: config.vault_url must be an https:// URL "
-        "(Key Vault refuses plain HTTP)",
+        "(Key Vault refuses plain HTTP): this target fails at sync",
         "secrets[0] 'db' targets[0] azure/azure_keyvault: config.secret_name 'db_pass' is not a Key Vault "
-        "name (1 to 127 letters, digits and dashes)",
-        "secrets[1] 'api' targets[0] vercel/vercel_env: config.environments must be a non-empty list of "
-        "development, preview, production",
+        "name (1 to 127 letters, digits and dashes): this target fails at sync",
+        "secrets[1] 'api' targets[0] vercel/vercel_env: config.environments may name only development, preview, "
+        "production: this target fails at sync",
     ]
-    assert not any("not supported" in w for w in report.warnings)
+    ws = workspace(tmp_path, {"azure": azure_provider(keyvault), "vercel": vercel_provider(vercel)},
+                   secret("db", target("azure", "azure_keyvault", secret_name="db_pass")),
+                   secret("api", target("vercel", "vercel_env", environments=["staging"])))
+    assert sorted(e.message for e in sync(ws).errors) == [
+        f"azure/azure_keyvault/{_host(keyvault)}/db_pass: config.secret_name 'db_pass' is not a Key Vault name "
+        "(1 to 127 letters, digits and dashes)",
+        "vercel/vercel_env/prj_app/api: config.environments may name only development, preview, production",
+    ]
+    assert keyvault.requests == [] and vercel.requests == []
+
+
+def test_config_values_of_the_wrong_type_are_errors_naming_the_secret_and_the_target() -> None:
+    document = {"version": "1.0", "secrets": [
+        secret("db", target("azure", "azure_keyvault", secret_name=7, tags=["a"])),
+        secret("api", target("vercel", "vercel_env", project_id="p", environments="production")),
+    ]}
+    assert validate_document(document, environ={}).errors == [
+        "secrets[0] 'db' targets[0] azure/azure_keyvault: config.secret_name must be a string",
+        "secrets[0] 'db' targets[0] azure/azure_keyvault: config.tags must be a mapping of strings to strings",
+        "secrets[1] 'api' targets[0] vercel/vercel_env: config.environments must be a list of strings",
+    ]
