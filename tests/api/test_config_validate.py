@@ -206,7 +206,7 @@ def _with_target(name: str, provider: str, kind: str, **config: Any) -> dict[str
 
 
 @pytest.mark.parametrize(("provider", "kind"), [("github", "github_secret"), ("gitlab", "gitlab_variable"),
-                                                ("azure_devops", "azdo_variable_group"), ("local", "ansible_vault_file")])
+                                                ("azure_devops", "azdo_secure_file"), ("local", "ansible_vault_file")])
 def test_an_unsupported_target_kind_is_a_warning_naming_the_kind_and_the_secret(
     authed_api: APIClient, provider: str, kind: str
 ) -> None:
