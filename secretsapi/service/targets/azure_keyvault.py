@@ -59,6 +59,7 @@ PACKAGE = "azure-keyvault-secrets"
 # Key Vault's rule for object names; anything else is refused by the vault (400 BadParameter).
 _NAME = re.compile(r"^[0-9a-zA-Z-]{1,127}$")
 MAX_TAGS = 15  # Key Vault's limit per secret
+_RETRIES = {"retry_total": THROTTLE_RETRIES, "retry_backoff_factor": 0.5, "retry_backoff_max": 5}
 
 # SecretClient and its credential are documented as thread-safe: one serves the provider's pool.
 _clients = ClientCache()
@@ -200,8 +201,7 @@ class AzureKeyVaultKind:
         credential = _credential_settings(provider)
         return _clients.get((url, credential, transport), lambda: secrets_sdk.SecretClient(
             url, _credential(credential, transport, self.type), api_version=API_VERSION,
-            retry_policy=_retry_policy_class()(retry_total=THROTTLE_RETRIES, retry_backoff_factor=0.5,
-                                               retry_backoff_max=5), **transport))
+            retry_policy=_retry_policy_class()(**_RETRIES), **transport))
 
 
 def _store_rules(target: TargetSpec) -> list[str]:
@@ -251,17 +251,19 @@ def _credential_settings(provider: Provider) -> dict[str, Any]:
 
 def _credential(settings: Mapping[str, Any], transport: Mapping[str, Any], type_: str) -> Any:
     identity = load_sdk("azure.identity", "azure-identity", type_)
+    # Token requests get bounded retries too (and a service principal's the capped Retry-After;
+    # managed identity has its own retry policy for IMDS, which DefaultAzureCredential may use).
     options: dict[str, Any] = {"connection_verify": transport["connection_verify"],
-                               "disable_instance_discovery": settings["disable_instance_discovery"]}
+                               "disable_instance_discovery": settings["disable_instance_discovery"], **_RETRIES}
     if settings["authority"]:
         options["authority"] = settings["authority"]
     kind = settings["kind"]
     if kind == "service_principal":
-        return identity.ClientSecretCredential(settings["tenant_id"], settings["client_id"],
-                                               settings["client_secret"], **options)
+        return identity.ClientSecretCredential(settings["tenant_id"], settings["client_id"], settings["client_secret"],
+                                               retry_policy_class=_retry_policy_class(), **options)
     if kind == "managed_identity":
         return identity.ManagedIdentityCredential(client_id=settings["client_id"],
-                                                  connection_verify=transport["connection_verify"])
+                                                  connection_verify=transport["connection_verify"], **_RETRIES)
     if kind == "cli":
         return identity.AzureCliCredential(tenant_id=settings["tenant_id"] or "")
     return identity.DefaultAzureCredential(**options)
