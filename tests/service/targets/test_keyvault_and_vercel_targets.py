@@ -4,6 +4,7 @@ dry run, throttling and credentials, against their protocol peers with the real 
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -325,3 +326,21 @@ def test_config_values_of_the_wrong_type_are_errors_naming_the_secret_and_the_ta
         "secrets[0] 'db' targets[0] azure/azure_keyvault: config.tags must be a mapping of strings to strings",
         "secrets[1] 'api' targets[0] vercel/vercel_env: config.environments must be a list of strings",
     ]
+
+
+def test_a_lockfile_secretzero_wrote_tracks_both_targets_under_its_own_ids(
+    tmp_path: Path, keyvault: AzureKeyVaultServer, vercel: VercelServer
+) -> None:
+    ws = workspace(tmp_path, {"azure": azure_provider(keyvault), "vercel": vercel_provider(vercel)},
+                   secret("db", target("azure", "azure_keyvault", secret_name="db"),
+                          target("vercel", "vercel_env", secret_name="DB")))
+    keyvault.put("db", "kept")
+    vercel.add("DB", "kept", ("production",))
+    digest = sha256_text("kept")
+    stamp = "2026-01-02T03:04:05+00:00"
+    entry = {"hash": digest, "created_at": stamp, "updated_at": stamp,
+             "targets": {"azure/azure_keyvault/": digest, "vercel/vercel_env/": digest}}  # SecretZero's ids
+    ws.lockfile_path.write_text(json.dumps({"version": "1.0", "secrets": {"db": entry}}))
+    assert not detect_drift(ws).has_drift
+    keyvault.put("db", "changed")
+    assert _findings(ws) == {f"azure/azure_keyvault/{_host(keyvault)}/db": ("db", "value_changed")}
