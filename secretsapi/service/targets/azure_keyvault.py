@@ -62,6 +62,7 @@ MAX_TAGS = 15  # Key Vault's limit per secret
 _RETRIES = {"retry_total": THROTTLE_RETRIES, "retry_backoff_factor": 0.5, "retry_backoff_max": 5}
 
 # SecretClient and its credential are documented as thread-safe: one serves the provider's pool.
+# Clients are kept per vault, settings and AZURE_* environment (DefaultAzureCredential reads it).
 _clients = ClientCache()
 
 
@@ -134,7 +135,7 @@ class AzureKeyVaultKind:
             return {}
         target = items[0][0].target
         where = checked_group(self.validate, [p.target for p, _ in items], self._where([p for p, _ in items], ctx))
-        _refuse(items[0][0].target, where)
+        _refuse(target, where)
         config = same_config([p for p, _ in items], ("content_type", "tags"), where)
         values = collect(items, _name, where)
         for name in values:
@@ -199,7 +200,8 @@ class AzureKeyVaultKind:
         transport = {"connection_verify": _verify(provider, ctx), "connection_timeout": timeout,
                      "read_timeout": timeout}
         credential = _credential_settings(provider)
-        return _clients.get((url, credential, transport), lambda: secrets_sdk.SecretClient(
+        environment = {k: v for k, v in os.environ.items() if k.startswith(("AZURE_", "IDENTITY_", "MSI_"))}
+        return _clients.get((url, credential, transport, environment), lambda: secrets_sdk.SecretClient(
             url, _credential(credential, transport, self.type), api_version=API_VERSION,
             retry_policy=_retry_policy_class()(**_RETRIES), **transport))
 
