@@ -4,6 +4,8 @@ remote kind, synced in one call."""
 
 from __future__ import annotations
 
+import json
+import logging
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
+from audit.models import AuditEntry
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
 from tests.factories import (
@@ -201,3 +204,24 @@ def test_a_definition_mixing_every_remote_kind_syncs_in_one_call_recording_every
     for name, tid in ids.items():
         assert lock[name]["targets"][tid] == sha256_text(stored[name] or ""), name
     assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False
+
+
+def test_no_value_or_credential_reaches_the_logs_the_audit_or_the_lockfile(
+    authed_api: APIClient, tmp_path: Path, settings: Any, keyvault: AzureKeyVaultServer, vercel: VercelServer,
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    ws = _definition(tmp_path, keyvault, vercel, settings)
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="azure")  # the SDK's request logging, quiet in the service log
+    authed_api.post("/sync", {}, format="json")
+    authed_api.post("/rotation/execute", {"force": True}, format="json")
+    authed_api.post("/drift/check", {}, format="json")
+    values = [version["value"] for version in keyvault.secrets["db-password"]]
+    values += [vercel.value("API_KEY", ENVS) or ""]
+    assert len(values) == 3 and all(values)
+    assert any(record.name.startswith("azure.") for record in caplog.records)  # it did log requests
+    places = {"logs": caplog.text, "lockfile": ws.lockfile_path.read_text(),
+              "audit": json.dumps([row.details for row in AuditEntry.objects.all()])}
+    for where, text in places.items():
+        for value in [*values, keyvault.client_secret, vercel.token]:
+            assert value not in text, where
