@@ -32,6 +32,7 @@ managed identity endpoints, instance discovery (clients must disable it) and v1.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import ipaddress
 import json
@@ -99,7 +100,7 @@ class AzureKeyVaultServer(Peer):
         self.client_id = client_id
         self.client_secret = client_secret
         self.tokens: dict[str, str] = {}  # access token -> scope it was issued for
-        # name -> {"versions": [bundle, ...]}; the last version is the current one
+        # name -> its versions' SecretBundles, oldest first; the last is the current one
         self.secrets: dict[str, list[dict[str, Any]]] = {}
         self.challenges = 0  # 401 challenges answered
 
@@ -119,7 +120,7 @@ class AzureKeyVaultServer(Peer):
     def bundle(self, name: str) -> dict[str, Any] | None:
         with self.lock:
             versions = self.secrets.get(name)
-            return json.loads(json.dumps(versions[-1])) if versions else None
+            return copy.deepcopy(versions[-1]) if versions else None
 
     def versions(self, name: str) -> int:
         with self.lock:
@@ -218,7 +219,8 @@ class AzureKeyVaultServer(Peer):
 
     def _new_version(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
         now = int(time.time())
-        attributes = payload.get("attributes") if isinstance(payload.get("attributes"), dict) else {}
+        given = payload.get("attributes")
+        attributes: dict[str, Any] = given if isinstance(given, dict) else {}
         bundle = {
             "value": payload["value"], "id": f"{self.url}/secrets/{name}/{uuid.uuid4().hex}",
             "attributes": {"enabled": attributes.get("enabled", True) is not False, "created": now, "updated": now,

@@ -24,6 +24,7 @@ endpoint of the API.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 import uuid
@@ -52,7 +53,7 @@ class VercelServer(Peer):
 
     def variables(self, project: str = "prj_app") -> list[dict[str, Any]]:
         with self.lock:
-            return json.loads(json.dumps(self.projects[project]))
+            return copy.deepcopy(self.projects[project])
 
     def value(self, key: str, target: tuple[str, ...] = ("production",), project: str = "prj_app") -> str | None:
         with self.lock:
