@@ -22,12 +22,17 @@ Covered:
   400 ``BadParameter``, a missing api-version 400 ``MissingApiVersionParameter``.
 - Throttling as Key Vault answers it (``throttle``): 429 ``Throttled``, with Retry-After when the
   test names one.
+- Soft delete (``delete``, behind the client's back): a deleted secret reads 404 ``SecretNotFound``,
+  its name cannot be set (409 ``Conflict``, inner error ``ObjectIsDeletedButRecoverable``) until
+  ``POST /deletedsecrets/<name>/recover?api-version=7.x`` brings it back with its versions (404
+  ``DeletedSecretNotFound`` when it is not deleted); ``purge`` forgets it.
 
-Not covered: soft delete and recovery (``delete`` purges at once), ``/deletedsecrets``, listing
-secrets or versions, ``PATCH`` of attributes, backup and restore, ``nbf``/``exp`` enforcement,
-keys and certificates, RBAC and access policies (one client can do everything), CAE claims
-challenges, token expiry (tokens last the test), certificate and federated client credentials,
-managed identity endpoints, instance discovery (clients must disable it) and v1.0 endpoints.
+Not covered: ``GET /deletedsecrets`` (listing or reading deleted secrets), recovery taking time
+(it completes at once), listing secrets or versions, ``PATCH`` of attributes, backup and restore,
+``nbf``/``exp`` enforcement, keys and certificates, RBAC and access policies (one client can do
+everything), CAE claims challenges, token expiry (tokens last the test), certificate and
+federated client credentials, managed identity endpoints, instance discovery (clients must
+disable it) and v1.0 endpoints.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from .http_peer import Peer
 
 _NAME = re.compile(r"^[0-9a-zA-Z-]{1,127}$")
 _SECRET = re.compile(r"^/secrets/(?P<name>[^/]+)(?:/(?P<version>[^/]*))?/?$")
+_RECOVER = re.compile(r"^/deletedsecrets/(?P<name>[^/]+)/recover/?$")
 
 
 def self_signed_tls(folder: Path) -> tuple[ssl.SSLContext, Path]:
@@ -102,6 +108,7 @@ class AzureKeyVaultServer(Peer):
         self.tokens: dict[str, str] = {}  # access token -> scope it was issued for
         # name -> its versions' SecretBundles, oldest first; the last is the current one
         self.secrets: dict[str, list[dict[str, Any]]] = {}
+        self.deleted: dict[str, list[dict[str, Any]]] = {}  # soft-deleted, recoverable
         self.challenges = 0  # 401 challenges answered
 
     @property
@@ -132,9 +139,14 @@ class AzureKeyVaultServer(Peer):
             self._new_version(name, {"value": value})
 
     def delete(self, name: str) -> None:
-        """Delete and purge at once (the vault keeps no deleted secret)."""
+        """Soft-delete behind the client's back, as every vault does now (recoverable for 90 days)."""
+        with self.lock:
+            self.deleted[name] = self.secrets.pop(name)
+
+    def purge(self, name: str) -> None:
         with self.lock:
             self.secrets.pop(name, None)
+            self.deleted.pop(name, None)
 
     def disable(self, name: str) -> None:
         with self.lock:
@@ -157,12 +169,15 @@ class AzureKeyVaultServer(Peer):
             challenge = f'Bearer authorization="{self.url}/{self.tenant_id}", resource="{self.resource}"'
             return 401, _error("Unauthorized", "AKV10000: Request is missing a Bearer or PoP token."), {
                 "WWW-Authenticate": challenge}
-        match = _SECRET.match(unquote(path))
-        if match is None:
-            return 404, _error("NotFound", "The requested resource was not found.")
         if not parse_qs(query).get("api-version", [""])[0].startswith("7."):
             return 400, _error("MissingApiVersionParameter", "The api-version query parameter (?api-version=) "
                                                              "is required for all requests.")
+        recover = _RECOVER.match(unquote(path))
+        if recover is not None and method == "POST":
+            return self._recover(recover["name"])
+        match = _SECRET.match(unquote(path))
+        if match is None:
+            return 404, _error("NotFound", "The requested resource was not found.")
         name = match["name"]
         if not _NAME.match(name):
             return 400, _error("BadParameter", "The request URI contains an invalid name: " + name)
@@ -196,7 +211,20 @@ class AzureKeyVaultServer(Peer):
             return 200, {"token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": token}
         return 404, _aad_error("invalid_request", 900561, "The endpoint only accepts POST requests.")
 
+    def _recover(self, name: str) -> tuple[int, Any]:
+        with self.lock:
+            versions = self.deleted.pop(name, None)
+            if versions is None:
+                return 404, _error("DeletedSecretNotFound", f"Deleted Secret not found: {name}")
+            self.secrets[name] = versions
+            return 200, versions[-1]
+
     def _set(self, name: str, body: bytes) -> tuple[int, Any]:
+        if name in self.deleted:
+            return 409, {"error": {
+                "code": "Conflict", "innererror": {"code": "ObjectIsDeletedButRecoverable"},
+                "message": f"Secret {name} is currently in a deleted but recoverable state, and its name cannot "
+                           "be reused; in this state, the secret can only be recovered or purged."}}
         try:
             payload = json.loads(body)
         except ValueError:

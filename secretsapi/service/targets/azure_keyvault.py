@@ -1,7 +1,8 @@
 """``azure/azure_keyvault``: a secret as one Azure Key Vault secret (also SecretZero's ``key_vault``).
 
 Each write sets a new version of the secret (``Set Secret``) with the target's content type and
-tags; the vault's other secrets are never touched. Drift reads the current version back
+tags; the vault's other secrets are never touched. A secret soft-deleted behind our back is
+recovered first (``Recover Deleted Secret``: needs the secrets/recover permission). Drift reads the current version back
 (``Get Secret``). Requests go through azure-keyvault-secrets, which performs Key Vault's
 authentication challenge and refuses plain HTTP, with Key Vault REST API version 7.6.
 
@@ -59,6 +60,7 @@ PACKAGE = "azure-keyvault-secrets"
 # Key Vault's rule for object names; anything else is refused by the vault (400 BadParameter).
 _NAME = re.compile(r"^[0-9a-zA-Z-]{1,127}$")
 MAX_TAGS = 15  # Key Vault's limit per secret
+RECOVERY_WAIT = 30  # seconds a write waits for a soft-deleted secret to be recovered
 _RETRIES = {"retry_total": THROTTLE_RETRIES, "retry_backoff_factor": 0.5, "retry_backoff_max": 5}
 
 # SecretClient and its credential are documented as thread-safe: one serves the provider's pool.
@@ -144,7 +146,15 @@ class AzureKeyVaultKind:
         tags = dict(config["tags"]) if config.get("tags") else None
         with sdk_errors(_error, where, "write"):
             for name, value in values.items():  # without secret_name, one secret per placement
-                client.set_secret(name, value, content_type=config.get("content_type"), tags=tags)
+                try:
+                    client.set_secret(name, value, content_type=config.get("content_type"), tags=tags)
+                except Exception as exc:
+                    if not _deleted_but_recoverable(exc):
+                        raise
+                    # Soft-deleted behind our back: its name is taken until it is recovered (or
+                    # purged, which loses its history); recover it, then set the new version.
+                    client.begin_recover_deleted_secret(name).wait(timeout=RECOVERY_WAIT)
+                    client.set_secret(name, value, content_type=config.get("content_type"), tags=tags)
         return {p.key: sha256_text(values[_name(p)]) for p, _ in items}
 
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
@@ -292,6 +302,13 @@ def _retry_policy_class() -> Any:
             return None if after is None else min(float(after), RETRY_AFTER_MAX)
 
     return CappedRetryPolicy
+
+
+def _deleted_but_recoverable(exc: BaseException) -> bool:
+    """Key Vault's 409 for a name held by a soft-deleted secret."""
+    inner = getattr(getattr(exc, "error", None), "innererror", None)
+    return getattr(exc, "status_code", None) == 409 and isinstance(inner, Mapping) and (
+        inner.get("code") == "ObjectIsDeletedButRecoverable")
 
 
 def _error(exc: BaseException, where: str, operation: str) -> TargetError:

@@ -92,12 +92,26 @@ def test_key_vault_drift_reads_values_back_and_repair_puts_the_recorded_one_back
 
     keyvault.put("db-password", "changed behind our back")
     assert _findings(ws) == {tid: ("db", "value_changed")}
-    keyvault.delete("db-password")
+    keyvault.delete("db-password")  # soft delete: the name stays taken until recovered
     assert _findings(ws) == {tid: ("db", "target_missing")}
 
     assert sync(ws, repair=True).secrets_repaired == ["db"]
+    assert ("POST", "/deletedsecrets/db-password/recover") in keyvault.requests
     assert keyvault.value("db-password") == recorded
+    assert keyvault.versions("db-password") == 3  # its history recovered, then the recorded value set
     assert not detect_drift(ws).has_drift
+
+
+def test_a_purged_key_vault_secret_is_missing_and_a_forced_sync_sets_it_anew(
+    tmp_path: Path, keyvault: AzureKeyVaultServer
+) -> None:
+    ws = _kv_workspace(tmp_path, keyvault)
+    sync(ws)
+    keyvault.delete("db-password")
+    keyvault.purge("db-password")
+    assert _findings(ws) == {f"azure/azure_keyvault/{_host(keyvault)}/db-password": ("db", "target_missing")}
+    assert sync(ws, force=True).errors == []
+    assert keyvault.versions("db-password") == 1 and not detect_drift(ws).has_drift
 
 
 def test_a_key_vault_dry_run_sends_no_request(tmp_path: Path, keyvault: AzureKeyVaultServer) -> None:
