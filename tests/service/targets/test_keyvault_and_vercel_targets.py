@@ -286,6 +286,17 @@ def test_vercel_rate_limits_are_waited_out_until_the_window_resets(
     assert vercel.value("API_KEY", ("preview", "production")) is not None
 
 
+def test_vercel_rate_limits_that_do_not_end_fail_the_target_after_bounded_retries(
+    tmp_path: Path, vercel: VercelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sleeps: list[float] = []
+    monkeypatch.setattr("urllib3.util.retry.time.sleep", sleeps.append)
+    vercel.rate_limit(100, reset_in=3600)
+    (error,) = sync(_vercel_workspace(tmp_path, vercel)).errors
+    assert error.message == "vercel/vercel_env/prj_app/API_KEY: throttled by Vercel (429 rate_limited)"
+    assert len(vercel.requests) == 4 and len(sleeps) == 3 and all(s <= 10 for s in sleeps)  # reset capped
+
+
 def test_the_vercel_token_can_come_from_the_environment_and_a_wrong_one_is_never_shown(
     tmp_path: Path, vercel: VercelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
