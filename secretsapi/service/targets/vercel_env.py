@@ -6,8 +6,9 @@ that key for exactly those environments is updated (``PATCH /v9/projects/{projec
 else it is created (``POST /v10/projects/{project}/env``, type ``encrypted``, as SecretZero
 does). The project's other variables are never touched; one with the same key for some but not
 all of the environments is a conflict the write refuses, rather than deleting it. Drift reads
-the value back decrypted (``GET /v1/projects/{project}/env/{id}``). Every request carries the
-team (``teamId``) when one is set.
+the value back decrypted (``GET /v1/projects/{project}/env/{id}``), listing each project's
+variables once for up to ``batch`` targets. Every request carries the team (``teamId``) when one
+is set.
 
 Target id: ``<provider>/vercel_env/<project>/<secret_name>/<environments, sorted, comma-separated>``.
 Without ``secret_name`` the key is the secret's (or template field's) name, which the lockfile
@@ -36,6 +37,7 @@ from secretsapi.service.targets.remote import (
     checked_group,
     checked_provider,
     collect,
+    digest,
     load_sdk,
     provider_of,
     sdk_errors,
@@ -127,7 +129,25 @@ class VercelEnvKind:
                     api.call("PATCH", f"/v9/projects/{{project}}/env/{quote(found, safe='')}", json={"value": value})
         return {p.key: sha256_text(values[_key(p)]) for p, _ in items}
 
+    batch = 50  # groups read per call (drift): one listing of a project's variables serves them all
+
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        return self._read(items, ctx, {})
+
+    def read_many(self, groups: Sequence[Sequence[Placement]],
+                  ctx: TargetContext) -> list[dict[str, ReadBack] | TargetError]:
+        """Read up to ``batch`` groups of one provider, listing each project's variables once."""
+        listings: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+        results: list[dict[str, ReadBack] | TargetError] = []
+        for items in groups:
+            try:
+                results.append(self._read(items, ctx, listings))
+            except TargetError as exc:
+                results.append(exc)
+        return results
+
+    def _read(self, items: Sequence[Placement], ctx: TargetContext,
+              listings: dict[tuple[str, ...], list[Mapping[str, Any]]]) -> dict[str, ReadBack]:
         if not items:
             return {}
         target = items[0].target
@@ -137,7 +157,9 @@ class VercelEnvKind:
         environments = _environments(target)
         stored: dict[str, str | None] = {}
         with sdk_errors(_error, where, "read"):
-            variables = api.variables()
+            if api.scope not in listings:
+                listings[api.scope] = api.variables()
+            variables = listings[api.scope]
             for key in sorted({_key(p) for p in items}):
                 found = _find(variables, key, environments, where)
                 if found is None:
@@ -221,6 +243,8 @@ class _Api:
         self.base = _api_url(provider)
         self.timeout = provider.timeout
         self.session = _sessions.get((self.base, token), lambda: _session(requests, token))
+        # What one listing of variables is valid for (the token digested: never kept as a key).
+        self.scope = (self.base, self.team or "", self.project, digest(token))
 
     def call(self, method: str, path: str, json: Any = None) -> Any:
         url = self.base + path.replace("{project}", quote(self.project, safe=""))

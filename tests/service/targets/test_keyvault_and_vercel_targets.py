@@ -255,6 +255,22 @@ def test_vercel_drift_reads_values_back_decrypted_and_repair_puts_the_recorded_o
     assert vercel.value("API_KEY", envs) == recorded
 
 
+def test_vercel_drift_lists_a_projects_variables_once_for_all_its_targets(
+    tmp_path: Path, vercel: VercelServer
+) -> None:
+    secrets = [secret(f"s{i}", target("vercel", "vercel_env", secret_name=f"S{i}")) for i in range(6)]
+    ws = workspace(tmp_path, {"vercel": vercel_provider(vercel)}, *secrets)
+    sync(ws)
+    vercel.set_value("S4", "changed behind our back")
+    vercel.remove("S1")
+    vercel.requests.clear()
+
+    assert _findings(ws) == {"vercel/vercel_env/prj_app/S1/production": ("s1", "target_missing"),
+                             "vercel/vercel_env/prj_app/S4/production": ("s4", "value_changed")}
+    assert vercel.requests.count(("GET", "/v10/projects/prj_app/env")) == 1
+    assert sum(1 for method, path in vercel.requests if path.startswith("/v1/")) == 5  # each present value
+
+
 def test_a_vercel_variable_overlapping_other_environments_is_refused_not_deleted(
     tmp_path: Path, vercel: VercelServer
 ) -> None:
