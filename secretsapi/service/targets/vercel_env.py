@@ -58,6 +58,8 @@ _sessions = ClientCache(64, per_thread=True)
 def _environments(target: TargetSpec) -> tuple[str, ...]:
     """The target's environments, lower-cased and sorted, as SecretZero normalises them."""
     given = target.config.get("environments") or DEFAULT_ENVIRONMENTS
+    if not isinstance(given, list | tuple):  # validation refuses it; ids and groups still need a name
+        return (str(given),)
     return tuple(sorted({str(e).strip().lower() for e in given}))
 
 

@@ -369,6 +369,16 @@ def test_config_values_of_the_wrong_type_are_errors_naming_the_secret_and_the_ta
     ]
 
 
+def test_a_sync_fails_a_vercel_target_whose_environments_are_not_a_list_before_any_request(
+    tmp_path: Path, vercel: VercelServer
+) -> None:
+    ws = workspace(tmp_path, {"vercel": vercel_provider(vercel)},
+                   secret("api", target("vercel", "vercel_env", environments=5)))
+    (error,) = sync(ws).errors
+    assert error.message == "vercel/vercel_env/prj_app/api: config.environments must be a list of strings"
+    assert vercel.requests == []
+
+
 def test_a_lockfile_secretzero_wrote_tracks_both_targets_under_its_own_ids(
     tmp_path: Path, keyvault: AzureKeyVaultServer, vercel: VercelServer
 ) -> None:
