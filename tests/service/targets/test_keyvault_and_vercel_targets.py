@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.rotation import execute_rotation
 from secretsapi.service.sync import sync
+from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.validate import validate_document
 from secretsapi.service.workspace import Workspace
@@ -64,6 +66,12 @@ def test_secretzeros_key_vault_alias_writes_the_vault_and_keeps_its_kind_in_the_
     assert value is not None
     # The id comes from the target's config alone: without secret_name it ends at the vault.
     assert lock_entries(ws)["api-key"]["targets"] == {f"azure/key_vault/{_host(keyvault)}": sha256_text(value)}
+
+
+def test_a_vault_name_stands_for_its_public_cloud_url_in_the_target_id(tmp_path: Path) -> None:
+    spec = TargetSpec("azure", "azure_keyvault", {"vault_name": "myvault", "secret_name": "db"})
+    ctx = TargetContext(tmp_path, {}, lambda key: None, ())
+    assert get_kind(spec.type).target_id(spec, ctx) == "azure/azure_keyvault/myvault.vault.azure.net/db"
 
 
 def test_a_key_vault_rotation_sets_a_new_version_and_leaves_other_secrets_alone(
