@@ -344,5 +344,8 @@ LOGGING = {
         # django-axes says three things at INFO for every failed admin login; its warnings
         # (a failure, a lockout) are the ones an operator reads.
         "axes": {"level": "WARNING" if SERVICE_LOG_LEVEL in ("DEBUG", "INFO") else SERVICE_LOG_LEVEL},
+        # The Azure SDK logs every request's URL and headers (credentials redacted) and every token
+        # it gets at INFO: noise for an operator; its warnings and errors still come through.
+        "azure": {"level": "WARNING" if SERVICE_LOG_LEVEL in ("DEBUG", "INFO") else SERVICE_LOG_LEVEL},
     },
 }

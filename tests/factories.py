@@ -158,6 +158,21 @@ def kube_provider(host: str, token: str = "k8s-token", **config: Any) -> dict[st
             "config": {"host": host, **config}}
 
 
+def azure_provider(keyvault: Any, **config: Any) -> dict[str, Any]:
+    """A service principal of the Key Vault peer's tenant, trusting its throwaway certificate."""
+    return {"kind": "azure",
+            "auth": {"kind": "service_principal", "config": {
+                "tenant_id": keyvault.tenant_id, "client_id": keyvault.client_id,
+                "client_secret": keyvault.client_secret}},
+            "config": {"vault_url": keyvault.url, "authority_host": keyvault.url, "disable_instance_discovery": True,
+                       "connection_verify": str(keyvault.ca), **config}}
+
+
+def vercel_provider(peer: Any, **config: Any) -> dict[str, Any]:
+    return {"kind": "vercel", "auth": {"kind": "token", "config": {"token": peer.token, "team_id": peer.team_id}},
+            "config": {"project_id": "prj_app", "api_url": peer.url, **config}}
+
+
 def secret(name: str, *targets: dict[str, Any], **fields: Any) -> dict[str, Any]:
     return {"name": name, "kind": "random_string", "config": {"length": 24}, "targets": list(targets), **fields}
 

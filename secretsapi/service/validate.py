@@ -16,7 +16,7 @@ from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, TargetError
 from secretsapi.service.results import ValidationReport
-from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
+from secretsapi.service.targets import aws, azure_keyvault, kubernetes_secret, vault_kv, vercel_env
 from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.paths import outside_message, path_problem, within_roots
 from secretsapi.service.targets.registry import get_kind
@@ -30,7 +30,9 @@ logger = logging.getLogger(__name__)
 # The provider kinds whose settings the remote kinds check before any request: their auth kinds
 # and the store's name in messages.
 _FAMILIES = {"aws": (aws.AUTH_KINDS, "AWS"), "vault": (vault_kv.AUTH_KINDS, "Vault"),
-             "kubernetes": (kubernetes_secret.AUTH_KINDS, "Kubernetes")}
+             "kubernetes": (kubernetes_secret.AUTH_KINDS, "Kubernetes"),
+             "azure": (azure_keyvault.AUTH_KINDS, "Azure"),
+             "vercel": (vercel_env.AUTH_KINDS, "Vercel")}
 
 # The config fields of the local kinds that name a file (checked against the target roots).
 LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path")}

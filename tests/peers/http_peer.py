@@ -4,12 +4,14 @@ Each peer counts the requests it receives (tests assert a dry run sends none), c
 stall every answer (``delay``: tests of client timeouts), to hold every request until a test
 lets them go (``hold``, ``wait_in_flight``: tests of concurrent clients), to answer the next
 requests with 429 or 503 as the real server does when it throttles (``throttle``), and stops
-without waiting for clients' idle keep-alive connections.
+without waiting for clients' idle keep-alive connections. Given an ``ssl.SSLContext`` it serves
+HTTPS (stores whose SDKs refuse plain HTTP); ``handle`` may return response headers as a third item.
 """
 
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -58,8 +60,9 @@ class PeerHandler(BaseHTTPRequestHandler):
                 status, retry_after = throttled
                 body, headers = peer.throttled(status), {} if retry_after is None else {"Retry-After": retry_after}
             else:
-                status, body = peer.handle(self.command, parts.path, parts.query, self.headers, raw)
-                headers = {}
+                answer = peer.handle(self.command, parts.path, parts.query, self.headers, raw)
+                status, body = answer[0], answer[1]
+                headers = answer[2] if len(answer) > 2 else {}
         finally:
             with peer.lock:
                 peer.in_flight -= 1
@@ -80,7 +83,7 @@ class PeerHandler(BaseHTTPRequestHandler):
 class Peer:
     """Subclasses implement ``handle``; state changes happen under ``self.lock``."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.lock = threading.RLock()
         self.requests: list[tuple[str, str]] = []
         self.delay = 0.0  # seconds to stall before every answer
@@ -92,12 +95,15 @@ class Peer:
         self.released = threading.Event()  # set on stop, so stalled handlers end at once
         self._server = _Server(("127.0.0.1", 0), PeerHandler)
         self._server.peer = self
+        self._scheme = "https" if tls is not None else "http"
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(target=self._server.serve_forever, name=type(self).__name__,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"{self._scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     def start(self) -> Self:
         self._thread.start()
@@ -116,7 +122,8 @@ class Peer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def handle(self, method: str, path: str, query: str, headers: Any, body: bytes) -> tuple[int, Any]:
+    def handle(self, method: str, path: str, query: str, headers: Any,
+               body: bytes) -> tuple[int, Any] | tuple[int, Any, dict[str, str]]:
         raise NotImplementedError
 
     def throttled(self, status: int) -> Any:

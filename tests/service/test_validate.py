@@ -137,9 +137,9 @@ def test_a_target_naming_an_undeclared_provider_alias_is_an_error() -> None:
                              _target("prod_vault", "kv", path="app/db")))
     assert validate_document(doc).errors == [
         "secrets[0] 'db' targets[0] mylocal/file: provider 'mylocal' is not declared in providers and is not "
-        "a provider kind (aws, kubernetes, local, vault)",
+        "a provider kind (aws, azure, kubernetes, local, vault, vercel)",
         "secrets[0] 'db' targets[1] prod_vault/kv: provider 'prod_vault' is not declared in providers and is "
-        "not a provider kind (aws, kubernetes, local, vault)"]
+        "not a provider kind (aws, azure, kubernetes, local, vault, vercel)"]
 
 
 def test_a_declared_alias_and_an_undeclared_provider_kind_are_both_valid() -> None:

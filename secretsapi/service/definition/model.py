@@ -20,7 +20,8 @@ from secretsapi.service.errors import SecretNotDefined
 # SecretZero's other names of a kind (its Vault provider's KV aliases): the kind is kept as
 # written (target ids name it, as SecretZero's do) and the type resolves to ours.
 KIND_ALIASES: Mapping[tuple[str, str], str] = {
-    ("vault", alias): "vault_kv" for alias in ("kv", "kv2", "kv-v2", "kvv2")
+    **{("vault", alias): "vault_kv" for alias in ("kv", "kv2", "kv-v2", "kvv2")},
+    ("azure", "key_vault"): "azure_keyvault",
 }
 
 
@@ -35,7 +36,8 @@ class TargetSpec:
     @property
     def type(self) -> str:
         """``<provider kind>/<kind>``, e.g. ``local/file`` or ``aws/ssm_parameter`` for an alias;
-        ``vault/vault_kv`` for SecretZero's ``kv``, ``kv2``, ``kv-v2`` and ``kvv2``."""
+        ``vault/vault_kv`` for SecretZero's ``kv``, ``kv2``, ``kv-v2`` and ``kvv2``, ``azure/azure_keyvault``
+        for its ``key_vault``."""
         provider = self.provider_kind or self.provider
         return f"{provider}/{KIND_ALIASES.get((provider, self.kind), self.kind)}"
 

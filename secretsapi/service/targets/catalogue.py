@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from secretsapi.service.definition.model import Definition
-from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
+from secretsapi.service.targets import aws, azure_keyvault, kubernetes_secret, vault_kv, vercel_env
 from secretsapi.service.targets.registry import kinds
 
 REDACTED = "***"
@@ -93,6 +93,48 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
             "config": {
                 "token": _opt("string", None, "bearer token (with host)"),
                 "token_file": _opt("string", None, "file holding the bearer token"),
+            },
+        },
+    },
+    "azure": {
+        "description": "Azure Key Vault through azure-keyvault-secrets and azure-identity: a service "
+                       "principal from the provider's auth or AZURE_TENANT_ID, AZURE_CLIENT_ID and "
+                       "AZURE_CLIENT_SECRET; else managed identity, cli, or DefaultAzureCredential.",
+        "config": {
+            "vault_url": _opt("string", None, "vault URL, for targets that name none"),
+            "authority_host": _opt("string", None, "Microsoft Entra authority; AZURE_AUTHORITY_HOST "
+                                                   "or the public cloud by default"),
+            "disable_instance_discovery": _opt("boolean", False, "skip authority validation, for "
+                                                                 "authorities Microsoft does not know"),
+            "connection_verify": _opt("string", True, "true, or the path of a CA bundle to verify "
+                                                      "the vault and authority with"),
+            "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
+        },
+        "auth": {
+            "kinds": list(azure_keyvault.AUTH_KINDS),
+            "config": {
+                "tenant_id": _opt("string", None, "tenant (directory) id of the service principal"),
+                "client_id": _opt("string", None, "application (client) id"),
+                "client_secret": _opt("string", None, "client secret of the service principal"),
+            },
+        },
+    },
+    "vercel": {
+        "description": "Vercel's REST API; VERCEL_TOKEN and VERCEL_TEAM_ID by default.",
+        "config": {
+            "project_id": _opt("string", None, "project id or name, for targets that name none"),
+            "api_url": _opt("string", vercel_env.API_URL, "API base URL"),
+            "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
+        },
+        "auth": {
+            "kinds": list(vercel_env.AUTH_KINDS),
+            "config": {
+                "token": _opt("string", None, "Vercel access token"),
+                "token_file": _opt("string", None, "file holding the token (relative to the "
+                                                   "definition folder)"),
+                "team_id": _opt("string", None, "team the project belongs to (teamId)"),
             },
         },
     },

@@ -29,16 +29,20 @@ def kinds() -> list[TargetKind]:
 def _register_builtins() -> None:
     # Imported here, not at module top, so the kind modules can import this one freely.
     # The remote kinds import their SDKs only when used, so the engine runs without them.
+    from secretsapi.service.targets.azure_keyvault import AzureKeyVaultKind
     from secretsapi.service.targets.files import LocalFileKind
     from secretsapi.service.targets.kubernetes_secret import KubernetesSecretKind
     from secretsapi.service.targets.secrets_manager import SecretsManagerKind
     from secretsapi.service.targets.ssm_parameter import SsmParameterKind
     from secretsapi.service.targets.template import LocalTemplateKind
     from secretsapi.service.targets.vault_kv import VaultKvKind
+    from secretsapi.service.targets.vercel_env import VercelEnvKind
 
     for kind in (LocalFileKind(), LocalTemplateKind(), SsmParameterKind(), SecretsManagerKind(),
                  VaultKvKind(), KubernetesSecretKind()):
         register(kind)
+    register(AzureKeyVaultKind())
+    register(VercelEnvKind())
 
 
 _register_builtins()

@@ -16,6 +16,7 @@ import random
 import socket
 import ssl
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -181,8 +182,9 @@ class ClientCache:
 
 
 def throttle_retry() -> Any:
-    """urllib3 retries for HTTP stores (Vault, Kubernetes): a refused connection once; 429 and
-    503 answers a few times, backed off with jitter, after the Retry-After they name (capped);
+    """urllib3 retries for HTTP stores (Vault, Kubernetes, Vercel): a refused connection once; 429
+    and 503 answers a few times, backed off with jitter, after the Retry-After they name (or the
+    X-RateLimit-Reset, capped);
     never a timed-out read, which the store may have applied. Once retries run out the last
     answer goes back to the SDK, which reports its status as usual."""
     return _throttle_retry_class()(total=THROTTLE_RETRIES + 1, connect=1, read=0, status=THROTTLE_RETRIES, redirect=0,
@@ -196,6 +198,15 @@ def _throttle_retry_class() -> Any:
     from urllib3.util.retry import Retry
 
     class ThrottleRetry(Retry):
+        def get_retry_after(self, response: Any) -> float | None:
+            # Stores that name the end of the rate-limit window instead (Vercel, GitHub):
+            # X-RateLimit-Reset, in epoch seconds; capped like Retry-After.
+            after = super().get_retry_after(response)
+            reset = response.headers.get("X-RateLimit-Reset")
+            if after is not None or reset is None or not reset.isdigit():
+                return after
+            return min(max(0.0, int(reset) - time.time()), float(self.retry_after_max))
+
         def get_backoff_time(self) -> float:
             # urllib3 retries the first time at once; a throttled store needs a pause every time.
             pause = float(super().get_backoff_time())

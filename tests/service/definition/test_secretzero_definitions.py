@@ -85,7 +85,7 @@ def test_an_undefined_variable_in_an_unsupported_provider_is_not_fatal(tmp_path:
 
 
 def test_an_undefined_variable_in_an_unsupported_target_is_not_fatal(tmp_path: Path) -> None:
-    target = {"provider": "vercel", "kind": "vercel_env", "config": {"project_id": "${VERCEL_PROJECT}"}}
+    target = {"provider": "azure_devops", "kind": "azdo_variable_group", "config": {"project": "${AZDO_PROJECT}"}}
     assert load(tmp_path, {"secrets": [secret(targets=[target])]}).secret("s")
 
 
@@ -206,7 +206,7 @@ def test_a_vault_kind_alias_is_not_reported_as_unsupported() -> None:
 
 
 @pytest.mark.parametrize(("provider", "kind"), [("github", "github_secret"), ("local", "sops_file"),
-                                                ("kubernetes", "external_secret"), ("azure", "azure_keyvault")])
+                                                ("kubernetes", "external_secret"), ("keeper", "keeper_record")])
 def test_an_unsupported_target_kind_is_a_warning_naming_the_kind_and_the_secret(provider: str, kind: str) -> None:
     target = {"provider": provider, "kind": kind, "config": {}}
     checker = checked({"secrets": [secret(name="db", rotation_period="30d", targets=[target])]})

@@ -1,5 +1,6 @@
-"""Protocol peers for the remote target kinds: moto's AWS server, and the Vault and Kubernetes
-test servers of tests/peers, all on loopback ports; plus a definition-in-a-folder helper."""
+"""Protocol peers for the remote target kinds: moto's AWS server, and the Vault, Kubernetes, Azure
+Key Vault (HTTPS, with a throwaway certificate) and Vercel test servers of tests/peers, all on
+loopback ports; plus a definition-in-a-folder helper."""
 
 from __future__ import annotations
 
@@ -10,14 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.peers.azure_keyvault_server import AzureKeyVaultServer
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
+from tests.peers.vercel_server import VercelServer
 from tests.processes.live import free_port
 
 SDK_ENVIRONMENT = (
     "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "VAULT_ADDR", "VAULT_TOKEN", "VAULT_NAMESPACE",
     "VAULT_CACERT", "VAULT_SKIP_VERIFY", "KUBECONFIG", "KUBERNETES_SERVICE_HOST",
+    "AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_AUTHORITY_HOST",
+    "AZURE_CLIENT_CERTIFICATE_PATH", "AZURE_USERNAME", "AZURE_FEDERATED_TOKEN_FILE", "IDENTITY_ENDPOINT",
+    "MSI_ENDPOINT", "VERCEL_TOKEN", "VERCEL_TEAM_ID",
 )
 
 
@@ -67,15 +73,16 @@ def kube(clean_sdk_env: None) -> Iterator[KubernetesServer]:
         yield server
 
 
+@pytest.fixture
+def keyvault(clean_sdk_env: None, tmp_path: Path) -> Iterator[AzureKeyVaultServer]:
+    """A vault and its token endpoint over HTTPS; ``keyvault.ca`` is the CA bundle to trust."""
+    folder = tmp_path / "tls"
+    folder.mkdir()
+    with AzureKeyVaultServer(folder) as server:
+        yield server
 
 
-
-
-
-
-
-
-
-
-
-
+@pytest.fixture
+def vercel(clean_sdk_env: None) -> Iterator[VercelServer]:
+    with VercelServer() as server:
+        yield server

@@ -17,10 +17,23 @@ from secretsapi.service.sync import sync
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.fanout import Call, fan_out
 from secretsapi.service.util.hashing import sha256_text
-from tests.factories import aws_provider, boto, kube_provider, lock_entries, secret, target, vault_provider, workspace
+from tests.factories import (
+    aws_provider,
+    azure_provider,
+    boto,
+    kube_provider,
+    lock_entries,
+    secret,
+    target,
+    vault_provider,
+    vercel_provider,
+    workspace,
+)
+from tests.peers.azure_keyvault_server import AzureKeyVaultServer
 from tests.peers.http_peer import Peer
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
+from tests.peers.vercel_server import VercelServer
 
 WAIT = 30  # seconds; bounds a hang, never reached when things work
 
@@ -256,3 +269,23 @@ def test_drift_reads_ssm_parameters_ten_per_request(tmp_path: Path, aws: str) ->
     assert [(i.secret, i.details["reason"]) for i in drift.details] == [
         ("s4", "target_missing"), ("s17", "value_changed")]
     assert sorted(calls) == ["GetParameters"] * 3
+
+
+def test_key_vault_writes_overlap_up_to_the_providers_max_concurrency(
+    tmp_path: Path, keyvault: AzureKeyVaultServer
+) -> None:
+    secrets = [secret(f"s{i}", target("azure", "azure_keyvault", secret_name=f"s{i}")) for i in range(5)]
+    ws = workspace(tmp_path, {"azure": azure_provider(keyvault, max_concurrency=3)}, *secrets)
+    result = _while_held(keyvault, 3, lambda: sync(ws))
+    assert result.secrets_generated == [f"s{i}" for i in range(5)]
+    assert keyvault.max_in_flight == 3
+    assert all(keyvault.value(f"s{i}") for i in range(5))
+
+
+def test_vercel_writes_overlap_up_to_the_providers_max_concurrency(tmp_path: Path, vercel: VercelServer) -> None:
+    secrets = [secret(f"s{i}", target("vercel", "vercel_env", secret_name=f"S{i}")) for i in range(4)]
+    ws = workspace(tmp_path, {"vercel": vercel_provider(vercel, max_concurrency=2)}, *secrets)
+    result = _while_held(vercel, 2, lambda: sync(ws))
+    assert result.secrets_generated == [f"s{i}" for i in range(4)]
+    assert vercel.max_in_flight == 2
+    assert sorted(v["key"] for v in vercel.variables()) == ["S0", "S1", "S2", "S3"]
