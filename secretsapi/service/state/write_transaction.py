@@ -91,7 +91,8 @@ def repair(ws: Workspace, definition: Definition, planner: Callable[[LockDocumen
                 written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in plan.repairs])
                 with ws.write_lock():
                     doc = read_state(ws, definition, exact=True)
-                    if record_repairs(doc, plan.repairs, written) or not _record_is_current(doc, definition):
+                    recorded = record_repairs(doc, plan.repairs, written, now=ws.now())
+                    if recorded or not _record_is_current(doc, definition):
                         record_definition(doc, definition, ws)
                         write_state(ws, doc)
                 done = {r.secret.name for r in plan.repairs if written.get(r.unit.lock_key)}

@@ -14,7 +14,14 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from secretsapi.service.definition.model import Definition
-from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
+from secretsapi.service.targets import (
+    aws,
+    github_secret,
+    gitlab_variable,
+    jenkins_credential,
+    kubernetes_secret,
+    vault_kv,
+)
 from secretsapi.service.targets.registry import kinds
 
 REDACTED = "***"
@@ -93,6 +100,56 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
             "config": {
                 "token": _opt("string", None, "bearer token (with host)"),
                 "token_file": _opt("string", None, "file holding the bearer token"),
+            },
+        },
+    },
+    "github": {
+        "description": "GitHub's REST API (github.com or GitHub Enterprise Server); GITHUB_TOKEN (then "
+                       "GH_TOKEN) and GITHUB_API_URL by default.",
+        "config": {
+            "api_url": _opt("string", github_secret.DEFAULT_API_URL,
+                            "REST API root (aliases: base_url, url); Enterprise Server: https://<host>/api/v3"),
+            "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
+        },
+        "auth": {
+            "kinds": list(github_secret.AUTH_KINDS),
+            "config": {
+                "token": _opt("string", None, "personal access token or app installation token"),
+                "token_file": _opt("string", None, "file holding the token"),
+            },
+        },
+    },
+    "gitlab": {
+        "description": "GitLab's REST API v4 (gitlab.com or a self-managed instance); GITLAB_TOKEN and "
+                       "GITLAB_URL (then CI_SERVER_URL) by default.",
+        "config": {
+            "url": _opt("string", gitlab_variable.DEFAULT_URL, "instance address (alias: base_url)"),
+            "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
+        },
+        "auth": {
+            "kinds": list(gitlab_variable.AUTH_KINDS),
+            "config": {
+                "token": _opt("string", None, "personal, group or project access token (api scope)"),
+                "token_file": _opt("string", None, "file holding the token"),
+            },
+        },
+    },
+    "jenkins": {
+        "description": "A Jenkins instance's Credentials plugin REST API; JENKINS_URL, JENKINS_USER and "
+                       "JENKINS_TOKEN by default.",
+        "config": {
+            "url": _opt("string", None, "Jenkins root URL"),
+            "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
+        },
+        "auth": {
+            "kinds": list(jenkins_credential.AUTH_KINDS),
+            "config": {
+                "username": _opt("string", None, "Jenkins user"),
+                "token": _opt("string", None, "the user's API token"),
+                "token_file": _opt("string", None, "file holding the API token"),
             },
         },
     },

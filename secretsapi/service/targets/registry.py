@@ -30,6 +30,9 @@ def _register_builtins() -> None:
     # Imported here, not at module top, so the kind modules can import this one freely.
     # The remote kinds import their SDKs only when used, so the engine runs without them.
     from secretsapi.service.targets.files import LocalFileKind
+    from secretsapi.service.targets.github_secret import GitHubSecretKind
+    from secretsapi.service.targets.gitlab_variable import GitLabGroupVariableKind, GitLabVariableKind
+    from secretsapi.service.targets.jenkins_credential import JenkinsCredentialKind
     from secretsapi.service.targets.kubernetes_secret import KubernetesSecretKind
     from secretsapi.service.targets.secrets_manager import SecretsManagerKind
     from secretsapi.service.targets.ssm_parameter import SsmParameterKind
@@ -39,6 +42,10 @@ def _register_builtins() -> None:
     for kind in (LocalFileKind(), LocalTemplateKind(), SsmParameterKind(), SecretsManagerKind(),
                  VaultKvKind(), KubernetesSecretKind()):
         register(kind)
+    register(GitHubSecretKind())
+    register(GitLabVariableKind())
+    register(GitLabGroupVariableKind())
+    register(JenkinsCredentialKind())
 
 
 _register_builtins()

@@ -1,0 +1,57 @@
+"""Write-only targets (GitHub secrets, Jenkins credentials): their values cannot be read back, so
+drift and repair compare the store's last write with the time the lockfile recorded for it.
+
+The lockfile's time for a target is the latest of the entry's ``updated_at`` (the value's last
+generation) and SecretZero's ``target_provenance`` records for that target (SecretZero writes
+one per target write; a repair here adds one for each write-only target it rewrites, so the
+store's newer time is not taken for a change by someone else).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from secretsapi.service.state.lockfile import LockEntry, format_time, parse_time
+from secretsapi.service.targets.base import ReadBack
+
+PROVENANCE = "target_provenance"
+# The store's clock and ours may differ a little; a write this much later is not a change.
+CLOCK_SKEW = timedelta(seconds=5)
+
+
+def recorded_at(entry: LockEntry, target_ids: Iterable[str]) -> datetime:
+    """When the lockfile says one of ``target_ids`` (ours, then SecretZero's) was last written."""
+    times = [parse_time(entry.updated_at)]
+    provenance = entry.extra.get(PROVENANCE)
+    if isinstance(provenance, Mapping):
+        for target_id in target_ids:
+            records = provenance.get(target_id)
+            for record in records if isinstance(records, list) else ():
+                stamp = record.get("updated_at") if isinstance(record, Mapping) else None
+                if not isinstance(stamp, str):
+                    continue
+                try:
+                    times.append(parse_time(stamp))
+                except ValueError:
+                    continue  # a record we cannot read: the entry's time stands
+    return max(times)
+
+
+def changed_after(back: ReadBack, recorded: datetime) -> bool | None:
+    """Whether the store was written after the lockfile's time; None when it keeps no time."""
+    if back.updated_at is None:
+        return None
+    return back.updated_at > recorded + CLOCK_SKEW
+
+
+def with_writes(extra: Mapping[str, Any], target_ids: Iterable[str], moment: datetime) -> dict[str, Any]:
+    """``extra`` with a provenance record at ``moment`` for each of ``target_ids``."""
+    provenance = extra.get(PROVENANCE)
+    records: dict[str, Any] = dict(provenance) if isinstance(provenance, Mapping) else {}
+    for target_id in target_ids:
+        earlier = records.get(target_id)
+        records[target_id] = [*(earlier if isinstance(earlier, list) else []),
+                              {"updated_at": format_time(moment), "actor": {"client": "secretsapi"}}]
+    return {**extra, PROVENANCE: records}
