@@ -69,6 +69,13 @@ def _scope(target: TargetSpec, *, quoted: bool = False) -> str:
     return f"{scope}/environments/{part('environment')}" if config.get("environment") else scope
 
 
+def _secrets(target: TargetSpec) -> str:
+    """The API path of the scope's secrets: ``.../actions/secrets``, or an environment's ``.../secrets``."""
+    scope = _scope(target, quoted=True)
+    return f"{scope}/secrets" if target.config.get("environment") and target.config.get("repo") else (
+        f"{scope}/actions/secrets")
+
+
 def _throttled(response: Any) -> bool:
     """GitHub's documented secondary rate limits: 429, or 403 naming a pause or no calls left."""
     if response.status_code == 429:
@@ -153,14 +160,14 @@ class GitHubSecretKind:
                                                      "selected_repositories"), where)
         values = collect(items, _name, where)
         api = _Api(self, target, ctx, where)
-        key = api.get(f"{_scope(target, quoted=True)}/secrets/public-key", "write")
+        key = api.get(f"{_secrets(target)}/public-key", "write")
         key_id, sealed_to = key.get("key_id"), key.get("key")
         if not isinstance(key_id, str) or not isinstance(sealed_to, str):
             raise TargetError(f"{where}: write failed (the public key answer lacks key_id or key)")
         extra = self._organisation(config, api) if scope.startswith("orgs/") else {}
         for name, value in values.items():
             body = {"encrypted_value": _seal(value, sealed_to, where), "key_id": key_id, **extra}
-            api.put(f"{_scope(target, quoted=True)}/secrets/{quote(name, safe='')}", body)
+            api.put(f"{_secrets(target)}/{quote(name, safe='')}", body)
         return {p.key: sha256_text(values[_name(p)]) for p, _ in items}
 
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
@@ -174,7 +181,7 @@ class GitHubSecretKind:
         for placement in items:
             name = _name(placement)
             location = f"{scope.removeprefix('repos/')}/{name}"
-            found = api.get(f"{_scope(target, quoted=True)}/secrets/{quote(name, safe='')}", "read",
+            found = api.get(f"{_secrets(target)}/{quote(name, safe='')}", "read",
                             missing_ok=True)
             if found is None:
                 backs[placement.key] = ReadBack(False, None, location, verifiable=False)

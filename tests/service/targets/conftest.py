@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.peers.github_server import GitHubServer
+from tests.peers.gitlab_server import GitLabServer
+from tests.peers.jenkins_server import JenkinsServer
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
 from tests.processes.live import free_port
@@ -18,6 +21,8 @@ SDK_ENVIRONMENT = (
     "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "VAULT_ADDR", "VAULT_TOKEN", "VAULT_NAMESPACE",
     "VAULT_CACERT", "VAULT_SKIP_VERIFY", "KUBECONFIG", "KUBERNETES_SERVICE_HOST",
+    "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "GITLAB_TOKEN", "GITLAB_PRIVATE_TOKEN", "GITLAB_URL",
+    "CI_SERVER_URL", "JENKINS_URL", "JENKINS_USER", "JENKINS_USERNAME", "JENKINS_TOKEN", "JENKINS_API_TOKEN",
 )
 
 
@@ -79,3 +84,21 @@ def kube(clean_sdk_env: None) -> Iterator[KubernetesServer]:
 
 
 
+
+
+@pytest.fixture
+def github(clean_sdk_env: None) -> Iterator[GitHubServer]:
+    with GitHubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def gitlab(clean_sdk_env: None) -> Iterator[GitLabServer]:
+    with GitLabServer() as server:
+        yield server
+
+
+@pytest.fixture
+def jenkins(clean_sdk_env: None) -> Iterator[JenkinsServer]:
+    with JenkinsServer() as server:
+        yield server
