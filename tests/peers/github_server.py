@@ -163,6 +163,7 @@ class GitHubServer(Peer):
             visibility = body.get("visibility")
             if visibility not in ("all", "private", "selected"):
                 return 422, {"message": "Invalid request.\n\nvisibility is not included in the list."}
-            record.update(visibility=visibility, selected_repository_ids=list(body.get("selected_repository_ids") or []))
+            record.update(visibility=visibility,
+                          selected_repository_ids=list(body.get("selected_repository_ids") or []))
         stored[name] = record
         return (201, {}) if created else (204, None)

@@ -123,7 +123,7 @@ def test_api_dry_runs_touch_no_store(
 def test_commands_sync_rotate_detect_drift_and_repair(
     cicd: Workspace, db: None, stores: tuple[GitHubServer, GitLabServer, JenkinsServer]
 ) -> None:
-    github, gitlab, jenkins = stores
+    github = stores[0]
 
     def run(*args: str) -> int:
         try:
@@ -162,7 +162,9 @@ def test_providers_show_the_declared_stores_without_their_tokens(authed_api: API
     assert all(token.encode() not in response.content for token in TOKENS)
 
 
-def test_validation_names_the_secret_and_the_target_of_each_config_error(authed_api: APIClient, cicd: Workspace) -> None:
+def test_validation_names_the_secret_and_the_target_of_each_config_error(
+    authed_api: APIClient, cicd: Workspace
+) -> None:
     config = {"version": "1.0", "secrets": [
         secret("a", target("github", "github_secret", owner="acme")),
         secret("b", target("github", "github_secret", org="acme", visibility="public")),

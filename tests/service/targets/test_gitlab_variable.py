@@ -100,7 +100,9 @@ def test_a_hidden_variable_is_unverifiable(tmp_path: Path, server: GitLabServer)
     assert result.details[0].details["changed_after_record"] is None
 
 
-def test_a_masked_value_gitlab_refuses_fails_the_target_without_quoting_it(tmp_path: Path, server: GitLabServer) -> None:
+def test_a_masked_value_gitlab_refuses_fails_the_target_without_quoting_it(
+    tmp_path: Path, server: GitLabServer
+) -> None:
     ws = workspace(tmp_path, {"gl": gitlab_provider(server.url)},
                    {"name": "short", "kind": "random_string", "config": {"length": 6},
                     "targets": [target("gl", "gitlab_variable", project="team/app")]})
