@@ -159,6 +159,7 @@ class GitHubSecretKind:
         config = same_config([p for p, _ in items], ("visibility", "selected_repository_ids",
                                                      "selected_repositories"), where)
         values = collect(items, _name, where)
+        nacl = load_sdk("nacl.public", "pynacl", self.type)  # before any request
         api = _Api(self, target, ctx, where)
         key = api.get(f"{_secrets(target)}/public-key", "write")
         key_id, sealed_to = key.get("key_id"), key.get("key")
@@ -166,7 +167,7 @@ class GitHubSecretKind:
             raise TargetError(f"{where}: write failed (the public key answer lacks key_id or key)")
         extra = self._organisation(config, api) if scope.startswith("orgs/") else {}
         for name, value in values.items():
-            body = {"encrypted_value": _seal(value, sealed_to, where), "key_id": key_id, **extra}
+            body = {"encrypted_value": _seal(nacl, value, sealed_to, where), "key_id": key_id, **extra}
             api.put(f"{_secrets(target)}/{quote(name, safe='')}", body)
         return {p.key: sha256_text(values[_name(p)]) for p, _ in items}
 
@@ -243,9 +244,9 @@ class _Api:
             raise status_error(response, self.where, "write", "no such repository, environment or organisation")
 
 
-def _seal(value: str, public_key: str, where: str) -> str:
-    """``value`` sealed to GitHub's base64 public key (libsodium ``crypto_box_seal``), base64."""
-    public = load_sdk("nacl.public", "pynacl", "github/github_secret")
+def _seal(public: Any, value: str, public_key: str, where: str) -> str:
+    """``value`` sealed to GitHub's base64 public key (libsodium ``crypto_box_seal``) with
+    ``nacl.public``, base64."""
     try:
         box = public.SealedBox(public.PublicKey(base64.b64decode(public_key, validate=True)))
     except (binascii.Error, ValueError, TypeError):

@@ -53,12 +53,11 @@ def call(http: Any, method: str, url: str, *, where: str, operation: str, timeou
 
     Redirects are not followed: a store moving an API elsewhere would get the credentials there.
     """
-    requests = load_sdk("requests", "requests", where)
     attempt = 0
     while True:
         try:
             response = http.request(method, url, timeout=timeout, allow_redirects=False, **kwargs)
-        except requests.RequestException as exc:
+        except Exception as exc:  # requests' own, or what it wraps: named by class, never by text
             raise unreachable(where, exc) or TargetError(
                 f"{where}: {operation} failed ({type(exc).__name__})") from None
         if attempt == THROTTLE_RETRIES or not throttled(response):

@@ -6,6 +6,7 @@ validation, throttling, and tokens never shown."""
 from __future__ import annotations
 
 import json
+import sys
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
@@ -17,6 +18,7 @@ from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
+from secretsapi.service.sync import sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
 from tests.factories import lock_entries, secret, target, workspace
@@ -198,3 +200,21 @@ def test_a_throttled_store_is_retried_and_no_token_reaches_the_lockfile_audit_or
     for text in (cicd.lockfile_path.read_text(), details, caplog.text):
         assert not any(token in text for token in TOKENS)
         assert not any(value and value in text for value in _stored(*stores).values())
+
+
+@pytest.mark.parametrize(("module", "package", "spec"), [
+    ("nacl.public", "pynacl", target("github", "github_secret", owner="acme", repo="api")),
+    ("requests", "requests", target("github", "github_secret", owner="acme", repo="api")),
+    ("requests", "requests", target("gitlab", "gitlab_variable", project="team/app")),
+    ("requests", "requests", target("jenkins", "jenkins_credential", credential_id="x")),
+])
+def test_a_missing_library_fails_the_target_naming_the_package_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stores: tuple[GitHubServer, GitLabServer, JenkinsServer],
+    module: str, package: str, spec: dict[str, Any],
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # makes `import module` raise ImportError
+    ws = workspace(tmp_path, _providers(*stores), secret("a", spec))
+    (error,) = sync(ws).errors
+    type_ = f"{spec['provider']}/{spec['kind']}"
+    assert error.message == f"install the '{package}' package to use {type_} targets"
+    assert all(store.requests == [] for store in stores)

@@ -3,6 +3,8 @@ scope's key (the test opens them with the server's private key), write-only drif
 
 from __future__ import annotations
 
+import json
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -207,3 +209,31 @@ def test_an_unknown_repository_fails_only_its_target(tmp_path: Path, server: Git
     assert [e.message for e in result.errors] == [
         "gh/github_secret/acme/gone: write failed (404: no such repository, environment or organisation, "
         "or the token cannot see it)"]
+
+
+def test_a_lockfile_secretzero_wrote_under_its_own_id_tracks_the_secret(tmp_path: Path, server: GitHubServer) -> None:
+    ws = _repo_workspace(tmp_path, server)
+    sync(ws)
+    data = json.loads(ws.lockfile_path.read_text())
+    entry = data["secrets"]["deploy_token"]
+    entry["targets"] = {"gh/github_secret/": entry["hash"], "local/file/out/ci.env": entry["hash"]}
+    ws.lockfile_path.write_text(json.dumps(data))
+    assert [d.details["reason"] for d in detect_drift(ws).details] == ["unverifiable"]
+
+
+def test_writes_to_one_github_provider_overlap_up_to_its_max_concurrency(tmp_path: Path, server: GitHubServer) -> None:
+    for index in range(5):
+        server.add_repo("acme", f"r{index}")
+    ws = workspace(tmp_path, {"gh": github_provider(server.url, max_concurrency=2)},
+                   *[secret(f"s{i}", target("gh", "github_secret", owner="acme", repo=f"r{i}")) for i in range(5)])
+    server.hold()
+    outcome: list[Any] = []
+    thread = threading.Thread(target=lambda: outcome.append(sync(ws)))
+    thread.start()
+    try:
+        assert server.wait_in_flight(2)
+    finally:
+        server.release()
+        thread.join(30)
+    assert outcome[0].errors == [] and len(outcome[0].secrets_generated) == 5
+    assert server.max_in_flight == 2
