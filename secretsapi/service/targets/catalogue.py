@@ -34,6 +34,7 @@ def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
 
 
 _TIMEOUT = _opt("number", 5, "seconds before a remote call gives up (connect and read)")
+_VERIFY = _opt("boolean", True, "verify TLS; or the path of a CA bundle (a private CA)")
 _CONCURRENCY = _opt("integer", 8, "calls in flight at once per operation, 1 to 64 (1: one after another)")
 
 # The settings each provider kind reads (its module's docstring has the details). Settings
@@ -109,6 +110,7 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
         "config": {
             "api_url": _opt("string", github_secret.DEFAULT_API_URL,
                             "REST API root (aliases: base_url, url); Enterprise Server: https://<host>/api/v3"),
+            "verify": _VERIFY,
             "timeout": _TIMEOUT,
             "max_concurrency": _CONCURRENCY,
         },
@@ -125,6 +127,7 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
                        "GITLAB_URL (then CI_SERVER_URL) by default.",
         "config": {
             "url": _opt("string", gitlab_variable.DEFAULT_URL, "instance address (alias: base_url)"),
+            "verify": _VERIFY,
             "timeout": _TIMEOUT,
             "max_concurrency": _CONCURRENCY,
         },
@@ -141,6 +144,7 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
                        "JENKINS_TOKEN by default.",
         "config": {
             "url": _opt("string", None, "Jenkins root URL"),
+            "verify": _VERIFY,
             "timeout": _TIMEOUT,
             "max_concurrency": _CONCURRENCY,
         },

@@ -42,7 +42,7 @@ from secretsapi.service.targets.remote import (
     load_sdk,
     same_config,
 )
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error
+from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -222,7 +222,7 @@ class _Api:
         self.where = where
         self.http = session((self.url, token), {
             "Accept": "application/vnd.github+json", "Authorization": f"Bearer {token}",
-            "X-GitHub-Api-Version": API_VERSION, "User-Agent": "secretsapi"}, kind.type)
+            "X-GitHub-Api-Version": API_VERSION, "User-Agent": "secretsapi"}, kind.type, tls_verify(provider, ctx))
 
     def get(self, path: str, operation: str, *, missing_ok: bool = False) -> Any:
         response = call(self.http, "GET", f"{self.url}/{path}", where=self.where, operation=operation,

@@ -29,7 +29,7 @@ from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
 from secretsapi.service.targets.remote import check_text, checked_group, checked_provider, collect, same_config
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error
+from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_URL = "https://gitlab.com"
@@ -183,7 +183,8 @@ class _Api:
         self.collection = f"{url}/api/v4/{kind.owner_path}/{owner}/variables"
         self.timeout = provider.timeout
         self.where = where
-        self.http = session((url, token), {"PRIVATE-TOKEN": token, "User-Agent": "secretsapi"}, kind.type)
+        self.http = session((url, token), {"PRIVATE-TOKEN": token, "User-Agent": "secretsapi"}, kind.type,
+                            tls_verify(provider, ctx))
 
     def item(self, key: str, scope: str) -> str:
         return f"{self.collection}/{quote(key, safe='')}?filter%5Benvironment_scope%5D={quote(scope, safe='')}"

@@ -30,7 +30,7 @@ from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
 from secretsapi.service.targets.remote import check_text, checked_group, checked_provider
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error
+from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
 from secretsapi.service.util.hashing import sha256_text
 
 AUTH_KINDS = ("token", "basic", "env", "ambient")
@@ -169,7 +169,7 @@ class _Api:
         self.timeout = provider.timeout
         self.where = where
         self.http = session((self.url, username, token), {"User-Agent": "secretsapi"},
-                            "jenkins/jenkins_credential", auth=(username, token))
+                            "jenkins/jenkins_credential", tls_verify(provider, ctx), auth=(username, token))
         self._crumb: dict[str, str] | None = None
 
     def exists(self, credential: str, operation: str) -> bool:

@@ -16,11 +16,14 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.remote import (
     RETRY_AFTER_MAX,
     THROTTLE_RETRIES,
     ClientCache,
+    Provider,
     load_sdk,
+    local_path,
     unreachable,
 )
 
@@ -31,7 +34,7 @@ _sessions = ClientCache(64, per_thread=True)
 Throttled = Callable[[Any], bool]
 
 
-def session(settings: tuple[Any, ...], headers: Mapping[str, str], type_: str,
+def session(settings: tuple[Any, ...], headers: Mapping[str, str], type_: str, verify: bool | str,
             auth: tuple[str, str] | None = None) -> Any:
     """This thread's session for ``settings`` (everything it depends on, credentials included:
     the cache keeps only their digest), sending ``headers`` on every request."""
@@ -41,10 +44,23 @@ def session(settings: tuple[Any, ...], headers: Mapping[str, str], type_: str,
         made = requests.Session()
         made.headers.update(headers)
         made.auth = auth
-        made.trust_env = False  # no ~/.netrc credentials for another host, no proxy surprises
+        made.verify = verify
+        # Without the environment: a ~/.netrc entry would replace the token header.
+        made.trust_env = False
         return made
 
-    return _sessions.get((type_, *settings), make)
+    return _sessions.get((type_, *settings, verify), make)
+
+
+def tls_verify(provider: Provider, ctx: TargetContext) -> bool | str:
+    """The provider's ``verify``: true (the default), false, or a CA bundle path (relative to the
+    definition folder), for self-managed instances behind a private CA."""
+    value = provider.settings.get("verify", True)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value:
+        return local_path(value, ctx)
+    raise TargetError(f"provider '{provider.alias}': verify must be true, false or a CA bundle path")
 
 
 def call(http: Any, method: str, url: str, *, where: str, operation: str, timeout: float,

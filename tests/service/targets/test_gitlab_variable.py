@@ -140,3 +140,13 @@ def test_url_and_token_come_from_the_environment_when_the_provider_names_none(
 def test_dry_run_sends_no_request(tmp_path: Path, server: GitLabServer) -> None:
     assert sync(_workspace(tmp_path, server), dry_run=True).secrets_generated == ["db_password", "registry_token"]
     assert server.requests == []
+
+
+def test_a_verify_setting_that_is_neither_a_flag_nor_a_path_fails_the_target(
+    tmp_path: Path, server: GitLabServer
+) -> None:
+    provider = {**gitlab_provider(server.url), "config": {"url": server.url, "verify": 0}}
+    ws = workspace(tmp_path, {"gl": provider}, secret("token", target("gl", "gitlab_variable", project="team/app")))
+    [error] = sync(ws).errors
+    assert error.message == "provider 'gl': verify must be true, false or a CA bundle path"
+    assert server.requests == []
