@@ -36,7 +36,7 @@ class Repair:
     unit: Unit
     value_hash: str
     value: str = field(repr=False)  # never in a log line or a traceback
-    # Ids of the write-only targets rewritten: their write time is recorded (``write_only``).
+    # Ids of the targets rewritten whose kind ``records_write_time`` (see ``write_only``).
     write_only: tuple[str, ...] = ()
 
 
@@ -81,19 +81,19 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
     units: dict[str, tuple[SecretDef, Unit, LockEntry]] = {}
     batch = list(checks.items())
     reads = read_groups([(get_kind(type_), [member[3] for member in members]) for (type_, _), members in batch], ctx)
-    for (_, members), backs in zip(batch, reads, strict=True):
+    for ((type_, _), members), backs in zip(batch, reads, strict=True):
         if isinstance(backs, TargetError):
             continue
+        stamped = bool(getattr(get_kind(type_), "records_write_time", False))
         for secret, unit, entry, placement, target_id in members:
             back = backs[placement.key]
             expected = entry.targets.get(target_id)
             if back.present and expected is not None and not back.verifiable:
                 if changed_after(back, recorded_at(entry, (target_id,))) is not True:
                     continue  # nothing says it changed: leave it
-                write_only[unit.lock_key].append(target_id)
             elif back.present and expected is not None and back.hash == expected:
                 continue
-            elif not back.verifiable:
+            if stamped:
                 write_only[unit.lock_key].append(target_id)
             broken[unit.lock_key].append(placement)
             units[unit.lock_key] = (secret, unit, entry)
@@ -127,7 +127,7 @@ def _copies(broken: dict[str, list[Placement]], units: dict[str, tuple[SecretDef
 def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[str, dict[str, str]],
                    now: datetime | None = None) -> bool:
     """Add the repaired targets' hashes to their entries; the value hash and timestamps stay.
-    Write-only targets rewritten get a ``target_provenance`` record at ``now``.
+    Rewritten targets of kinds that ``records_write_time`` get a ``target_provenance`` record at ``now``.
 
     An entry whose value changed since the plan (a concurrent forced sync) is left as it is.
     Returns whether any entry changed.

@@ -2,19 +2,28 @@
 drift and repair compare the store's last write with the time the lockfile recorded for it.
 
 The lockfile's time for a target is the latest of the entry's ``updated_at`` (the value's last
-generation) and SecretZero's ``target_provenance`` records for that target (SecretZero writes
-one per target write; a repair here adds one for each write-only target it rewrites, so the
-store's newer time is not taken for a change by someone else).
+generation, taken before the writes) and SecretZero's ``target_provenance`` records for that
+target (SecretZero writes one per target write). Here a sync, rotation or repair adds one, taken
+once the writes ended, for each written target of a kind with ``records_write_time`` (a store
+that reports write times but no values), so neither a slow sync nor a repair's later write is
+taken for a change by someone else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from secretsapi.service.state.lockfile import LockEntry, format_time, parse_time
+from secretsapi.service.definition.model import Definition
+from secretsapi.service.errors import LockEntryCorrupted, TargetError
+from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time, parse_time
+from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.base import ReadBack
+
+if TYPE_CHECKING:
+    from secretsapi.service.state.value_store import Written
 
 PROVENANCE = "target_provenance"
 # The store's clock and ours may differ a little; a write this much later is not a change.
@@ -55,3 +64,33 @@ def with_writes(extra: Mapping[str, Any], target_ids: Iterable[str], moment: dat
         records[target_id] = [*(earlier if isinstance(earlier, list) else []),
                               {"updated_at": format_time(moment), "actor": {"client": "secretsapi"}}]
     return {**extra, PROVENANCE: records}
+
+
+def stamped_writes(definition: Definition, written: Sequence[Written]) -> dict[str, list[str]]:
+    """``{lock key: target ids}`` of the written targets whose kind ``records_write_time``."""
+    ctx = TargetContext.of(definition)
+    stamped: dict[str, list[str]] = {}
+    for item in written:
+        for unit in item.secret.units:
+            if unit.lock_key != item.lock_key:
+                continue
+            for placement in unit.placements:
+                try:
+                    kind = get_kind(placement.target.type)
+                except TargetError:
+                    continue
+                target_id = kind.target_id(placement.target, ctx)
+                if getattr(kind, "records_write_time", False) and target_id in item.targets:
+                    stamped.setdefault(item.lock_key, []).append(target_id)
+    return stamped
+
+
+def record_write_times(doc: LockDocument, stamped: Mapping[str, Sequence[str]], moment: datetime) -> None:
+    """A provenance record at ``moment`` in each entry for its ``stamped`` target ids."""
+    for lock_key, target_ids in stamped.items():
+        try:
+            entry = doc.entry(lock_key)
+        except LockEntryCorrupted:
+            continue
+        if entry is not None:
+            doc.set_entry(lock_key, replace(entry, extra=with_writes(entry.extra, target_ids, moment)))

@@ -86,6 +86,9 @@ def _throttled(response: Any) -> bool:
 
 class GitHubSecretKind:
     type = "github/github_secret"
+    # GitHub reports when a secret was written, never its value: the lockfile keeps the time of
+    # each write here, for drift to compare (``state.write_only``).
+    records_write_time = True
 
     def describe(self) -> dict[str, Any]:
         return {

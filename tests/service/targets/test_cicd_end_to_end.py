@@ -18,13 +18,16 @@ from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
+from secretsapi.service.drift import detect_drift
 from secretsapi.service.sync import sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
-from tests.factories import lock_entries, secret, target, workspace
+from tests.factories import aws_provider, kube_provider, lock_entries, secret, target, vault_provider, workspace
 from tests.peers.github_server import GitHubServer
 from tests.peers.gitlab_server import GitLabServer
 from tests.peers.jenkins_server import JenkinsServer
+from tests.peers.kubernetes_server import KubernetesServer
+from tests.peers.vault_server import VaultServer
 
 TOKENS = ("ghp-test-token", "glpat-test-token", "jenkins-api-token")
 IDS = {
@@ -218,3 +221,36 @@ def test_a_missing_library_fails_the_target_naming_the_package_to_install(
     type_ = f"{spec['provider']}/{spec['kind']}"
     assert error.message == f"install the '{package}' package to use {type_} targets"
     assert all(store.requests == [] for store in stores)
+
+
+def test_one_sync_writes_every_store_with_the_existing_kinds_and_records_every_target(
+    tmp_path: Path, stores: tuple[GitHubServer, GitLabServer, JenkinsServer], aws: str, vault: VaultServer,
+    kube: KubernetesServer,
+) -> None:
+    providers = {**_providers(*stores), "aws": aws_provider(aws), "vault": vault_provider(vault.url),
+                 "cluster": kube_provider(kube.url)}
+    targets = [
+        target("local", "file", path="out/all.env"),
+        target("aws", "ssm_parameter", name="/app/shared"),
+        target("vault", "vault_kv", path="app/shared"),
+        target("cluster", "kubernetes_secret", secret_name="shared", namespace="apps"),
+        target("github", "github_secret", owner="acme", repo="api"),
+        target("gitlab", "gitlab_variable", project="team/app"),
+        target("gitlab", "gitlab_group_variable", group="team"),
+        target("jenkins", "jenkins_credential", credential_id="shared"),
+    ]
+    stores[1].add("groups", "team")
+    ws = workspace(tmp_path, providers, secret("shared", *targets))
+    result = sync(ws)
+    assert result.errors == [] and result.secrets_generated == ["shared"]
+    entry = lock_entries(ws)["shared"]
+    assert list(entry["targets"]) == [
+        "local/file/out/all.env", "aws/ssm_parameter//app/shared", "vault/vault_kv/secret/app/shared",
+        "cluster/kubernetes_secret/apps/shared/shared", "github/github_secret/acme/api",
+        "gitlab/gitlab_variable/team/app", "gitlab/gitlab_group_variable/team", "jenkins/jenkins_credential/shared"]
+    assert set(entry["targets"].values()) == {entry["hash"]}
+    github, gitlab, jenkins = stores
+    assert sha256_text(github.value("repos/acme/api", "shared") or "") == entry["hash"]
+    assert sha256_text((gitlab.variable("groups", "team", "shared") or {})["value"]) == entry["hash"]
+    assert sha256_text(jenkins.secret("shared") or "") == entry["hash"]
+    assert not detect_drift(ws).has_drift  # the GitHub secret's write time is recorded once written

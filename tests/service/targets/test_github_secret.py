@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -237,3 +238,13 @@ def test_writes_to_one_github_provider_overlap_up_to_its_max_concurrency(tmp_pat
         thread.join(30)
     assert outcome[0].errors == [] and len(outcome[0].secrets_generated) == 5
     assert server.max_in_flight == 2
+
+
+def test_a_sync_slower_than_the_clock_allowance_is_not_taken_for_a_change(tmp_path: Path, server: GitHubServer) -> None:
+    # The entry's time is taken before the writes; here the writes end a minute later.
+    times = iter([datetime.now(UTC) - timedelta(minutes=1)])
+    ws = replace(_repo_workspace(tmp_path, server), clock=lambda: next(times, datetime.now(UTC)))
+    sync(ws)
+    [item] = detect_drift(ws).details
+    assert item.details["changed_after_record"] is False
+    assert not sync(ws, repair=True).secrets_repaired
