@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from secretsapi.service.state.value_store import Written
 
 PROVENANCE = "target_provenance"
+HISTORY = 3  # records kept per target, as SecretZero keeps them
 # The store's clock and ours may differ a little; a write this much later is not a change.
 CLOCK_SKEW = timedelta(seconds=5)
 
@@ -62,7 +63,7 @@ def with_writes(extra: Mapping[str, Any], target_ids: Iterable[str], moment: dat
     for target_id in target_ids:
         earlier = records.get(target_id)
         records[target_id] = [*(earlier if isinstance(earlier, list) else []),
-                              {"updated_at": format_time(moment), "actor": {"client": "secretsapi"}}]
+                              {"updated_at": format_time(moment), "actor": {"client": "secretsapi"}}][-HISTORY:]
     return {**extra, PROVENANCE: records}
 
 

@@ -248,3 +248,13 @@ def test_a_sync_slower_than_the_clock_allowance_is_not_taken_for_a_change(tmp_pa
     [item] = detect_drift(ws).details
     assert item.details["changed_after_record"] is False
     assert not sync(ws, repair=True).secrets_repaired
+
+
+def test_the_lockfile_keeps_the_last_three_write_times_of_a_secret(tmp_path: Path, server: GitHubServer) -> None:
+    ws = _repo_workspace(tmp_path, server)
+    sync(ws)
+    for _ in range(3):
+        execute_rotation(ws, force=True)
+    [records] = lock_entries(ws)["deploy_token"]["target_provenance"].values()
+    assert len(records) == 3 and records == sorted(records, key=lambda record: record["updated_at"])
+    assert set(records[-1]) == {"updated_at", "actor"}  # SecretZero's TargetUpdate shape
