@@ -125,7 +125,9 @@ class _GitLabVariableKind:
             current = api.variable(key, scope, "write")
             if current is None:
                 api.send("POST", api.collection, {"key": key, **wanted}, (201,))
-            elif any(current.get(name) != setting for name, setting in wanted.items()):
+            # An attribute the instance does not answer with (older versions: raw, description)
+            # is one it does not keep either: only those it shows are compared.
+            elif any(name in current and current[name] != setting for name, setting in wanted.items()):
                 api.send("PUT", api.item(key, scope), wanted, (200,))
         return {p.key: sha256_text(values[_key(p)]) for p, _ in items}
 
