@@ -22,6 +22,7 @@ from secretsapi.service.state.readback import Copy, read_back_all
 from secretsapi.service.state.write_only import changed_after, recorded_at, with_writes
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.fanout import read_groups
+from secretsapi.service.targets.secretzero_ids import aliases
 
 NO_COPY = "no target holds the recorded value: sync with force to replace it"
 # Templates render many secrets' values and hold none of their own: a repair never writes one.
@@ -89,7 +90,7 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
             back = backs[placement.key]
             expected = entry.targets.get(target_id)
             if back.present and expected is not None and not back.verifiable:
-                if changed_after(back, recorded_at(entry, (target_id,))) is not True:
+                if changed_after(back, recorded_at(entry, (target_id, *aliases(placement.target)))) is not True:
                     continue  # nothing says it changed: leave it
             elif back.present and expected is not None and back.hash == expected:
                 continue
