@@ -124,3 +124,17 @@ def test_an_unknown_folder_fails_only_its_target(tmp_path: Path, server: Jenkins
 def test_dry_run_sends_no_request(tmp_path: Path, server: JenkinsServer) -> None:
     assert sync(_workspace(tmp_path, server), dry_run=True).secrets_generated == ["api_key", "deploy_password"]
     assert server.requests == []
+
+
+def test_url_user_and_token_come_from_the_environment_when_the_provider_names_none(
+    tmp_path: Path, server: JenkinsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = workspace(tmp_path, {"ci": {"kind": "jenkins"}},
+                   secret("api_key", target("ci", "jenkins_credential", credential_id="api-key")))
+    [error] = sync(ws).errors
+    assert error.message == "provider 'ci': no Jenkins URL (set url in the provider, or JENKINS_URL)"
+    monkeypatch.setenv("JENKINS_URL", server.url)
+    monkeypatch.setenv("JENKINS_USER", "admin")
+    monkeypatch.setenv("JENKINS_API_TOKEN", "jenkins-api-token")
+    assert sync(ws).errors == []
+    assert server.secret("api-key") is not None
