@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -46,6 +47,11 @@ class ReadBack:
     # A dotenv line standard readers misparse but SecretZero's own reading (outer double quotes
     # stripped, nothing unescaped) gives this: the recorded value, misencoded (drift: "misencoded").
     misencoded_value: str | None = field(default=None, repr=False)
+    # False: the store never gives the value back (GitHub secrets, Jenkins credentials), so
+    # ``hash`` is None and drift compares ``updated_at``, the store's last write (None when the
+    # store keeps none), with the lockfile's time for the target (see ``write_only``).
+    verifiable: bool = True
+    updated_at: datetime | None = None
 
 
 @runtime_checkable
