@@ -29,7 +29,7 @@ def test_a_lockfile_nested_200000_levels_is_lockfile_unreadable(
 
     response = getattr(authed_api, method)(path, data=body, format="json")
 
-    body: dict[str, str] = json.loads(response.content)
-    assert response.status_code == 500 and body["detail"] != GENERIC_500, body
-    assert body["detail"].endswith(".gitsecrets.lock: nested too deeply to be read")
+    answer: dict[str, str] = json.loads(response.content)
+    assert response.status_code == 500 and answer["detail"] != GENERIC_500, answer
+    assert answer["detail"].endswith(".gitsecrets.lock: nested too deeply to be read")
     assert project.lockfile.read_text() == NESTED
