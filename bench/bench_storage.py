@@ -2,7 +2,8 @@
 
 For each ``--checkout`` (a checkout's own code, run by this venv's Python in a child process):
 - audit: ``audit.recorder.record()`` into one SQLite file, alone, then from 3 processes of 4
-  threads at once (rows/s, p50 and p99 of one call, rows lost, errors);
+  threads at once (rows/s, p50 and p99 of one call, rows lost, errors), with the recorder's
+  write gate and, where the checkout has one, without it (SQLite's busy timeout alone);
 - keys: ``apikeys.keys.resolve()`` of a named key (median µs);
 - lockfile: ``read_lockfile`` of a 20,000-entry lockfile, not cached (median ms), and the longest
   another thread of the process waited meanwhile (a thread that wakes every 0.5 ms);
@@ -18,6 +19,7 @@ Run: ``.venv/bin/python bench/bench_storage.py --checkout /work/main --checkout 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -49,12 +51,17 @@ def _setup(checkout: Path, data: Path) -> None:
     django.setup()
 
 
-def _writer(checkout: Path, data: Path) -> None:
-    """One of the concurrent writer processes: THREADS threads of CALLS records; prints timings."""
+def _writer(checkout: Path, data: Path, gate: str) -> None:
+    """One of the concurrent writer processes: THREADS threads of CALLS records; prints timings.
+    ``gate`` "off": the recorder's SQLite write gate is replaced by nothing (SQLite's own waiting)."""
     _setup(checkout, data)
     from django.db import connection
 
+    from audit import recorder
     from audit.recorder import record
+
+    if gate == "off":
+        recorder.audit_write_gate = contextlib.nullcontext  # type: ignore[attr-defined]
 
     times: list[float] = []
     errors: list[str] = []
@@ -83,7 +90,7 @@ def _writer(checkout: Path, data: Path) -> None:
 def _audit(checkout: Path, data: Path) -> dict[str, Any]:
     from django.core.management import call_command
 
-    from audit.models import AuditEntry
+    from audit import recorder
     from audit.recorder import record
 
     call_command("migrate", verbosity=0)
@@ -92,9 +99,18 @@ def _audit(checkout: Path, data: Path) -> dict[str, Any]:
         started = time.perf_counter()
         record(action="get_secret_status", resource=f"secret:s{i:05d}", user="service", success=True)
         solo.append(time.perf_counter() - started)
+    figures: dict[str, Any] = {"solo_ms": statistics.median(solo) * 1000}
+    for gate in ("on", "off") if hasattr(recorder, "audit_write_gate") else ("none",):
+        figures[f"gate_{gate}"] = _concurrent(checkout, data, gate)
+    return figures
+
+
+def _concurrent(checkout: Path, data: Path, gate: str) -> dict[str, Any]:
+    from audit.models import AuditEntry
+
     before = AuditEntry.objects.count()
-    procs = [subprocess.Popen([PYTHON, str(HERE), "--writer", str(checkout), str(data)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True) for _ in range(PROCESSES)]
+    procs = [subprocess.Popen([PYTHON, str(HERE), "--writer", str(checkout), str(data), gate],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(PROCESSES)]
     time.sleep(3)  # their Django set up
     started = time.perf_counter()
     outs = []
@@ -108,7 +124,7 @@ def _audit(checkout: Path, data: Path) -> dict[str, Any]:
     wall = time.perf_counter() - started
     times = sorted(t for out in outs for t in out["times"])
     written = AuditEntry.objects.count() - before
-    return {"solo_ms": statistics.median(solo) * 1000, "rows_per_s": written / wall,
+    return {"rows_per_s": written / wall,
             "p50_ms": times[len(times) // 2] * 1000, "p99_ms": times[int(len(times) * 0.99)] * 1000,
             "lost": PROCESSES * THREADS * CALLS - written, "errors": sum(len(out["errors"]) for out in outs)}
 
@@ -236,7 +252,7 @@ def _measure(checkout: Path, sections: list[str]) -> None:
 
 def main() -> None:
     if sys.argv[1:2] == ["--writer"]:
-        _writer(Path(sys.argv[2]), Path(sys.argv[3]))
+        _writer(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4])
         return
     if sys.argv[1:2] == ["--measure"]:
         _measure(Path(sys.argv[2]), sys.argv[3:])
@@ -255,9 +271,12 @@ def main() -> None:
         print(f"== {checkout} ({_commit(checkout)})")
         audit, keys, lock = figures["audit"], figures["keys"], figures["lockfile"]
         print(f"audit record, alone                    {audit['solo_ms']:8.3f} ms median")
-        print(f"audit record, {PROCESSES} processes x {THREADS} threads   {audit['rows_per_s']:8.0f} rows/s, "
-              f"p50 {audit['p50_ms']:.2f} ms, p99 {audit['p99_ms']:.2f} ms, "
-              f"lost {audit['lost']}, errors {audit['errors']}")
+        for gate in ("on", "off", "none"):
+            if f"gate_{gate}" in audit:
+                many = audit[f"gate_{gate}"]
+                print(f"audit record, {PROCESSES} processes x {THREADS} threads, write gate {gate:4} "
+                      f"{many['rows_per_s']:6.0f} rows/s, p50 {many['p50_ms']:.2f} ms, p99 {many['p99_ms']:.2f} ms, "
+                      f"lost {many['lost']}, errors {many['errors']}")
         print(f"key resolve                            {keys['resolve_us']:8.0f} us median")
         print(f"lockfile read, {SECRETS} entries ({lock['bytes'] / 1e6:.1f} MB) {lock['read_ms']:8.1f} ms median, "
               f"longest wait of another thread {lock['stall_ms']:.1f} ms median (max {lock['stall_max_ms']:.1f})")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 logger = logging.getLogger("project.private_data")
 
-# Beside the database: SQLite's journals, and the audit writers' lock file of earlier versions.
+# Beside the database: SQLite's journals, and the lock files of migrate and of the audit writers.
 _DATABASE_COMPANIONS = ("-wal", "-shm", "-journal", ".audit.lck")
 
 

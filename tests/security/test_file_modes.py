@@ -53,7 +53,7 @@ def test_the_database_and_its_journals_are_private(data: Path, name: str) -> Non
 
 def test_every_file_in_the_data_folder_is_private(data: Path) -> None:
     modes = {path.name: oct(mode(path)) for path in data.iterdir()}
-    assert {"secret_key", "migrate.lck"} <= set(modes)
+    assert {"secret_key", "migrate.lck", "service.sqlite3.audit.lck"} <= set(modes)
     assert {name: m for name, m in modes.items() if int(m, 8) & 0o077} == {}
 
 
