@@ -95,3 +95,10 @@ def test_threads_reading_the_same_new_file_wait_for_one_parse(
 
     assert len(parses) == 1
     assert len(docs) == 2 and docs[0]._raw is docs[1]._raw
+
+
+def test_a_lockfile_holding_an_integer_past_python_s_digit_limit_is_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / ".gitsecrets.lock"
+    path.write_text(WRITTEN.replace('"rotation_count": 7', '"rotation_count": ' + "7" * 5000, 1))
+    with pytest.raises(LockfileUnreadable, match="holds a number too large to be read"):
+        read_lockfile(path)
