@@ -239,9 +239,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     if (_sqlite_file := sqlite_file(str(DATABASES["default"].get("NAME") or ""))) is not None:
         # Created 0600 before SQLite opens it, so that its -wal and -shm files are 0600 too.
         private_sqlite(_sqlite_file)
-    # Several gunicorn workers write audit rows: WAL and a busy timeout avoid "database is locked".
+    # Several gunicorn workers write audit rows: WAL, a busy timeout, and transactions that take
+    # the write lock when they begin (IMMEDIATE), so none fails upgrading a read to a write,
+    # avoid "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {"timeout": 20, "transaction_mode": "IMMEDIATE",
+         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
     )
 if DATABASES["default"]["ENGINE"].startswith("django.db.backends.postgresql"):
     # An unreachable server (stopped, firewalled) fails a request, and /health, in seconds rather

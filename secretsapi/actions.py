@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 from django.db.models import QuerySet
 
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit_name, record
-from secretsapi import database_locks, engine_processes, service
+from secretsapi import database_errors, database_locks, engine_processes, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
     DefinitionInvalid,
@@ -90,7 +89,7 @@ def audited(
         raise
     except Exception as exc:
         # The database going away mid-operation (a write's lock session ended with it) is named.
-        code = "database_unavailable" if isinstance(exc, OperationalError | InterfaceError) else "internal_error"
+        code = "database_unavailable" if database_errors.unreachable(exc) else "internal_error"
         write(False, {**facts, "error": code})
         exc.audited = True  # type: ignore[attr-defined]
         raise
