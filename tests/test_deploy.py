@@ -55,3 +55,16 @@ def test_the_compose_file_passes_docker_compose_config() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert sorted(result.stdout.split()) == ["db", "proxy", "web", "worker"]
+
+
+def test_the_image_copies_every_package_the_service_runs_and_nothing_missing() -> None:
+    """No Docker daemon is needed to check what the Dockerfile takes from the repository."""
+    copied = set()
+    for line in (DEPLOY / "Dockerfile").read_text().splitlines():
+        words = line.split()
+        if words[:1] == ["COPY"] and not words[1].startswith("--from"):
+            copied.update(source.rstrip("/") for source in words[1:-1])
+    assert all((ROOT / source).exists() for source in copied), copied
+    packages = {path.parent.name for path in ROOT.glob("*/__init__.py")} - {"tests", "bench"}
+    assert packages <= copied
+    assert {"manage.py", "requirements.txt"} <= copied
