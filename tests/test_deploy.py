@@ -59,7 +59,7 @@ def test_the_compose_file_passes_docker_compose_config() -> None:
 
 def test_the_image_copies_every_package_the_service_runs_and_nothing_missing() -> None:
     """No Docker daemon is needed to check what the Dockerfile takes from the repository."""
-    copied = set()
+    copied: set[str] = set()
     for line in (DEPLOY / "Dockerfile").read_text().splitlines():
         words = line.split()
         if words[:1] == ["COPY"] and not words[1].startswith("--from"):
