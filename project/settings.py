@@ -139,8 +139,8 @@ SERVICE_TIMEOUT = env_int("SERVICE_TIMEOUT", 300, minimum=1)
 SERVICE_ADMIN_LOGIN_FAILURE_LIMIT = env_int("SERVICE_ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS = env_int("SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS", 900, minimum=1)
 # Behind the reverse proxy of deploy/nginx/ (which overwrites X-Forwarded-For, -Proto and -Host
-# on every request): the scheme, host and client address come from those headers. Only for a
-# `serve` that nothing but the proxy can reach (loopback, or the proxy's own network).
+# on every request): the scheme, host and client address come from those headers. `serve`
+# then listens on loopback only, where nothing but the proxy reaches it.
 SERVICE_BEHIND_PROXY = env_bool("SERVICE_BEHIND_PROXY")
 # Engine processes per worker for the long operations (secretsapi/engine_processes.py); 0 runs
 # them in the worker's request thread, where they hold up its other requests (for debugging).

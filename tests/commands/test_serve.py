@@ -182,3 +182,11 @@ def test_the_gunicorn_config_sets_only_gunicorn_s_documented_settings_with_its_o
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"unknown": [], "worker": "gthread"}
+
+
+def test_serve_behind_the_proxy_refuses_to_listen_beyond_loopback(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, SERVICE_BEHIND_PROXY="true", SERVICE_API_KEY="k")
+    result = subprocess.run([sys.executable, "manage.py", "serve", "--host", "0.0.0.0", "--port", str(free_port())],  # noqa: S104
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "Refusing to listen on 0.0.0.0 with SERVICE_BEHIND_PROXY=true" in result.stderr
