@@ -138,9 +138,10 @@ SERVICE_TIMEOUT = env_int("SERVICE_TIMEOUT", 300, minimum=1)
 # lock that username or address out until this many seconds pass without another failure.
 SERVICE_ADMIN_LOGIN_FAILURE_LIMIT = env_int("SERVICE_ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS = env_int("SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS", 900, minimum=1)
-# A request's head and body must arrive within this many seconds of its first byte (or of the
-# connection opening); they are read without a thread (project/gunicorn_worker.py).
-SERVICE_REQUEST_READ_TIMEOUT = env_int("SERVICE_REQUEST_READ_TIMEOUT", 10, minimum=1, maximum=3600)
+# Behind the reverse proxy of deploy/nginx/ (which overwrites X-Forwarded-For, -Proto and -Host
+# on every request): the scheme, host and client address come from those headers. `serve`
+# then listens on loopback only, where nothing but the proxy reaches it.
+SERVICE_BEHIND_PROXY = env_bool("SERVICE_BEHIND_PROXY")
 # Engine processes per worker for the long operations (secretsapi/engine_processes.py); 0 runs
 # them in the worker's request thread, where they hold up its other requests (for debugging).
 SERVICE_ENGINE_PROCESSES = env_int("SERVICE_ENGINE_PROCESSES", 1, minimum=0)
@@ -205,6 +206,11 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_DISABLE_ACCESS_LOG = True
 # Log lines name only what locks (username, address), never the user agent; no banner at start.
 AXES_VERBOSE = False
+if SERVICE_BEHIND_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    USE_X_FORWARDED_HOST = True
+    # The proxy's peer, not the proxy, is the address a lockout counts.
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
 
 ROOT_URLCONF = "project.urls"
 WSGI_APPLICATION = "project.wsgi.application"

@@ -19,7 +19,6 @@ from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import load_var_files, resolve_var_file
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
-from secretsapi.service.util import long_lived
 from secretsapi.service.util.hashing import sha256_text
 
 logger = logging.getLogger(__name__)
@@ -118,7 +117,6 @@ def _load_and_cache(
         _cache[key] = definition
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
-    long_lived.kept()
     return definition
 
 

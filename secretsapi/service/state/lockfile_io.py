@@ -15,7 +15,7 @@ from typing import Any
 
 from secretsapi.service.errors import LockfileStorageFull, LockfileUnreadable, LockfileUnwritable
 from secretsapi.service.state.lockfile import LockDocument
-from secretsapi.service.util import atomic_files, long_lived
+from secretsapi.service.util import atomic_files
 
 
 def _parse(path: Path, data: bytes) -> dict[str, Any]:
@@ -113,7 +113,6 @@ def read_lockfile(path: Path, *, exact: bool = False) -> LockDocument:
     settled = stat_key == _stat_key(before) and (
         time.time_ns() - max(after.st_mtime_ns, after.st_ctime_ns) > _SETTLED_NS
     )
-    parsed = False
     if hit is not None and hit.digest == digest:
         raw = hit.raw
     else:
@@ -130,10 +129,7 @@ def read_lockfile(path: Path, *, exact: bool = False) -> LockDocument:
                     # The old version is of no further use to the cache: let it go before the parse.
                     _cache.pop(key, None)
                 raw = _parse(path, data)
-                parsed = True
     _remember(key, _Parsed(stat_key, digest, raw, settled))
-    if parsed:
-        long_lived.kept()
     return LockDocument(raw, shared=True)
 
 
