@@ -11,6 +11,7 @@ from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.checker import DefinitionChecker
+from secretsapi.service.definition.marked_environ import MarkedEnviron
 from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
@@ -52,7 +53,8 @@ def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence
         document = load_yaml(text, source=path.name, max_bytes=max_bytes)
     except DefinitionInvalid as exc:
         return ValidationReport(valid=False, errors=exc.errors, warnings=[])
-    return validate_document(document, overlays=load_var_files(path.parent, var_files),
+    # The operator's own files, validated as operations read them: against the real environment.
+    return validate_document(document, environ=os.environ, overlays=load_var_files(path.parent, var_files),
                              base_dir=path.parent, target_roots=target_roots, limits=limits)
 
 
@@ -73,8 +75,11 @@ def validate_document(
 
     A submitted document has no folder (``base_dir`` None): absolute local paths are checked
     against ``target_roots`` when the setting gives some, relative ones only for their shape.
+    ``environ`` None (submitted text): the marked environment, so the report cannot depend on
+    any environment value.
     """
-    checker = DefinitionChecker(os.environ if environ is None else environ, strict=True, limits=limits)
+    seen = MarkedEnviron(os.environ) if environ is None else environ
+    checker = DefinitionChecker(seen, strict=True, limits=limits)
     checker.target_rules = _TargetRules(checker, base_dir, tuple(target_roots or ()))
     try:
         checker.check(doc, overlays)
