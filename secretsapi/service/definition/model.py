@@ -146,6 +146,8 @@ class Definition:
     warnings: tuple[str, ...] = ()
     # Where local targets may write (SERVICE_TARGET_ROOTS); empty: the definition's folder.
     target_roots: tuple[Path, ...] = ()
+    # The service's own files (data folder, database): never a file the definition names.
+    service_paths: tuple[Path, ...] = ()
     environments: Environments = field(default_factory=Environments)
     # The process environment's values the definition took (``${NAME}`` not naming a variable),
     # each with its expression: messages about targets show the expression (environment_hidden).

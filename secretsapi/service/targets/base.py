@@ -21,6 +21,8 @@ class TargetContext:
     lock_keys: tuple[str, ...]  # every unit's lock key in the definition
     # Where local targets may write (SERVICE_TARGET_ROOTS); empty: ``base_dir`` alone.
     target_roots: tuple[Path, ...] = ()
+    # The service's own files (data folder, database): refused wherever the definition names one.
+    service_paths: tuple[Path, ...] = ()
 
     @classmethod
     def of(cls, definition: Definition, value_of: Callable[[str], str | None] | None = None) -> TargetContext:
@@ -28,7 +30,7 @@ class TargetContext:
         render other units' values); without it every unit's value is unknown."""
         lock_keys = tuple(unit.lock_key for secret in definition.secrets for unit in secret.units)
         return cls(definition.base_dir, definition.providers, value_of or _unknown, lock_keys,
-                   definition.target_roots)
+                   definition.target_roots, definition.service_paths)
 
 
 def _unknown(lock_key: str) -> str | None:

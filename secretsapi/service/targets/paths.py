@@ -84,6 +84,32 @@ def confined_path(base_dir: Path, config: Mapping[str, Any], field: str,
     raise TargetError(outside_message(value))
 
 
+# Pseudo-filesystems hold the process's own state (its environment, its memory), whatever the roots.
+_SYSTEM = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+def refused_message(path: str) -> str:
+    """One message for every refusal of a file a definition names, so it tells nothing about
+    what exists there."""
+    return (f"path {path} is outside the allowed target roots ({ROOTS_SETTING}) or among the "
+            "service's own files")
+
+
+def named_file(base_dir: Path, value: str, roots: Sequence[Path], service_paths: Sequence[Path]) -> Confined:
+    """A file a definition names for the service to read (a token file, a kubeconfig, a CA
+    bundle), confined like a local target: its real path inside one of ``roots`` (the
+    definition's folder when empty), never under ``service_paths`` (the data folder, the
+    database) or a pseudo-filesystem. ``~`` is expanded, as SecretZero does."""
+    try:
+        confined = confined_path(base_dir, {"path": os.path.expanduser(value)}, "path", roots)
+        guarded = [Path(p).resolve() for p in service_paths] + [p.resolve() for p in _SYSTEM]
+    except (TargetError, OSError, RuntimeError):
+        raise TargetError(refused_message(value)) from None
+    if any(confined.path == p or confined.path.is_relative_to(p) for p in guarded):
+        raise TargetError(refused_message(value))
+    return confined
+
+
 def link_message(location: str) -> str:
     return (f"{location}: a folder on the way (or the file) became a symbolic link or is not a "
             "folder; nothing was written through it")

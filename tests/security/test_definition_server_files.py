@@ -1,0 +1,121 @@
+"""Definitions naming the server's files (issue 25, point 2): a provider's ``token_file``,
+``kubeconfig``, ``ca_cert`` or CA bundle is confined like a local target (inside
+SERVICE_TARGET_ROOTS, never the data folder or /proc), so a definition cannot send a server
+file to an address of its choosing. Refusals say nothing about what exists there."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from tests.factories import Project, definition, secret, target
+from tests.peers.kubernetes_server import KubernetesServer
+from tests.peers.vault_server import VaultServer
+
+ROOTS = "SERVICE_TARGET_ROOTS"
+
+
+@pytest.fixture
+def vault() -> Iterator[VaultServer]:
+    with VaultServer() as server:
+        yield server
+
+
+@pytest.fixture
+def data_dir(project: Project, settings: Any) -> Path:
+    """The service's data folder inside the definition's folder, as in a checkout run in place."""
+    folder = project.root / "data"
+    folder.mkdir()
+    (folder / "secret_key").write_text("django-secret-key-value\n")
+    settings.DATA_DIR = folder
+    return folder
+
+
+def _vault_sync(api: APIClient, project: Project, vault: VaultServer, token_file: str) -> Any:
+    provider = {"kind": "vault", "auth": {"kind": "token_file", "config": {"token_file": token_file}},
+                "config": {"address": vault.url}}
+    project.write(definition(secret("a", target("vault", "vault_kv", path="app/a")), providers={"vault": provider}))
+    response = api.post("/sync", {}, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+@pytest.mark.parametrize("token_file", ["/proc/self/environ", "data/secret_key", "../outside/token"])
+def test_a_token_file_outside_the_roots_or_in_the_data_folder_sends_nothing(
+    authed_api: APIClient, project: Project, vault: VaultServer, data_dir: Path, token_file: str
+) -> None:
+    result = _vault_sync(authed_api, project, vault, token_file)
+    assert vault.requests == []
+    (error,) = result["errors"]
+    assert ROOTS in error["message"]
+    assert error["message"].startswith("provider 'vault': token_file: path ")
+
+
+def test_a_link_inside_the_roots_to_proc_is_refused(
+    authed_api: APIClient, project: Project, vault: VaultServer
+) -> None:
+    (project.root / "token").symlink_to("/proc/self/environ")
+    result = _vault_sync(authed_api, project, vault, "token")
+    assert vault.requests == []
+    assert ROOTS in result["errors"][0]["message"]
+
+
+def test_proc_is_refused_even_when_the_roots_hold_everything(
+    authed_api: APIClient, project: Project, vault: VaultServer, settings: Any
+) -> None:
+    settings.SERVICE_TARGET_ROOTS = (Path("/"),)
+    result = _vault_sync(authed_api, project, vault, "/proc/self/environ")
+    assert vault.requests == []
+    assert ROOTS in result["errors"][0]["message"]
+
+
+def test_the_refusal_is_the_same_for_a_file_that_exists_and_one_that_does_not(
+    authed_api: APIClient, project: Project, vault: VaultServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "exists").write_text("{}")
+    messages = [_vault_sync(authed_api, project, vault, str(elsewhere / name))["errors"][0]["message"]
+                for name in ("exists", "missing")]
+    assert messages[0].replace("exists", "X") == messages[1].replace("missing", "X")
+
+
+def test_a_token_file_inside_the_roots_still_works(
+    authed_api: APIClient, project: Project, vault: VaultServer
+) -> None:
+    (project.root / "vault-token").write_text(vault.token + "\n")
+    result = _vault_sync(authed_api, project, vault, "vault-token")
+    assert result["errors"] == [] and result["secrets_generated"] == ["a"]
+
+
+def test_a_vault_ca_bundle_in_proc_is_refused(authed_api: APIClient, project: Project, vault: VaultServer) -> None:
+    provider = {"kind": "vault", "auth": {"kind": "token", "config": {"token": vault.token}},
+                "config": {"address": vault.url, "verify": "/proc/self/environ"}}
+    project.write(definition(secret("a", target("vault", "vault_kv", path="app/a")), providers={"vault": provider}))
+    error = authed_api.post("/sync", {}, format="json").json()["errors"][0]
+    assert vault.requests == []
+    assert error["message"].startswith("provider 'vault': verify: path /proc/self/environ ")
+
+
+@pytest.mark.parametrize(("field", "config"), [
+    ("kubeconfig", {"kubeconfig": "/proc/self/environ"}),
+    ("kubeconfig", {"kubeconfig": "kube.yml:/proc/self/environ"}),
+    ("token_file", {"host": "URL", "token_file": "/proc/self/environ"}),
+    ("ca_cert", {"host": "URL", "token": "t", "ca_cert": "data/secret_key"}),
+])
+def test_kubernetes_files_outside_the_roots_send_nothing(
+    authed_api: APIClient, project: Project, data_dir: Path, field: str, config: dict[str, str]
+) -> None:
+    with KubernetesServer() as kube:
+        (project.root / "kube.yml").write_text("apiVersion: v1\nkind: Config\nclusters: []\n")
+        settings = {k: (kube.url if v == "URL" else v) for k, v in config.items()}
+        provider = {"kind": "kubernetes", "config": settings}
+        project.write(definition(secret("a", target("kubernetes", "kubernetes_secret", secret_name="a")),
+                                 providers={"kubernetes": provider}))
+        error = authed_api.post("/sync", {}, format="json").json()["errors"][0]
+        assert kube.requests == []
+    assert error["message"].startswith(f"provider 'kubernetes': {field}: path ")
+    assert ROOTS in error["message"]
