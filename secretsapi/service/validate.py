@@ -12,14 +12,14 @@ from typing import Any
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.checker import DefinitionChecker
 from secretsapi.service.definition.marked_environ import MarkedEnviron
-from secretsapi.service.definition.model import TargetSpec
+from secretsapi.service.definition.model import Environments, TargetSpec
 from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, TargetError
 from secretsapi.service.results import ValidationReport
 from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
 from secretsapi.service.targets.base import TargetContext
-from secretsapi.service.targets.paths import outside_message, path_problem, within_roots
+from secretsapi.service.targets.paths import outside_message, path_problem, refused_message, within_roots
 from secretsapi.service.targets.registry import get_kind
 from secretsapi.service.targets.remote import checked_provider
 from secretsapi.service.var_file_guard import check_before_reading
@@ -82,7 +82,8 @@ def validate_document(
     checker = DefinitionChecker(seen, strict=True, limits=limits)
     checker.target_rules = _TargetRules(checker, base_dir, tuple(target_roots or ()))
     try:
-        checker.check(doc, overlays)
+        parsed = checker.check(doc, overlays)
+        checker.errors += _lockfile_errors(parsed.environments, base_dir, tuple(target_roots or ()))
     except Exception:  # a checker bug must not turn bad input into a 500
         logger.exception("definition check failed unexpectedly")
         checker.errors.append("definition could not be checked")
@@ -146,6 +147,22 @@ class _TargetRules:
             if not within_roots(full, self._roots):
                 errors.append(f"{named} config.{name}: {outside_message(value)}")
         return errors
+
+
+def _lockfile_errors(environments: Environments, base_dir: Path | None, roots: tuple[Path, ...]) -> list[str]:
+    """Profile lockfiles outside the target roots and the definition's folder, judged lexically
+    as local target paths are (the operations also resolve links and refuse the service's own
+    files); a submitted document has no folder, so only its absolute paths are placed."""
+    allowed = (*roots, *((base_dir,) if base_dir is not None else ()))
+    errors = []
+    for name, profile in environments.profiles.items():
+        given = profile.lockfile
+        if not given or (base_dir is None and (not roots or not os.path.isabs(given))):
+            continue
+        full = os.path.normpath(os.path.join(os.path.abspath(base_dir or "/"), given))
+        if not within_roots(full, allowed):
+            errors.append(f"environments.profiles.{name}.lockfile: {refused_message(given)}")
+    return errors
 
 
 def _no_value(lock_key: str) -> str | None:
