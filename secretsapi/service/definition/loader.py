@@ -176,6 +176,7 @@ def _load(
         environments=parsed.environments,
         target_roots=target_roots,
         service_paths=service_paths,
+        render_seconds=(limits or InterpolationLimits()).render_seconds,
         environment_values=_environment_values(named, parsed.merged_variables, env),
         _by_name={secret.name: secret for secret in parsed.secrets},
     )

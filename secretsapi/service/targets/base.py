@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from secretsapi.service.definition.budget import RENDER_SECONDS
 from secretsapi.service.definition.model import Definition, Placement, ProviderSpec, TargetSpec
 
 
@@ -23,6 +24,8 @@ class TargetContext:
     target_roots: tuple[Path, ...] = ()
     # The service's own files (data folder, database): refused wherever the definition names one.
     service_paths: tuple[Path, ...] = ()
+    # How long one local/template render may take (SERVICE_RENDER_TIMEOUT).
+    render_seconds: float = RENDER_SECONDS
 
     @classmethod
     def of(cls, definition: Definition, value_of: Callable[[str], str | None] | None = None) -> TargetContext:
@@ -30,7 +33,7 @@ class TargetContext:
         render other units' values); without it every unit's value is unknown."""
         lock_keys = tuple(unit.lock_key for secret in definition.secrets for unit in secret.units)
         return cls(definition.base_dir, definition.providers, value_of or _unknown, lock_keys,
-                   definition.target_roots, definition.service_paths)
+                   definition.target_roots, definition.service_paths, definition.render_seconds)
 
 
 def _unknown(lock_key: str) -> str | None:
