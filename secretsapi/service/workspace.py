@@ -137,7 +137,7 @@ class Workspace:
         return load_definition(
             self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
-            limits=self.interpolation_limits, service_paths=self.service_paths,
+            limits=self.interpolation_limits, service_paths=self.service_paths, allow_scripts=self.allow_scripts,
         )
 
     def now(self) -> datetime:

@@ -5,6 +5,7 @@ file to an address of its choosing. Refusals say nothing about what exists there
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,3 +120,54 @@ def test_kubernetes_files_outside_the_roots_send_nothing(
         assert kube.requests == []
     assert error["message"].startswith(f"provider 'kubernetes': {field}: path ")
     assert ROOTS in error["message"]
+
+
+def _kubeconfig(url: str, user: dict[str, Any]) -> str:
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "test",
+        "clusters": [{"name": "test", "cluster": {"server": url}}],
+        "users": [{"name": "tester", "user": user}],
+        "contexts": [{"name": "test", "context": {"cluster": "test", "user": "tester"}}],
+    })
+
+
+def _kube_sync(api: APIClient, project: Project, kube: KubernetesServer, user: dict[str, Any]) -> Any:
+    (project.root / "kube.yml").write_text(_kubeconfig(kube.url, user))
+    provider = {"kind": "kubernetes", "config": {"kubeconfig": "kube.yml"}}
+    project.write(definition(secret("a", target("k8s", "kubernetes_secret", secret_name="a")),
+                             providers={"k8s": provider}))
+    return api.post("/sync", {}, format="json").json()
+
+
+@pytest.mark.parametrize("user", [{"tokenFile": "/proc/self/environ"}, {"tokenFile": "data/secret_key"},
+                                  {"client-certificate": "/proc/self/environ", "client-key": "/proc/self/environ"}])
+def test_files_a_named_kubeconfig_lists_are_confined_too(
+    authed_api: APIClient, project: Project, data_dir: Path, user: dict[str, str]
+) -> None:
+    with KubernetesServer() as kube:
+        result = _kube_sync(authed_api, project, kube, user)
+        assert kube.requests == []
+    (error,) = result["errors"]
+    assert error["message"].startswith("provider 'k8s': kubeconfig ")
+    assert ROOTS in error["message"]
+
+
+def test_a_named_kubeconfig_runs_no_command_unless_scripts_are_allowed(
+    authed_api: APIClient, project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    ran = tmp_path_factory.mktemp("ran") / "ran"
+    command = {"apiVersion": "client.authentication.k8s.io/v1", "command": "touch", "args": [str(ran)]}
+    with KubernetesServer() as kube:
+        result = _kube_sync(authed_api, project, kube, {"exec": command})
+        assert kube.requests == []
+    assert "SERVICE_ALLOW_SCRIPTS" in result["errors"][0]["message"]
+    assert not ran.exists()
+
+
+def test_a_token_file_a_named_kubeconfig_lists_in_the_folder_still_works(
+    authed_api: APIClient, project: Project
+) -> None:
+    with KubernetesServer() as kube:
+        (project.root / "kube-token").write_text(kube.token)
+        result = _kube_sync(authed_api, project, kube, {"tokenFile": "kube-token"})
+        assert result["errors"] == [] and kube.secret("default", "a") is not None

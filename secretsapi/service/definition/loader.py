@@ -52,11 +52,13 @@ def load_definition(
     target_roots: tuple[Path, ...] = (),
     limits: InterpolationLimits | None = None,
     service_paths: tuple[Path, ...] = (),
+    allow_scripts: bool = False,
 ) -> Definition:
     """Load, interpolate and check a definition file; cached while nothing it depends on changes.
 
-    ``target_roots`` (SERVICE_TARGET_ROOTS) and ``service_paths`` (the service's own files, never
-    a file a definition names) are carried by the result, so they are part of the key:
+    ``target_roots`` (SERVICE_TARGET_ROOTS), ``service_paths`` (the service's own files, never
+    a file a definition names) and ``allow_scripts`` (SERVICE_ALLOW_SCRIPTS: whether what the
+    definition names may run commands) are carried by the result, so they are part of the key:
     the same settings give the same object, which the secret list's cache keys on.
 
     The returned Definition may be shared between callers and threads: treat it as read-only.
@@ -90,6 +92,7 @@ def load_definition(
         target_roots,
         limits,
         service_paths,
+        allow_scripts,
     )
     with _cache_lock:
         cached = _cache.get(key)
@@ -110,15 +113,16 @@ def load_definition(
         if cached is not None:
             return cached
         return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots, limits,
-                               service_paths)
+                               service_paths, allow_scripts)
 
 
 def _load_and_cache(
     key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None,
     env: Mapping[str, str], max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
-    service_paths: tuple[Path, ...],
+    service_paths: tuple[Path, ...], allow_scripts: bool,
 ) -> Definition:
-    definition = _load(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths)
+    definition = _load(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths,
+                       allow_scripts)
     with _cache_lock:
         _cache[key] = definition
         while len(_cache) > _CACHE_SIZE:
@@ -144,7 +148,7 @@ def _freeze(variables: Mapping[str, Any] | None) -> str:
 def _load(
     path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str],
     max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
-    service_paths: tuple[Path, ...] = (),
+    service_paths: tuple[Path, ...] = (), allow_scripts: bool = False,
 ) -> Definition:
     try:
         text = read_text(path, source=path.name, max_bytes=max_bytes)
@@ -176,6 +180,7 @@ def _load(
         environments=parsed.environments,
         target_roots=target_roots,
         service_paths=service_paths,
+        allow_scripts=allow_scripts,
         render_seconds=(limits or InterpolationLimits()).render_seconds,
         environment_values=_environment_values(named, parsed.merged_variables, env),
         _by_name={secret.name: secret for secret in parsed.secrets},

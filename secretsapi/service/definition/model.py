@@ -149,6 +149,8 @@ class Definition:
     target_roots: tuple[Path, ...] = ()
     # The service's own files (data folder, database): never a file the definition names.
     service_paths: tuple[Path, ...] = ()
+    # SERVICE_ALLOW_SCRIPTS: what the definition names may run commands (a kubeconfig's exec).
+    allow_scripts: bool = False
     # How long one local/template render may take (SERVICE_RENDER_TIMEOUT).
     render_seconds: float = RENDER_SECONDS
     environments: Environments = field(default_factory=Environments)

@@ -24,6 +24,8 @@ class TargetContext:
     target_roots: tuple[Path, ...] = ()
     # The service's own files (data folder, database): refused wherever the definition names one.
     service_paths: tuple[Path, ...] = ()
+    # SERVICE_ALLOW_SCRIPTS: a kubeconfig the definition names may run commands (exec).
+    allow_scripts: bool = False
     # How long one local/template render may take (SERVICE_RENDER_TIMEOUT).
     render_seconds: float = RENDER_SECONDS
 
@@ -33,7 +35,8 @@ class TargetContext:
         render other units' values); without it every unit's value is unknown."""
         lock_keys = tuple(unit.lock_key for secret in definition.secrets for unit in secret.units)
         return cls(definition.base_dir, definition.providers, value_of or _unknown, lock_keys,
-                   definition.target_roots, definition.service_paths, definition.render_seconds)
+                   definition.target_roots, definition.service_paths, definition.allow_scripts,
+                   definition.render_seconds)
 
 
 def _unknown(lock_key: str) -> str | None:

@@ -29,6 +29,7 @@ from typing import Any
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.kubeconfig_files import checked_kubeconfig
 from secretsapi.service.targets.remote import (
     ClientCache,
     Provider,
@@ -205,9 +206,9 @@ class KubernetesSecretKind:
                                 lambda: self._direct_client(k8s, host, settings)), timeout
         config = load_sdk("kubernetes.config", "kubernetes", self.type)
         given = provider.text("kubeconfig", "config_file")
-        # Each file of a list the definition gives is confined (the SDK merges them all).
-        path = (os.pathsep.join(named_path(p, ctx, "kubeconfig", provider.alias) for p in given.split(os.pathsep) if p)
-                if given else os.environ.get("KUBECONFIG") or "~/.kube/config")
+        # What the definition names is confined, and what it lists (kubeconfig_files).
+        path = (checked_kubeconfig(given, ctx, provider.alias) if given
+                else os.environ.get("KUBECONFIG") or "~/.kube/config")
         files = [Path(os.path.expanduser(p)) for p in path.split(os.pathsep) if p]
         context = provider.text("context")
         if any(f.is_file() for f in files):

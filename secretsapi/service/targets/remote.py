@@ -126,7 +126,7 @@ def read_secret_file(path_text: str, ctx: TargetContext, what: str, alias: str) 
     """A token file's stripped content; relative paths are relative to the definition folder.
     The file is confined like a local target (``named_path``) and read without following a link."""
     where = f"provider '{alias}': {what} '{path_text}'"
-    data = read_bytes(_named(path_text, ctx, what, alias), where)
+    data = read_bytes(confined_file(path_text, ctx, what, alias), where)
     if data is None:
         raise TargetError(f"{where} not found")
     try:
@@ -138,10 +138,11 @@ def read_secret_file(path_text: str, ctx: TargetContext, what: str, alias: str) 
 def named_path(path_text: str, ctx: TargetContext, what: str, alias: str) -> str:
     """The real path of a file a provider setting names, for an SDK to read: inside the target
     roots, never the service's own files (``paths.named_file``); refused naming the setting."""
-    return str(_named(path_text, ctx, what, alias).path)
+    return str(confined_file(path_text, ctx, what, alias).path)
 
 
-def _named(path_text: str, ctx: TargetContext, what: str, alias: str) -> Confined:
+def confined_file(path_text: str, ctx: TargetContext, what: str, alias: str) -> Confined:
+    """``named_path``'s check, giving the confined file (to read without following a link)."""
     try:
         return named_file(ctx.base_dir, path_text, ctx.target_roots, ctx.service_paths)
     except TargetError as exc:
