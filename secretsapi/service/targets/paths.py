@@ -3,6 +3,7 @@ definition folder): relative paths are taken from the definition folder, absolut
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
@@ -102,12 +103,18 @@ def named_file(base_dir: Path, value: str, roots: Sequence[Path], service_paths:
     database) or a pseudo-filesystem. ``~`` is expanded, as SecretZero does."""
     try:
         confined = confined_path(base_dir, {"path": os.path.expanduser(value)}, "path", roots)
-        guarded = [Path(p).resolve() for p in service_paths] + [p.resolve() for p in _SYSTEM]
+        guarded = _guarded(tuple(service_paths))
     except (TargetError, OSError, RuntimeError):
         raise TargetError(refused_message(value)) from None
     if any(confined.path == p or confined.path.is_relative_to(p) for p in guarded):
         raise TargetError(refused_message(value))
     return confined
+
+
+@functools.lru_cache(maxsize=8)
+def _guarded(service_paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    # Resolved once per setting: a sync reads a token file once per Vault path it writes.
+    return tuple(Path(p).resolve() for p in (*service_paths, *_SYSTEM))
 
 
 def link_message(location: str) -> str:
