@@ -171,3 +171,24 @@ def test_a_token_file_a_named_kubeconfig_lists_in_the_folder_still_works(
         (project.root / "kube-token").write_text(kube.token)
         result = _kube_sync(authed_api, project, kube, {"tokenFile": "kube-token"})
         assert result["errors"] == [] and kube.secret("default", "a") is not None
+
+
+@pytest.mark.parametrize("field", ["template_path", "output_path"])
+def test_a_local_template_never_reads_or_writes_the_data_folder(
+    authed_api: APIClient, project: Project, data_dir: Path, field: str
+) -> None:
+    (project.root / "app.j2").write_text("{{ secrets.a }}\n")
+    config = {"template_path": "app.j2", "output_path": "out/app.txt", field: "data/secret_key"}
+    project.write(definition({"name": "a", "kind": "random_password",
+                              "targets": [{"provider": "local", "kind": "template", "config": config}]}))
+    (error,) = authed_api.post("/sync", {}, format="json").json()["errors"]
+    assert ROOTS in error["message"]
+    assert (data_dir / "secret_key").read_text() == "django-secret-key-value\n"
+    assert not (project.root / "out").exists()
+
+
+def test_a_local_file_never_writes_the_data_folder(authed_api: APIClient, project: Project, data_dir: Path) -> None:
+    project.write(definition(secret("a", target("local", "file", path="data/secret_key", format="dotenv"))))
+    (error,) = authed_api.post("/sync", {}, format="json").json()["errors"]
+    assert ROOTS in error["message"]
+    assert (data_dir / "secret_key").read_text() == "django-secret-key-value\n"

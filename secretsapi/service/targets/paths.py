@@ -61,8 +61,9 @@ class Confined:
 
 
 def confined_path(base_dir: Path, config: Mapping[str, Any], field: str,
-                  roots: Sequence[Path] | None = None) -> Confined:
-    """The real path of ``config[field]``, symlinks resolved, inside one of ``roots``.
+                  roots: Sequence[Path] | None = None, service_paths: Sequence[Path] = ()) -> Confined:
+    """The real path of ``config[field]``, symlinks resolved, inside one of ``roots`` and never
+    under ``service_paths`` (the service's data folder, its database) or a pseudo-filesystem.
 
     ``roots`` None or empty: the definition folder alone. Links are resolved here, so a link
     inside a root to a place inside a root keeps working; a path whose real location leaves
@@ -81,6 +82,8 @@ def confined_path(base_dir: Path, config: Mapping[str, Any], field: str,
         raise TargetError(f"path {value} cannot be resolved (a loop of symbolic links)") from None
     for root in allowed:
         if resolved != root and resolved.is_relative_to(root):
+            if any(resolved == p or resolved.is_relative_to(p) for p in _guarded(tuple(service_paths))):
+                raise TargetError(refused_message(value))
             return Confined(root, resolved)
     raise TargetError(outside_message(value))
 
@@ -102,13 +105,9 @@ def named_file(base_dir: Path, value: str, roots: Sequence[Path], service_paths:
     definition's folder when empty), never under ``service_paths`` (the data folder, the
     database) or a pseudo-filesystem. ``~`` is expanded, as SecretZero does."""
     try:
-        confined = confined_path(base_dir, {"path": os.path.expanduser(value)}, "path", roots)
-        guarded = _guarded(tuple(service_paths))
+        return confined_path(base_dir, {"path": os.path.expanduser(value)}, "path", roots, service_paths)
     except (TargetError, OSError, RuntimeError):
         raise TargetError(refused_message(value)) from None
-    if any(confined.path == p or confined.path.is_relative_to(p) for p in guarded):
-        raise TargetError(refused_message(value))
-    return confined
 
 
 @functools.lru_cache(maxsize=8)

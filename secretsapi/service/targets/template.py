@@ -193,8 +193,9 @@ class LocalTemplateKind:
         if len(sources) != 1:
             raise TargetError(f"{location}: placements name different templates")
         template_name = sources.pop()
-        template_path = confined_path(ctx.base_dir, target.config, "template_path", ctx.target_roots)
-        output_path = confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots)
+        template_path = confined_path(ctx.base_dir, target.config, "template_path", ctx.target_roots,
+                                      ctx.service_paths)
+        output_path = confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots, ctx.service_paths)
         source = read_text(template_path, f"template '{template_name}'")
         if source is None:
             raise TargetError(f"template '{template_name}' not found")
@@ -209,6 +210,6 @@ class LocalTemplateKind:
             return {}
         location = self.location(items[0].target, ctx)
         digest = read_hash(confined_path(ctx.base_dir, items[0].target.config, "output_path",
-                                         ctx.target_roots),
+                                         ctx.target_roots, ctx.service_paths),
                            location)
         return {p.key: ReadBack(digest is not None, digest, location) for p in items}
