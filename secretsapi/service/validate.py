@@ -21,7 +21,7 @@ from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
 from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.paths import outside_message, path_problem, refused_message, within_roots
 from secretsapi.service.targets.registry import get_kind
-from secretsapi.service.targets.remote import checked_provider
+from secretsapi.service.targets.remote import checked_provider, provider_of
 from secretsapi.service.var_file_guard import check_before_reading
 from secretsapi.service.workspace import Workspace
 
@@ -35,6 +35,11 @@ _FAMILIES = {"aws": (aws.AUTH_KINDS, "AWS"), "vault": (vault_kv.AUTH_KINDS, "Vau
 
 # The config fields of the local kinds that name a file (checked against the target roots).
 LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path")}
+# The provider settings that name a file the store's client reads (remote.named_path); Vault's
+# ``verify`` too when it is a path.
+PROVIDER_PATH_SETTINGS = ("token_file", "kubeconfig", "config_file", "ca_cert", "certificate_authority", "verify")
+# Never a file a definition names, whatever the roots (paths.named_file).
+_SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
 
 
 def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence[str] = (),
@@ -102,6 +107,7 @@ class _TargetRules:
         # A submitted document has no folder: only absolute paths are placed, in the setting's roots.
         self._roots = roots or ((base_dir,) if base_dir is not None else ())
         self._providers_seen: set[str] = set()
+        self._provider_files_seen: set[str] = set()
 
     def __call__(self, target: TargetSpec, named: str, place: str,
                  default_key: str | None) -> tuple[list[str], list[str]]:
@@ -110,6 +116,7 @@ class _TargetRules:
             # The kind judges the key it will store under (a tfvars file refuses 'db.password').
             target = replace(target, config={**target.config, "key": default_key})
         errors = kind.validate(target, named) + self._root_errors(target, named)
+        errors += self._provider_file_errors(target, named)
         advise = getattr(kind, "advise", None)
         warnings: list[str] = advise(target, named) if advise is not None else []
         warnings += self._provider_warnings(target, named)
@@ -134,6 +141,31 @@ class _TargetRules:
         except TargetError as exc:
             return [f"{named}: {exc}: the targets using it fail at sync"]
         return []
+
+    def _provider_file_errors(self, target: TargetSpec, named: str) -> list[str]:
+        """Files a declared provider names outside the target roots (or in /proc, /sys, /dev),
+        once per provider at its first target: every target using it fails at sync."""
+        spec = self._checker.providers.get(target.provider)
+        if spec is None or target.provider in self._provider_files_seen:
+            return []
+        self._provider_files_seen.add(target.provider)
+        settings = provider_of(target, TargetContext(Path("."), self._checker.providers, _no_value, ())).settings
+        errors = []
+        for key in PROVIDER_PATH_SETTINGS:
+            value = settings.get(key)
+            if isinstance(value, str) and value and not path_problem(value, key) and self._outside(value):
+                errors.append(f"{named}: provider '{target.provider}': {key}: {refused_message(value)}")
+        return errors
+
+    def _outside(self, value: str) -> bool:
+        """Lexically (validation does not depend on the disk): a path no root holds, or a
+        pseudo-filesystem's; False for what cannot be placed (relative, with no folder)."""
+        if self._base_dir is None and not os.path.isabs(value):
+            return False
+        full = os.path.normpath(os.path.join(os.path.abspath(self._base_dir or "/"), value))
+        if any(full == folder or full.startswith(folder + os.sep) for folder in _SYSTEM_FOLDERS):
+            return True
+        return bool(self._roots) and not within_roots(full, self._roots)
 
     def _root_errors(self, target: TargetSpec, named: str) -> list[str]:
         errors = []

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from tests.factories import Project, definition, secret, target
+from tests.factories import Project, definition, named_key, secret, target
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
 
@@ -192,3 +192,17 @@ def test_a_local_file_never_writes_the_data_folder(authed_api: APIClient, projec
     (error,) = authed_api.post("/sync", {}, format="json").json()["errors"]
     assert ROOTS in error["message"]
     assert (data_dir / "secret_key").read_text() == "django-secret-key-value\n"
+
+
+def test_validation_reports_a_provider_file_in_proc(db: None, api_key: str) -> None:
+    client = APIClient()
+    client.credentials(HTTP_X_API_KEY=named_key("reader", "read"))
+    provider = {"kind": "vault", "auth": {"kind": "token_file", "config": {"token_file": "/proc/self/environ"}},
+                "config": {"address": "http://127.0.0.1:9"}}
+    doc = definition(secret("a", target("vault", "vault_kv", path="app/a")), providers={"vault": provider})
+    report = client.post("/config/validate", {"config": doc}, format="json").json()
+    assert report["valid"] is False
+    assert [e for e in report["errors"] if ROOTS in e] == [
+        "secrets[0] 'a' targets[0] vault/vault_kv: provider 'vault': token_file: path /proc/self/environ is outside "
+        "the allowed target roots (SERVICE_TARGET_ROOTS) or among the service's own files"
+    ]
