@@ -206,3 +206,17 @@ def test_validation_reports_a_provider_file_in_proc(db: None, api_key: str) -> N
         "secrets[0] 'a' targets[0] vault/vault_kv: provider 'vault': token_file: path /proc/self/environ is outside "
         "the allowed target roots (SERVICE_TARGET_ROOTS) or among the service's own files"
     ]
+
+
+def test_a_listed_file_swapped_for_a_link_after_a_sync_is_checked_again(
+    authed_api: APIClient, project: Project
+) -> None:
+    with KubernetesServer() as kube:
+        (project.root / "kube-token").write_text(kube.token)
+        assert _kube_sync(authed_api, project, kube, {"tokenFile": "kube-token"})["errors"] == []
+        (project.root / "kube-token").unlink()
+        (project.root / "kube-token").symlink_to("/proc/self/environ")
+        seen = len(kube.requests)
+        result = authed_api.post("/sync", {"force": True}, format="json").json()
+        assert len(kube.requests) == seen
+    assert ROOTS in result["errors"][0]["message"]

@@ -13,7 +13,8 @@ operator's, are not checked.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,26 +34,61 @@ _FILE_KEYS = {
 # What makes the client run a command: a credential plugin, and the gcp/azure/oidc providers
 # (``cmd-path``; oidc also names a CA file).
 _COMMAND_KEYS = ("exec", "auth-provider")
+_CACHE_SIZE = 32
+# (given, folder, roots, service paths, allow_scripts, alias) -> (joined paths, paths, their stamps)
+_checked: dict[tuple[Any, ...], tuple[str, tuple[str, ...], tuple[Any, ...]]] = {}
+_lock = threading.Lock()
 
 
 def checked_kubeconfig(given: str, ctx: TargetContext, alias: str) -> str:
     """The real paths of the kubeconfig files ``given`` lists (``os.pathsep``-separated, as the
-    client merges them), each confined and checked; TargetError naming the setting otherwise."""
-    paths = []
+    client merges them), each confined and checked; TargetError naming the setting otherwise.
+
+    A sync asks once per Kubernetes Secret it writes: a result stays valid while the files it
+    checked keep their stat (a stat each, instead of resolving and parsing them again).
+    """
+    key = (given, ctx.base_dir, ctx.target_roots, ctx.service_paths, ctx.allow_scripts, alias)
+    with _lock:
+        known = _checked.get(key)
+    if known is not None and _stamps(known[1]) == known[2]:
+        return known[0]
+    paths: list[str] = []
+    listed: list[str] = []
     for part in (p for p in given.split(os.pathsep) if p):
         confined = confined_file(part, ctx, "kubeconfig", alias)
         data = read_bytes(confined, f"provider '{alias}': kubeconfig '{part}'")
         if data is not None:  # a missing file is reported by the caller
-            _check_content(data, confined.path.parent, ctx, alias)
+            listed += _check_content(data, confined.path.parent, ctx, alias)
         paths.append(str(confined.path))
-    return os.pathsep.join(paths)
+    joined = os.pathsep.join(paths)
+    # Stamped after the check (through links: a file swapped for a link changes its stamp), so a
+    # kubeconfig or a file it lists that changed since is checked again at the next use.
+    watched = (*paths, *listed)
+    with _lock:
+        _checked[key] = (joined, watched, _stamps(watched))
+        while len(_checked) > _CACHE_SIZE:
+            _checked.pop(next(iter(_checked)))
+    return joined
 
 
-def _check_content(data: bytes, folder: Path, ctx: TargetContext, alias: str) -> None:
+def _stamps(paths: Iterable[str]) -> tuple[Any, ...]:
+    stamps: list[Any] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            stamps.append((st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns))
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
+def _check_content(data: bytes, folder: Path, ctx: TargetContext, alias: str) -> list[str]:
+    """The paths of the files the kubeconfig lists, each checked; TargetError otherwise."""
     try:
         doc = yaml.safe_load(data)
-    except yaml.YAMLError:
-        return  # the client refuses it, and reads nothing it names
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return []  # the client refuses it, and reads nothing it names
+    listed = []
     for field, value in _named(doc):
         if field in _COMMAND_KEYS:
             if not ctx.allow_scripts:
@@ -60,7 +96,10 @@ def _check_content(data: bytes, folder: Path, ctx: TargetContext, alias: str) ->
                                   f"set {SCRIPTS_SETTING}=true to allow it, or name the kubeconfig in KUBECONFIG")
             continue
         # Relative to the kubeconfig's folder, as the client takes them.
-        named_path(os.path.join(folder, os.path.expanduser(value)), ctx, f"kubeconfig {field}", alias)
+        path = os.path.join(folder, os.path.expanduser(value))
+        named_path(path, ctx, f"kubeconfig {field}", alias)
+        listed.append(path)
+    return listed
 
 
 def _named(doc: Any) -> Iterator[tuple[str, Any]]:
