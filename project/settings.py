@@ -128,6 +128,9 @@ SERVICE_MAX_DEFINITION_BYTES = env_int("SERVICE_MAX_DEFINITION_BYTES", 16 * 1_04
 # past the first, or more in all than the second: a 1 KB definition cannot fill a worker's memory.
 SERVICE_MAX_INTERPOLATED_BYTES = env_int("SERVICE_MAX_INTERPOLATED_BYTES", 1_048_576, minimum=1)
 SERVICE_MAX_RENDERED_BYTES = env_int("SERVICE_MAX_RENDERED_BYTES", 64 * 1_048_576, minimum=1)
+# CPU seconds one interpolation, or one local/template render, may run before it is stopped (a loop
+# in a template otherwise holds the engine and every lock for as long as it runs).
+SERVICE_RENDER_TIMEOUT = env_int("SERVICE_RENDER_TIMEOUT", 10, minimum=1)
 SERVICE_VERSION = __version__
 # gunicorn (project/gunicorn.conf.py; `serve --host/--port/--workers` win over these).
 SERVICE_WORKERS = env_int("SERVICE_WORKERS", 2, minimum=1)

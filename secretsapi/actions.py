@@ -168,12 +168,14 @@ def workspace(
 
 
 def _interpolation_limits() -> service.InterpolationLimits:
-    return _limits(settings.SERVICE_MAX_INTERPOLATED_BYTES, settings.SERVICE_MAX_RENDERED_BYTES)
+    return _limits(settings.SERVICE_MAX_INTERPOLATED_BYTES, settings.SERVICE_MAX_RENDERED_BYTES,
+                   settings.SERVICE_RENDER_TIMEOUT)
 
 
 @functools.lru_cache(maxsize=8)
-def _limits(string_bytes: int, rendered_bytes: int) -> service.InterpolationLimits:
-    return service.InterpolationLimits(string_bytes=string_bytes, rendered_bytes=rendered_bytes)
+def _limits(string_bytes: int, rendered_bytes: int, render_seconds: float) -> service.InterpolationLimits:
+    return service.InterpolationLimits(string_bytes=string_bytes, rendered_bytes=rendered_bytes,
+                                       render_seconds=render_seconds)
 
 
 def _service_paths() -> tuple[Path, ...]:
