@@ -15,16 +15,12 @@ from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
 from secretsapi.service.errors import ServiceError
-from secretsapi.service.state.locks import lockfile_lock, stripe_locks
+from secretsapi.service.state.locks import ExtraLock, Held, lockfile_lock, stripe_locks
 
 LOCKFILE_NAME = ".gitsecrets.lock"
 DEFINITION_NAME = "Secretfile.yml"
 # SecretZero's machine-local lockfile, beside the shared one, for secrets marked ``local: true``.
 LOCAL_LOCKFILE_NAME = var_file_guard.LOCAL_LOCKFILE_NAME
-
-# Builds a lock that serializes writers beyond this machine (e.g. a database advisory lock):
-# called with the lockfile's absolute path and the timeout in seconds (negative: no limit).
-ExtraLock = Callable[[Path, float], AbstractContextManager[Any]]
 
 
 def utc_now() -> datetime:
@@ -122,11 +118,11 @@ class Workspace:
     def now(self) -> datetime:
         return self.clock()
 
-    def target_locks(self, stripes: Iterable[int]) -> AbstractContextManager[None]:
+    def target_locks(self, stripes: Iterable[int]) -> AbstractContextManager[Held]:
         """Held by a write from before it writes its targets until its lockfile commit is done."""
         return stripe_locks(self.lockfile_path, stripes, timeout=self.lock_timeout, extra=self.extra_lock)
 
-    def write_lock(self) -> AbstractContextManager[None]:
+    def write_lock(self) -> AbstractContextManager[Held]:
         """Held around every read-modify-write of the lockfile, inside the target locks.
 
         The file lock serializes the writers of one machine (threads, workers, the CLI); the

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
-from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, TargetError
+from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, LockLost, TargetError
 from secretsapi.service.generators import generate
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
@@ -56,6 +56,7 @@ def store(
     *,
     allow_scripts: bool,
     before_writes: Callable[[StoreOutcome], None] | None = None,
+    check: Callable[[], None] = lambda: None,
 ) -> StoreOutcome:
     """Generate a new value for every unit in ``work`` and write its targets.
 
@@ -63,7 +64,8 @@ def store(
     files). A target that fails leaves the others written (rule 5); the unit is then recorded
     with only the targets that hold the new value. ``before_writes`` gets the outcome expected
     if every target is written, once the values exist and before the first target is touched:
-    an exception it raises stops the write with nothing changed.
+    an exception it raises stops the write with nothing changed. ``check`` runs before each
+    batch of target writes (``BATCH``); what it raises stops the write there.
     """
     outcome = StoreOutcome()
     failed: set[str] = set()
@@ -81,7 +83,7 @@ def store(
     ctx = _context(definition, doc, values)
     if before_writes is not None:
         before_writes(_expected(work, jobs, failed, ctx))
-    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, outcome.errors)
+    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, outcome.errors, check)
 
     for job in jobs:
         hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), ctx)
@@ -131,6 +133,7 @@ def written_targets(
 
 def rewrite(
     definition: Definition, doc: LockDocument, units: Sequence[tuple[SecretDef, Unit, str]],
+    check: Callable[[], None] = lambda: None,
 ) -> tuple[dict[str, dict[str, str]], list[OperationError]]:
     """Write each unit's known ``value`` to its placements (a repair: nothing is generated).
 
@@ -140,7 +143,7 @@ def rewrite(
     jobs = [_Job(secret, unit, value) for secret, unit, value in units]
     ctx = _context(definition, doc, {job.unit.lock_key: job.value for job in jobs})
     errors: list[OperationError] = []
-    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, errors)
+    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, errors, check)
     keys = {job.unit.lock_key for job in jobs}
     return {key: hashes for key, hashes in written.items() if key in keys}, errors
 
@@ -249,13 +252,18 @@ def _group_of(placement: Placement, ctx: TargetContext) -> tuple[str, Hashable] 
     return kind.type, kind.group(placement.target, ctx)
 
 
+# Target group writes between two checks that the write still holds its locks.
+BATCH = 64
+
+
 def _write_targets(
-    jobs: Iterable[_Job], ctx: TargetContext, errors: list[OperationError]
+    jobs: Iterable[_Job], ctx: TargetContext, errors: list[OperationError], check: Callable[[], None],
 ) -> dict[str, dict[str, str]]:
     """Write every placement, one call per target group; returns lock key -> {target id: hash}.
 
     Groups are written concurrently (``fanout``: a pool per remote provider), templates after
-    every other kind. The caller holds every group's lock until it commits the lockfile.
+    every other kind, ``BATCH`` groups at a time with ``check`` before each batch. The caller
+    holds every group's lock until it commits the lockfile.
     """
     groups: dict[tuple[str, Hashable], list[tuple[_Job, Placement]]] = defaultdict(list)
     for job in jobs:
@@ -269,19 +277,31 @@ def _write_targets(
     written: dict[str, dict[str, str]] = defaultdict(dict)
     ordered = sorted(groups.items(), key=lambda g: g[0][0])
     # Value-holding kinds first: a template renders the values the others just received.
-    for templates in (False, True):
-        batch = [(get_kind(type_), members) for (type_, _), members in ordered
-                 if (type_ == "local/template") == templates]
-        calls = [Call(kind, members[0][1].target, _writer(kind, members, ctx)) for kind, members in batch]
-        for (kind, members), hashes in zip(batch, fan_out(calls, ctx), strict=True):
-            if isinstance(hashes, TargetError):
-                for job, placement in members:
-                    errors.append(OperationError(job.secret.name, kind.target_id(placement.target, ctx),
-                                                 hashes.message))
-                continue
-            for job, placement in members:
-                written[job.unit.lock_key][kind.target_id(placement.target, ctx)] = hashes[placement.key]
+    try:
+        for templates in (False, True):
+            kinds = [(get_kind(type_), members) for (type_, _), members in ordered
+                     if (type_ == "local/template") == templates]
+            for start in range(0, len(kinds), BATCH):
+                _write_batch(kinds[start:start + BATCH], ctx, errors, check, written)
+    except LockLost as exc:
+        # The audit row counts what this write changed before it stopped (the lockfile does not).
+        count = sum(len(targets) for targets in written.values())
+        raise LockLost(f"{exc.message}; {count} target(s) had taken new values", {"written_targets": count}) from None
     return written
+
+
+def _write_batch(batch: list[tuple[TargetKind, list[tuple[_Job, Placement]]]], ctx: TargetContext,
+                 errors: list[OperationError], check: Callable[[], None], written: dict[str, dict[str, str]]) -> None:
+    check()
+    calls = [Call(kind, members[0][1].target, _writer(kind, members, ctx)) for kind, members in batch]
+    for (kind, members), hashes in zip(batch, fan_out(calls, ctx), strict=True):
+        if isinstance(hashes, TargetError):
+            for job, placement in members:
+                errors.append(OperationError(job.secret.name, kind.target_id(placement.target, ctx),
+                                             hashes.message))
+            continue
+        for job, placement in members:
+            written[job.unit.lock_key][kind.target_id(placement.target, ctx)] = hashes[placement.key]
 
 
 def _writer(kind: TargetKind, members: list[tuple[_Job, Placement]],

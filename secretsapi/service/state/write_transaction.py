@@ -18,11 +18,12 @@ from pathlib import PurePath
 from typing import Any
 
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
-from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable
+from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable, LockLost
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lock_state import StagedState, read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
+from secretsapi.service.state.locks import Held
 from secretsapi.service.state.repair import RepairPlan, record_repairs
 from secretsapi.service.state.value_store import StoreOutcome, record, rewrite, store, stripes_for, written_targets
 from secretsapi.service.workspace import Workspace
@@ -57,11 +58,11 @@ def write(
     held: frozenset[int] = frozenset()
     while plan.work:
         held |= stripes_for(definition, plan.work)
-        with ws.target_locks(held), ws.write_lock():
+        with ws.target_locks(held) as stripes, ws.write_lock() as lockfile:
             doc = read_state(ws, definition, exact=True)
             plan = planner(doc)
             if plan.work and stripes_for(definition, plan.work) <= held:
-                return plan, _store(ws, definition, doc, plan.work, rotation=rotation)
+                return plan, _store(ws, definition, doc, plan.work, Held(stripes, lockfile), rotation=rotation)
     return plan, None
 
 
@@ -83,16 +84,18 @@ def repair(ws: Workspace, definition: Definition, planner: Callable[[LockDocumen
     while plan.repairs:
         work = [(item.secret, [item.unit]) for item in plan.repairs]
         held |= stripes_for(definition, work)
-        with ws.target_locks(held):
+        with ws.target_locks(held) as stripes:
             doc = read_state(ws, definition, exact=True)
             plan = planner(doc)
             work = [(item.secret, [item.unit]) for item in plan.repairs]
             if plan.repairs and stripes_for(definition, work) <= held:
-                written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in plan.repairs])
-                with ws.write_lock():
+                written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in plan.repairs],
+                                          stripes.check)
+                with ws.write_lock() as lockfile:
                     doc = read_state(ws, definition, exact=True)
                     if record_repairs(doc, plan.repairs, written) or not _record_is_current(doc, definition):
                         record_definition(doc, definition, ws)
+                        Held(stripes, lockfile).check()
                         write_state(ws, doc)
                 done = {r.secret.name for r in plan.repairs if written.get(r.unit.lock_key)}
                 repaired = [name for name in plan.secrets if name in done]
@@ -105,8 +108,9 @@ WRITTEN_LISTED = 100
 
 
 def _store(ws: Workspace, definition: Definition, doc: LockDocument, work: Sequence[tuple[SecretDef, Sequence[Unit]]],
-           *, rotation: bool) -> StoreOutcome:
-    """Store ``work`` and commit ``doc`` with its entries; the caller holds every lock."""
+           locks: Held, *, rotation: bool) -> StoreOutcome:
+    """Store ``work`` and commit ``doc`` with its entries; the caller holds ``locks``, checked
+    before each batch of target writes and before the lockfile rename."""
     now = ws.now()
     staged: list[StagedState] = []
     expected: list[StoreOutcome] = []
@@ -122,15 +126,17 @@ def _store(ws: Workspace, definition: Definition, doc: LockDocument, work: Seque
         expected.append(outcome)
 
     try:
-        outcome = store(definition, doc, work, allow_scripts=ws.allow_scripts, before_writes=stage)
+        outcome = store(definition, doc, work, allow_scripts=ws.allow_scripts, before_writes=stage,
+                        check=locks.check)
         try:
             # Every target took the hash staged (the usual case): the staged file is already right.
             if outcome.written != expected[0].written:
                 record(doc, outcome, now=now, rotation=rotation)
                 record_definition(doc, definition, ws, now=now)
                 staged[0].write(doc)
+            locks.check()
             staged[0].commit()
-        except LockfileUnwritable as exc:
+        except (LockfileUnwritable, LockLost) as exc:
             raise _after_writes(exc, outcome, definition) from None
     finally:
         for files in staged:
@@ -138,8 +144,10 @@ def _store(ws: Workspace, definition: Definition, doc: LockDocument, work: Seque
     return outcome
 
 
-def _after_writes(exc: LockfileUnwritable, outcome: StoreOutcome, definition: Definition) -> LockfileUnwritable:
-    """The lockfile failed after targets took new values: say so, and which (in the details)."""
+def _after_writes(exc: LockfileUnwritable | LockLost, outcome: StoreOutcome,
+                  definition: Definition) -> LockfileUnwritable | LockLost:
+    """The lockfile failed (or its lock was lost) after targets took new values: say so, and
+    which (in the details)."""
     written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden)
     targets = sum(len(ids) for ids in written.values())
     details: dict[str, object] = {"written_targets": dict(list(written.items())[:WRITTEN_LISTED])}
@@ -158,11 +166,12 @@ def record_definition_if_stale(ws: Workspace, definition: Definition) -> bool:
     """
     if _record_is_current(read_lockfile(ws.lockfile_path), definition):
         return False
-    with ws.write_lock():
+    with ws.write_lock() as lockfile:
         doc = read_lockfile(ws.lockfile_path, exact=True)
         if _record_is_current(doc, definition):
             return False
         record_definition(doc, definition, ws)
+        lockfile.check()
         write_lockfile(ws.lockfile_path, doc)
     return True
 

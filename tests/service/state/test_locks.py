@@ -56,12 +56,12 @@ class _Gate:
         self.open = threading.Event()
         original = value_store._write_targets
 
-        def gated(jobs: Any, ctx: Any, errors: Any) -> Any:
+        def gated(jobs: Any, *rest: Any) -> Any:
             jobs = list(jobs)
             if any(job.secret.name == secret for job in jobs):
                 self.inside.set()
                 assert self.open.wait(WAIT)
-            return original(jobs, ctx, errors)
+            return original(jobs, *rest)
 
         monkeypatch.setattr(value_store, "_write_targets", gated)
 
