@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from secretsapi.service.errors import LockTimeout
+from secretsapi.service.errors import LockLost, LockTimeout
 from secretsapi.service.rotation import execute_rotation
 from secretsapi.service.state import value_store
 from secretsapi.service.state.lockfile_io import read_lockfile
@@ -190,3 +190,48 @@ def test_the_lock_files_and_the_folders_the_service_creates_for_them_are_private
         "state/deep/.gitsecrets.lock.lck": 0o600, "state/deep/.gitsecrets.lock.targets": 0o700,
         **{f"state/deep/.gitsecrets.lock.targets/{p.name}": 0o600 for p in stripes.iterdir()},
     }
+
+
+def _losing_extra_lock(checks_held: int) -> Any:
+    """An extra lock (like a database advisory lock) whose probes say it is held for the first
+    ``checks_held`` checks of the write, then that it was lost."""
+    asked: list[int] = []
+
+    def probe() -> bool:
+        asked.append(1)
+        return len(asked) <= checks_held
+
+    @contextmanager
+    def extra(path: Path, timeout: float) -> Iterator[Any]:
+        yield probe
+
+    return extra
+
+
+def test_a_write_that_lost_its_extra_lock_before_the_lockfile_rename_stops_and_commits_nothing(
+    tmp_path: Path,
+) -> None:
+    secret_path = "out/app.env"
+    ws = _workspace(tmp_path, file_secret("db", secret_path))
+    sync(ws)
+    before = (tmp_path / ".gitsecrets.lock").read_bytes()
+    # Held at the check before the one batch of target writes, lost at the one before the rename.
+    lost = Workspace(ws.definition_path, lock_timeout=WAIT, extra_lock=_losing_extra_lock(1))
+    with pytest.raises(LockLost) as raised:
+        sync(lost, force=True)
+    assert (tmp_path / ".gitsecrets.lock").read_bytes() == before
+    assert raised.value.details["written_targets"] == {"db": ["local/file/out/app.env"]}
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_write_that_lost_its_extra_lock_before_a_batch_of_target_writes_writes_no_more(tmp_path: Path) -> None:
+    paths = [f"out/f{i}.env" for i in range(value_store.BATCH + 1)]
+    ws = _workspace(tmp_path, *(file_secret(f"s{i}", path) for i, path in enumerate(paths)))
+    sync(ws)
+    before = {path: (tmp_path / path).read_text() for path in paths}
+    lost = Workspace(ws.definition_path, lock_timeout=WAIT, extra_lock=_losing_extra_lock(1))
+    with pytest.raises(LockLost) as raised:
+        sync(lost, force=True)
+    changed = [path for path in paths if (tmp_path / path).read_text() != before[path]]
+    assert changed == paths[:value_store.BATCH]  # the first batch; the second was never started
+    assert raised.value.details == {"written_targets": value_store.BATCH}
