@@ -12,7 +12,7 @@ from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import DriftItem, DriftResult
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
-from secretsapi.service.state.write_transaction import ENTRIES_HASH
+from secretsapi.service.state.write import ENTRIES_HASH
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
 from secretsapi.service.targets.fanout import read_groups
 from secretsapi.service.targets.secretzero_ids import recorded_hash

@@ -10,11 +10,11 @@ from datetime import datetime, timedelta
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import OperationError, RotationCheckResult, RotationResult, RotationStatus
-from secretsapi.service.state import write_transaction
+from secretsapi.service.state import write as write_transaction
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, parse_time
 from secretsapi.service.state.value_store import written_targets
-from secretsapi.service.state.write_transaction import Plan
+from secretsapi.service.state.write import Plan
 from secretsapi.service.sync import without_environment
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.secretzero_ids import aliases, secretzero_target_id

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted
 from secretsapi.service.results import OperationError, SyncResult
-from secretsapi.service.state import write_transaction
+from secretsapi.service.state import write as write_transaction
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.state.repair import RepairPlan, plan_repairs
 from secretsapi.service.state.value_store import written_targets
-from secretsapi.service.state.write_transaction import Plan
+from secretsapi.service.state.write import Plan
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.workspace import Workspace
 

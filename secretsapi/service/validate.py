@@ -16,12 +16,12 @@ from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, TargetError
 from secretsapi.service.results import ValidationReport
+from secretsapi.service.state.var_file_guard import check_before_reading
 from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
 from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.paths import outside_message, path_problem, within_roots
 from secretsapi.service.targets.registry import get_kind
 from secretsapi.service.targets.remote import checked_provider
-from secretsapi.service.var_file_guard import check_before_reading
 from secretsapi.service.workspace import Workspace
 
 logger = logging.getLogger(__name__)

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from secretsapi.service import var_file_guard
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
 from secretsapi.service.errors import ServiceError
+from secretsapi.service.state import var_file_guard
 from secretsapi.service.state.locks import ExtraLock, Held, lockfile_lock, stripe_locks
 
 LOCKFILE_NAME = ".gitsecrets.lock"
