@@ -45,7 +45,7 @@ class _Check:
 
 def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResult:
     definition = ws.definition()
-    doc = read_state(ws, definition)
+    doc = read_state(ws.lockfiles, definition)
     ctx = TargetContext.of(definition)
     items: list[DriftItem] = []
     checks: list[_Check] = []

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +14,9 @@ from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
 from secretsapi.service.errors import ServiceError
 from secretsapi.service.state import var_file_guard
-from secretsapi.service.state.locks import ExtraLock, Held, lockfile_lock, stripe_locks
+from secretsapi.service.state.lock_state import LockfilePaths
+from secretsapi.service.state.locks import ExtraLock
+from secretsapi.service.state.write import Place
 
 LOCKFILE_NAME = ".gitsecrets.lock"
 DEFINITION_NAME = "Secretfile.yml"
@@ -118,16 +119,11 @@ class Workspace:
     def now(self) -> datetime:
         return self.clock()
 
-    def target_locks(self, stripes: Iterable[int]) -> AbstractContextManager[Held]:
-        """Held by a write from before it writes its targets until its lockfile commit is done."""
-        return stripe_locks(self.lockfile_path, stripes, timeout=self.lock_timeout, extra=self.extra_lock)
+    @property
+    def lockfiles(self) -> LockfilePaths:
+        return LockfilePaths(self.lockfile_path, self.local_lockfile_path)
 
-    def write_lock(self) -> AbstractContextManager[Held]:
-        """Held around every read-modify-write of the lockfile, inside the target locks.
-
-        The file lock serializes the writers of one machine (threads, workers, the CLI); the
-        extra lock, entered inside it, the instances on other machines.
-        """
-        path = Path(self.lockfile_path).absolute()
-        extra = self.extra_lock(path, self.lock_timeout) if self.extra_lock is not None else None
-        return lockfile_lock(path, timeout=self.lock_timeout, extra=extra)
+    @property
+    def write_place(self) -> Place:
+        """What a write needs of these settings (``state.write``): it builds its own locks."""
+        return Place(self.lockfiles, self.lock_timeout, self.extra_lock, self.allow_scripts, self.clock)

@@ -1,8 +1,9 @@
 """Generate values and store them: one write per target group, then the lockfile entries.
 
-Shared by sync and rotation (through ``write_transaction``) so both write targets and record state
-the same way: ``store`` writes the targets while the caller holds their locks, ``record`` puts
-the entries into the lockfile document the caller then commits.
+Shared by sync and rotation (through ``state.write``) so both write targets and record state
+the same way: ``generate_values`` makes the values, ``store`` writes the targets while the
+caller holds their locks, ``record`` puts the entries into the lockfile document the caller
+then commits.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, LockLo
 from secretsapi.service.generators import generate
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
-from secretsapi.service.state.locks import ALL_STRIPES, stripe_of
+from secretsapi.service.state.locks import ALL_STRIPES, Held, stripe_of
 from secretsapi.service.state.readback import read_back
 from secretsapi.service.targets import TargetContext, TargetKind, get_kind
 from secretsapi.service.targets.fanout import Call, fan_out
@@ -49,25 +50,42 @@ class _Job:
     value: str = field(repr=False)  # never in a log line or a traceback
 
 
-def store(
+@dataclass(frozen=True)
+class Values:
+    """A write's new values, generated before any target is touched (see ``generate_values``)."""
+
+    work: Sequence[tuple[SecretDef, Sequence[Unit]]]
+    jobs: list[_Job]
+    failed: frozenset[str]  # secrets a generator failed for: none of their targets is written
+    errors: list[OperationError]  # the generators'
+    ctx: TargetContext  # reads other units' current values (templates, ``merge: false`` files)
+    definition: Definition
+
+    def expected(self) -> StoreOutcome:
+        """``store``'s outcome if every target is written: each placement recorded with a hash
+        of the length a write records (64 hex digits), so the lockfile it gives is as large."""
+        expected = StoreOutcome()
+        for job in self.jobs:
+            hashes = {placement_id: sha256_text(job.value) for placement_id in _target_ids(job.unit, self.ctx)}
+            expected.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))
+        for secret, _ in self.work:
+            (expected.failed if secret.name in self.failed else expected.stored).append(secret.name)
+        return expected
+
+
+def generate_values(
     definition: Definition,
     doc: LockDocument,
     work: Sequence[tuple[SecretDef, Sequence[Unit]]],
     *,
     allow_scripts: bool,
-    before_writes: Callable[[StoreOutcome], None] | None = None,
-    check: Callable[[], None] = lambda: None,
-) -> StoreOutcome:
-    """Generate a new value for every unit in ``work`` and write its targets.
+) -> Values:
+    """A new value for every unit in ``work``; a generator that fails fails its secret.
 
     ``doc`` is only read (other units' current values, for templates and ``merge: false``
-    files). A target that fails leaves the others written (rule 5); the unit is then recorded
-    with only the targets that hold the new value. ``before_writes`` gets the outcome expected
-    if every target is written, once the values exist and before the first target is touched:
-    an exception it raises stops the write with nothing changed. ``check`` runs before each
-    batch of target writes (``BATCH``); what it raises stops the write there.
+    files, when ``store`` writes).
     """
-    outcome = StoreOutcome()
+    errors: list[OperationError] = []
     failed: set[str] = set()
     jobs: list[_Job] = []
     for secret, units in work:
@@ -76,38 +94,35 @@ def store(
                 value = generate(unit.generator, allow_scripts=allow_scripts, cwd=definition.base_dir)
                 jobs.append(_Job(secret, unit, value))
             except GeneratorError as exc:
-                outcome.errors.append(OperationError(secret.name, None, exc.message))
+                errors.append(OperationError(secret.name, None, exc.message))
                 failed.add(secret.name)
+    ctx = _context(definition, doc, {job.unit.lock_key: job.value for job in jobs})
+    return Values(work, jobs, frozenset(failed), errors, ctx, definition)
 
-    values = {job.unit.lock_key: job.value for job in jobs}
-    ctx = _context(definition, doc, values)
-    if before_writes is not None:
-        before_writes(_expected(work, jobs, failed, ctx))
-    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, outcome.errors, check)
+
+def store(values: Values, locks: Held) -> StoreOutcome:
+    """Write every placement of ``values``' units; the caller holds ``locks`` (checked before
+    each batch of target writes: LockLost stops the write there).
+
+    A target that fails leaves the others written (rule 5); the unit is then recorded with
+    only the targets that hold the new value.
+    """
+    outcome = StoreOutcome(errors=list(values.errors))
+    failed = set(values.failed)
+    jobs = values.jobs
+    written = _write_targets(jobs + _exclusive_companions(values.definition, jobs, values.ctx), values.ctx,
+                             outcome.errors, locks)
 
     for job in jobs:
-        hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), ctx)
+        hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), values.ctx)
         if job.unit.placements and not hashes:
             failed.add(job.secret.name)
             continue
         outcome.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))
 
-    for secret, _ in work:
+    for secret, _ in values.work:
         (outcome.failed if secret.name in failed else outcome.stored).append(secret.name)
     return outcome
-
-
-def _expected(work: Sequence[tuple[SecretDef, Sequence[Unit]]], jobs: Sequence[_Job], failed: set[str],
-              ctx: TargetContext) -> StoreOutcome:
-    """``store``'s outcome if every target is written: each placement recorded with a hash of
-    the length a write records (64 hex digits), so the lockfile it gives is as large."""
-    expected = StoreOutcome()
-    for job in jobs:
-        hashes = {placement_id: sha256_text(job.value) for placement_id in _target_ids(job.unit, ctx)}
-        expected.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))
-    for secret, _ in work:
-        (expected.failed if secret.name in failed else expected.stored).append(secret.name)
-    return expected
 
 
 def _target_ids(unit: Unit, ctx: TargetContext) -> list[str]:
@@ -132,8 +147,7 @@ def written_targets(
 
 
 def rewrite(
-    definition: Definition, doc: LockDocument, units: Sequence[tuple[SecretDef, Unit, str]],
-    check: Callable[[], None] = lambda: None,
+    definition: Definition, doc: LockDocument, units: Sequence[tuple[SecretDef, Unit, str]], locks: Held,
 ) -> tuple[dict[str, dict[str, str]], list[OperationError]]:
     """Write each unit's known ``value`` to its placements (a repair: nothing is generated).
 
@@ -143,7 +157,7 @@ def rewrite(
     jobs = [_Job(secret, unit, value) for secret, unit, value in units]
     ctx = _context(definition, doc, {job.unit.lock_key: job.value for job in jobs})
     errors: list[OperationError] = []
-    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, errors, check)
+    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, errors, locks)
     keys = {job.unit.lock_key for job in jobs}
     return {key: hashes for key, hashes in written.items() if key in keys}, errors
 
@@ -257,13 +271,13 @@ BATCH = 64
 
 
 def _write_targets(
-    jobs: Iterable[_Job], ctx: TargetContext, errors: list[OperationError], check: Callable[[], None],
+    jobs: Iterable[_Job], ctx: TargetContext, errors: list[OperationError], locks: Held,
 ) -> dict[str, dict[str, str]]:
     """Write every placement, one call per target group; returns lock key -> {target id: hash}.
 
     Groups are written concurrently (``fanout``: a pool per remote provider), templates after
-    every other kind, ``BATCH`` groups at a time with ``check`` before each batch. The caller
-    holds every group's lock until it commits the lockfile.
+    every other kind, ``BATCH`` groups at a time, ``locks`` checked before each batch. The
+    caller holds every group's lock until it commits the lockfile.
     """
     groups: dict[tuple[str, Hashable], list[tuple[_Job, Placement]]] = defaultdict(list)
     for job in jobs:
@@ -282,7 +296,7 @@ def _write_targets(
             kinds = [(get_kind(type_), members) for (type_, _), members in ordered
                      if (type_ == "local/template") == templates]
             for start in range(0, len(kinds), BATCH):
-                _write_batch(kinds[start:start + BATCH], ctx, errors, check, written)
+                _write_batch(kinds[start:start + BATCH], ctx, errors, locks, written)
     except LockLost as exc:
         # The audit row counts what this write changed before it stopped (the lockfile does not).
         count = sum(len(targets) for targets in written.values())
@@ -291,8 +305,8 @@ def _write_targets(
 
 
 def _write_batch(batch: list[tuple[TargetKind, list[tuple[_Job, Placement]]]], ctx: TargetContext,
-                 errors: list[OperationError], check: Callable[[], None], written: dict[str, dict[str, str]]) -> None:
-    check()
+                 errors: list[OperationError], locks: Held, written: dict[str, dict[str, str]]) -> None:
+    locks.check()
     calls = [Call(kind, members[0][1].target, _writer(kind, members, ctx)) for kind, members in batch]
     for (kind, members), hashes in zip(batch, fan_out(calls, ctx), strict=True):
         if isinstance(hashes, TargetError):

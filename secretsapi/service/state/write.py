@@ -1,4 +1,4 @@
-"""One write (a sync or a rotation): plan, lock, stage the lockfile, store, commit the lockfile.
+"""One write (a sync, a rotation, a repair), top to bottom: plan, lock, stage, store, commit.
 
 A write checks that it can finish before it changes anything: it holds every lock it needs
 (its targets' and the lockfile's) and has the new lockfile written to its temp file and
@@ -6,12 +6,18 @@ fsynced before the first target is touched. A lockfile that cannot be written (a
 a read-only folder) then stops the write with no target changed. After the targets, the temp
 file is rewritten with what was really written and renamed into place. Holding the locks
 until that rename keeps a target and its lockfile entry in step: nobody else writes either
-in between.
+in between. The locks are checked before each batch of target writes and before the rename:
+a write that lost one (its database session ended) stops there with LockLost.
+
+Everything comes in as plain values: where the lockfiles are and how to lock them
+(``Place``), the parsed definition, and what to write (a ``plans`` request, or the secrets
+to repair). Nothing calls back up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePath
@@ -20,50 +26,93 @@ from typing import Any
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable, LockLost
 from secretsapi.service.results import OperationError
-from secretsapi.service.state.lock_state import StagedState, read_state, write_state
+from secretsapi.service.state import locks
+from secretsapi.service.state.lock_state import LockfilePaths, StagedState, read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
-from secretsapi.service.state.locks import Held
-from secretsapi.service.state.repair import RepairPlan, record_repairs
-from secretsapi.service.state.value_store import StoreOutcome, record, rewrite, store, stripes_for, written_targets
-from secretsapi.service.workspace import Workspace
-
-
-@dataclass(frozen=True)
-class Plan:
-    work: list[tuple[SecretDef, Sequence[Unit]]]
-    skipped: list[str]
-    errors: list[OperationError]
-
-
-Planner = Callable[[LockDocument], Plan]
+from secretsapi.service.state.locks import ExtraLock, Held
+from secretsapi.service.state.plans import Plan, RotationRequest, SyncRequest, plan
+from secretsapi.service.state.repair import RepairPlan, plan_repairs, record_repairs
+from secretsapi.service.state.value_store import (
+    StoreOutcome,
+    generate_values,
+    record,
+    rewrite,
+    store,
+    stripes_for,
+    written_targets,
+)
+from secretsapi.service.targets import TargetContext
 
 # SecretZero's manifest spec version, recorded in the block as SecretZero records it.
 MANIFEST_SPEC_VERSION = "1"
 # Our key in the ``secretfile`` block (SecretZero ignores unknown keys there, and drops them
 # when it rewrites the file): the definition file hash every entry was last written from.
 ENTRIES_HASH = "entries_definition_hash"
+# Units named in the audit facts of a lockfile that failed after its targets were written.
+WRITTEN_LISTED = 100
 
 
-def write(
-    ws: Workspace, definition: Definition, planner: Planner, *, rotation: bool
-) -> tuple[Plan, StoreOutcome | None]:
-    """Run ``planner`` on the lockfile and store its work; None when there was nothing to do.
+@dataclass(frozen=True)
+class Place:
+    """Where a write goes and how it locks: the workspace's settings, as plain values."""
+
+    lockfiles: LockfilePaths
+    lock_timeout: float  # seconds for all of a write's locks; negative: no limit
+    # None: the file locks alone, enough when every writer shares this machine's filesystem.
+    extra_lock: ExtraLock | None
+    allow_scripts: bool
+    clock: Callable[[], datetime]
+
+
+def write(place: Place, definition: Definition,
+          request: SyncRequest | RotationRequest) -> tuple[Plan, StoreOutcome | None]:
+    """Store what ``request`` asks for; the outcome is None when there was nothing to do.
 
     The first plan, on an unlocked read, only says which targets to lock. Under their locks
     the lockfile is read again and planned again (another write may have just finished); if
     the plan now needs more targets, the locks are taken again, wider, so the loop ends.
     """
-    plan = planner(read_state(ws, definition))
+    planned = plan(read_state(place.lockfiles, definition), definition, request, place.clock())
     held: frozenset[int] = frozenset()
-    while plan.work:
-        held |= stripes_for(definition, plan.work)
-        with ws.target_locks(held) as stripes, ws.write_lock() as lockfile:
-            doc = read_state(ws, definition, exact=True)
-            plan = planner(doc)
-            if plan.work and stripes_for(definition, plan.work) <= held:
-                return plan, _store(ws, definition, doc, plan.work, Held(stripes, lockfile), rotation=rotation)
-    return plan, None
+    while planned.work:
+        held |= stripes_for(definition, planned.work)
+        with target_locks(place, held) as stripes, write_lock(place) as lockfile:
+            doc = read_state(place.lockfiles, definition, exact=True)
+            planned = plan(doc, definition, request, place.clock())
+            if planned.work and stripes_for(definition, planned.work) <= held:
+                rotation = isinstance(request, RotationRequest)
+                return planned, _store(place, definition, doc, planned.work, Held(stripes, lockfile),
+                                       rotation=rotation)
+    return planned, None
+
+
+def _store(place: Place, definition: Definition, doc: LockDocument,
+           work: Sequence[tuple[SecretDef, Sequence[Unit]]], held: Held, *, rotation: bool) -> StoreOutcome:
+    """Generate, stage the lockfile, write the targets, commit; the caller holds ``held``."""
+    now = place.clock()
+    values = generate_values(definition, doc, work, allow_scripts=place.allow_scripts)
+    expected = values.expected()
+    ahead = doc.fork()
+    record(ahead, expected, now=now, rotation=rotation)
+    record_definition(ahead, definition, now)
+    try:
+        staged = StagedState(place.lockfiles, ahead)
+    except LockfileUnwritable as exc:
+        raise type(exc)(f"{exc.message}; no target was changed") from None
+    with staged:
+        outcome = store(values, held)
+        try:
+            # Every target took the hash staged (the usual case): the staged file is already right.
+            if outcome.written != expected.written:
+                record(doc, outcome, now=now, rotation=rotation)
+                record_definition(doc, definition, now)
+                staged.write(doc)
+            held.check()
+            staged.commit()
+        except (LockfileUnwritable, LockLost) as exc:
+            raise _after_writes(exc, outcome, definition) from None
+    return outcome
 
 
 @dataclass(frozen=True)
@@ -73,75 +122,54 @@ class RepairOutcome:
     errors: list[OperationError]  # the plan's and the writes'
 
 
-def repair(ws: Workspace, definition: Definition, planner: Callable[[LockDocument], RepairPlan]) -> RepairOutcome:
-    """Put recorded values back into broken targets, under the same locks as any write.
+def repair(place: Place, definition: Definition, secrets: Sequence[SecretDef]) -> RepairOutcome:
+    """Put the recorded values of ``secrets`` back into their broken targets (``state.repair``),
+    under the same locks as any write.
 
     The loop is ``write``'s: plan on an unlocked read to know the targets to lock, then plan
-    again under their locks and write only when the locks held cover the plan.
+    again under their locks and write only when the locks held cover the plan. The lockfile
+    lock is taken only for the commit, so a repair runs beside writes to other targets.
     """
-    plan = planner(read_state(ws, definition))
+    planned = plan_repairs(read_state(place.lockfiles, definition), secrets, TargetContext.of(definition))
     held: frozenset[int] = frozenset()
-    while plan.repairs:
-        work = [(item.secret, [item.unit]) for item in plan.repairs]
-        held |= stripes_for(definition, work)
-        with ws.target_locks(held) as stripes:
-            doc = read_state(ws, definition, exact=True)
-            plan = planner(doc)
-            work = [(item.secret, [item.unit]) for item in plan.repairs]
-            if plan.repairs and stripes_for(definition, work) <= held:
-                written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in plan.repairs],
-                                          stripes.check)
-                with ws.write_lock() as lockfile:
-                    doc = read_state(ws, definition, exact=True)
-                    if record_repairs(doc, plan.repairs, written) or not _record_is_current(doc, definition):
-                        record_definition(doc, definition, ws)
+    while planned.repairs:
+        held |= stripes_for(definition, _repair_work(planned))
+        with target_locks(place, held) as stripes:
+            doc = read_state(place.lockfiles, definition, exact=True)
+            planned = plan_repairs(doc, secrets, TargetContext.of(definition))
+            if planned.repairs and stripes_for(definition, _repair_work(planned)) <= held:
+                written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in planned.repairs],
+                                          stripes)
+                with write_lock(place) as lockfile:
+                    doc = read_state(place.lockfiles, definition, exact=True)
+                    if record_repairs(doc, planned.repairs, written) or not _record_is_current(doc, definition):
+                        record_definition(doc, definition, place.clock())
                         Held(stripes, lockfile).check()
-                        write_state(ws, doc)
-                done = {r.secret.name for r in plan.repairs if written.get(r.unit.lock_key)}
-                repaired = [name for name in plan.secrets if name in done]
-                return RepairOutcome(plan, repaired, plan.errors + errors)
-    return RepairOutcome(plan, [], list(plan.errors))
+                        write_state(place.lockfiles, doc)
+                done = {r.secret.name for r in planned.repairs if written.get(r.unit.lock_key)}
+                repaired = [name for name in planned.secrets if name in done]
+                return RepairOutcome(planned, repaired, planned.errors + errors)
+    return RepairOutcome(planned, [], list(planned.errors))
 
 
-# Units named in the audit facts of a lockfile that failed after its targets were written.
-WRITTEN_LISTED = 100
+def _repair_work(planned: RepairPlan) -> list[tuple[SecretDef, Sequence[Unit]]]:
+    return [(item.secret, [item.unit]) for item in planned.repairs]
 
 
-def _store(ws: Workspace, definition: Definition, doc: LockDocument, work: Sequence[tuple[SecretDef, Sequence[Unit]]],
-           locks: Held, *, rotation: bool) -> StoreOutcome:
-    """Store ``work`` and commit ``doc`` with its entries; the caller holds ``locks``, checked
-    before each batch of target writes and before the lockfile rename."""
-    now = ws.now()
-    staged: list[StagedState] = []
-    expected: list[StoreOutcome] = []
+def target_locks(place: Place, stripes: Iterable[int]) -> AbstractContextManager[Held]:
+    """Held by a write from before it writes its targets until its lockfile commit is done."""
+    return locks.stripe_locks(place.lockfiles.shared, stripes, timeout=place.lock_timeout, extra=place.extra_lock)
 
-    def stage(outcome: StoreOutcome) -> None:
-        ahead = doc.fork()
-        record(ahead, outcome, now=now, rotation=rotation)
-        record_definition(ahead, definition, ws, now=now)
-        try:
-            staged.append(StagedState(ws, ahead))
-        except LockfileUnwritable as exc:
-            raise type(exc)(f"{exc.message}; no target was changed") from None
-        expected.append(outcome)
 
-    try:
-        outcome = store(definition, doc, work, allow_scripts=ws.allow_scripts, before_writes=stage,
-                        check=locks.check)
-        try:
-            # Every target took the hash staged (the usual case): the staged file is already right.
-            if outcome.written != expected[0].written:
-                record(doc, outcome, now=now, rotation=rotation)
-                record_definition(doc, definition, ws, now=now)
-                staged[0].write(doc)
-            locks.check()
-            staged[0].commit()
-        except (LockfileUnwritable, LockLost) as exc:
-            raise _after_writes(exc, outcome, definition) from None
-    finally:
-        for files in staged:
-            files.close()
-    return outcome
+def write_lock(place: Place) -> AbstractContextManager[Held]:
+    """Held around every read-modify-write of the lockfile, inside the target locks.
+
+    The file lock serializes the writers of one machine (threads, workers, the CLI); the
+    extra lock, entered inside it, the instances on other machines.
+    """
+    path = place.lockfiles.shared.absolute()
+    extra = place.extra_lock(path, place.lock_timeout) if place.extra_lock is not None else None
+    return locks.lockfile_lock(path, timeout=place.lock_timeout, extra=extra)
 
 
 def _after_writes(exc: LockfileUnwritable | LockLost, outcome: StoreOutcome,
@@ -157,22 +185,22 @@ def _after_writes(exc: LockfileUnwritable | LockLost, outcome: StoreOutcome,
                      "record (the audit row lists them)", details)
 
 
-def record_definition_if_stale(ws: Workspace, definition: Definition) -> bool:
+def record_definition_if_stale(place: Place, definition: Definition) -> bool:
     """Record the definition when the lockfile's record of it is missing or out of date.
 
     A sync with nothing to generate still records the definition, as SecretZero's does: a
     record naming other var files or another variables hash makes SecretZero's next sync
     treat every target as foreign and regenerate the secret. Returns whether it wrote.
     """
-    if _record_is_current(read_lockfile(ws.lockfile_path), definition):
+    if _record_is_current(read_lockfile(place.lockfiles.shared), definition):
         return False
-    with ws.write_lock() as lockfile:
-        doc = read_lockfile(ws.lockfile_path, exact=True)
+    with write_lock(place) as lockfile:
+        doc = read_lockfile(place.lockfiles.shared, exact=True)
         if _record_is_current(doc, definition):
             return False
-        record_definition(doc, definition, ws)
+        record_definition(doc, definition, place.clock())
         lockfile.check()
-        write_lockfile(ws.lockfile_path, doc)
+        write_lockfile(place.lockfiles.shared, doc)
     return True
 
 
@@ -191,8 +219,7 @@ def _record(definition: Definition) -> dict[str, Any]:
     }
 
 
-def record_definition(doc: LockDocument, definition: Definition, ws: Workspace, *,
-                      now: datetime | None = None) -> None:
+def record_definition(doc: LockDocument, definition: Definition, now: datetime) -> None:
     """Record the definition file the lockfile now matches, on every write (SecretZero's record).
 
     SecretZero compares the file name, the var files' names and the variables hash with its
@@ -208,7 +235,7 @@ def record_definition(doc: LockDocument, definition: Definition, ws: Workspace, 
         text_hash=definition.text_hash,
         variables_hash=definition.variables_hash,
         var_files=[PurePath(name).name for name in definition.var_files],
-        synced_at=format_time(now or ws.now()),
+        synced_at=format_time(now),
     )
     block: dict[str, Any] = doc.raw["secretfile"]
     block.setdefault("manifest_spec_version", MANIFEST_SPEC_VERSION)

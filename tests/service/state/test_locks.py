@@ -16,7 +16,7 @@ import yaml
 
 from secretsapi.service.errors import LockLost, LockTimeout
 from secretsapi.service.rotation import execute_rotation
-from secretsapi.service.state import value_store
+from secretsapi.service.state import value_store, write
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.locks import ALL_STRIPES, STRIPES, stripe_folder, stripe_of
 from secretsapi.service.sync import sync
@@ -137,10 +137,10 @@ def test_two_rotations_of_one_due_secret_rotate_it_once(tmp_path: Path, monkeypa
 
 def test_a_held_target_lock_times_out_with_lock_timeout(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, file_secret("a", "out/app.env"), timeout=0.2)
-    with ws.target_locks({_stripe(tmp_path, "out/app.env")}), _in_thread(sync, ws) as results:
+    with write.target_locks(ws.write_place, {_stripe(tmp_path, "out/app.env")}), _in_thread(sync, ws) as results:
         pass
     assert len(results) == 1 and isinstance(results[0], LockTimeout)
-    with pytest.raises(LockTimeout), ws.target_locks(ALL_STRIPES):
+    with pytest.raises(LockTimeout), write.target_locks(ws.write_place, ALL_STRIPES):
         sync(ws)  # a second holder in this thread: the file lock is not re-entrant
     assert not ws.lockfile_path.exists()
 
@@ -167,7 +167,7 @@ def test_the_extra_lock_is_taken_per_stripe_in_ascending_order_inside_its_file_l
         seen.append(("out", path.name))
 
     ws = Workspace(tmp_path / "Secretfile.yml", lock_timeout=5.0, extra_lock=extra)
-    with ws.target_locks({9, 2, 40}):
+    with write.target_locks(ws.write_place, {9, 2, 40}):
         pass
     assert [name for step, name in seen if step == "in"] == ["02", "09", "40"]
     assert sorted(seen) == sorted([("in", n) for n in ("02", "09", "40")] + [("out", n) for n in ("02", "09", "40")])
