@@ -16,7 +16,6 @@ from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, TargetError
 from secretsapi.service.results import ValidationReport
-from secretsapi.service.state.var_file_guard import check_before_reading
 from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
 from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.paths import outside_message, path_problem, within_roots
@@ -59,7 +58,7 @@ def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence
 def validate_workspace(ws: Workspace) -> ValidationReport:
     """``validate_file`` for the workspace's definition and var files; a var file holding what the
     service guards is refused before it is read (var_file_guard)."""
-    check_before_reading(ws)
+    ws.check_var_files_before_reading()
     return validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes, var_files=ws.var_files,
                          target_roots=ws.target_roots, limits=ws.interpolation_limits)
 

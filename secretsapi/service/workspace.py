@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,7 @@ from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
-from secretsapi.service.errors import ServiceError
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, ServiceError
 from secretsapi.service.state import var_file_guard
 from secretsapi.service.state.lock_state import LockfilePaths
 from secretsapi.service.state.locks import ExtraLock
@@ -93,14 +93,47 @@ class Workspace:
         guards (a target, a lockfile...) is refused before it is read (var_file_guard).
         """
         if self.var_files:
-            return var_file_guard.guarded_definition(self, self._with_profile)
+            return self._guarded_definition()
         # Inline, not through the guard: a deeply nested definition has few stack frames to spare.
         definition = self._load(())
         profile = definition.environments.selected
         if profile is None or not profile.var_files:
             return definition
-        var_file_guard.check_var_files(self, profile.var_files, definition=definition)
+        var_file_guard.check_var_files(self.guarded_files(), profile.var_files, definition=definition)
         return self._load(profile.var_files)
+
+    def _guarded_definition(self) -> Definition:
+        """The definition with ``var_files``, every var file checked: before the requested ones
+        are read, against the definition without them, then against the definition they
+        produce (they may move its targets)."""
+        try:
+            before: Definition | None = self._with_profile(())
+        except DefinitionInvalid:  # it may need the var files to be valid
+            before = None
+        var_file_guard.check_var_files(self.guarded_files(), (*_profile_var_files(before), *self.var_files),
+                                       definition=before)
+        full = self._with_profile(self.var_files)
+        var_file_guard.check_var_files(self.guarded_files(loaded=True),
+                                       (*_profile_var_files(full), *self.var_files), definition=full)
+        return full
+
+    def check_var_files_before_reading(self) -> None:
+        """The requested var files checked against the definition without them (when it loads):
+        for the operations that read var files themselves (render, validate)."""
+        if not self.var_files:
+            return
+        try:
+            base: Definition | None = replace(self, var_files=()).definition()
+        except (DefinitionInvalid, DefinitionNotFound):
+            base = None
+        var_file_guard.check_var_files(self.guarded_files(), self.var_files, definition=base)
+
+    def guarded_files(self, *, loaded: bool = False) -> var_file_guard.GuardedFiles:
+        """What a var file may not be (var_file_guard). Until the var files are ``loaded``, the
+        lockfile is placed without them (placing it with them reads them)."""
+        lockfiles = {replace(self, var_files=()).lockfile_path, *((self.lockfile_path,) if loaded else ())}
+        return var_file_guard.GuardedFiles(self.definition_path, frozenset(lockfiles), self.service_paths,
+                                           self.var_files_from_outputs)
 
     def _with_profile(self, var_files: Sequence[str]) -> Definition:
         definition = self._load(var_files)
@@ -127,3 +160,8 @@ class Workspace:
     def write_place(self) -> Place:
         """What a write needs of these settings (``state.write``): it builds its own locks."""
         return Place(self.lockfiles, self.lock_timeout, self.extra_lock, self.allow_scripts, self.clock)
+
+
+def _profile_var_files(definition: Definition | None) -> tuple[str, ...]:
+    profile = definition.environments.selected if definition is not None else None
+    return profile.var_files if profile is not None else ()
