@@ -7,11 +7,11 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from secretsapi.service.definition.field_checks import check_plain
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.loading.field_checks import check_plain
 from secretsapi.service.results import RenderResult
 from secretsapi.service.state import var_file_guard
 from secretsapi.service.targets.catalogue import redacted_auth, redacted_config

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
-from secretsapi.service.definition.checker import DefinitionChecker
 from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, TargetError
+from secretsapi.service.loading.checker import DefinitionChecker
 from secretsapi.service.results import ValidationReport
 from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
 from secretsapi.service.targets.base import TargetContext

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
-from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, ServiceError
+from secretsapi.service.loading.loader import load_definition
 from secretsapi.service.state import var_file_guard
 from secretsapi.service.state.lock_state import LockfilePaths
 from secretsapi.service.state.locks import ExtraLock

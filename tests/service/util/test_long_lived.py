@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from secretsapi.service.definition.loader import clear_definition_cache, load_definition
+from secretsapi.service.loading.loader import clear_definition_cache, load_definition
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.util import long_lived
 from secretsapi.service.util.last_result import LastResult
