@@ -9,12 +9,12 @@ then commits.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
-from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, LockLost, TargetError
+from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, LockfileUnwritable, LockLost, TargetError
 from secretsapi.service.generators import generate
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
@@ -110,8 +110,15 @@ def store(values: Values, locks: Held) -> StoreOutcome:
     outcome = StoreOutcome(errors=list(values.errors))
     failed = set(values.failed)
     jobs = values.jobs
-    written = _write_targets(jobs + _exclusive_companions(values.definition, jobs, values.ctx), values.ctx,
-                             outcome.errors, locks)
+    written: dict[str, dict[str, str]] = defaultdict(dict)
+    try:
+        _write_targets(jobs + _exclusive_companions(values.definition, jobs, values.ctx), values.ctx,
+                       outcome.errors, locks, written)
+    except LockLost as exc:
+        hide = values.definition.environment_hidden
+        keys = {job.unit.lock_key for job in jobs}  # companions were rewritten with their own values
+        raise after_writes(exc, {key: [hide(target) for target in hashes] for key, hashes in written.items()
+                                 if key in keys and hashes}) from None
 
     for job in jobs:
         hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), values.ctx)
@@ -146,6 +153,22 @@ def written_targets(
             if not partial_only or item.secret.name in troubled}
 
 
+# Units named in the audit facts of a write that stopped after its targets were written.
+WRITTEN_LISTED = 100
+
+
+def after_writes(exc: LockfileUnwritable | LockLost,
+                 written: Mapping[str, list[str]]) -> LockfileUnwritable | LockLost:
+    """``exc`` (the lockfile failed, or a lock was lost) once targets took new values: its
+    message says how many, its details which (``written``: lock key -> target ids)."""
+    targets = sum(len(ids) for ids in written.values())
+    details: dict[str, object] = {"written_targets": dict(list(written.items())[:WRITTEN_LISTED])}
+    if len(written) > WRITTEN_LISTED:
+        details["written_targets_not_listed"] = len(written) - WRITTEN_LISTED
+    return type(exc)(f"{exc.message}; {targets} target(s) now hold new values the lockfile does not "
+                     "record (the audit row lists them)", details)
+
+
 def rewrite(
     definition: Definition, doc: LockDocument, units: Sequence[tuple[SecretDef, Unit, str]], locks: Held,
 ) -> tuple[dict[str, dict[str, str]], list[OperationError]]:
@@ -157,7 +180,8 @@ def rewrite(
     jobs = [_Job(secret, unit, value) for secret, unit, value in units]
     ctx = _context(definition, doc, {job.unit.lock_key: job.value for job in jobs})
     errors: list[OperationError] = []
-    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, errors, locks)
+    written: dict[str, dict[str, str]] = defaultdict(dict)
+    _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, errors, locks, written)
     keys = {job.unit.lock_key for job in jobs}
     return {key: hashes for key, hashes in written.items() if key in keys}, errors
 
@@ -272,8 +296,10 @@ BATCH = 64
 
 def _write_targets(
     jobs: Iterable[_Job], ctx: TargetContext, errors: list[OperationError], locks: Held,
-) -> dict[str, dict[str, str]]:
-    """Write every placement, one call per target group; returns lock key -> {target id: hash}.
+    written: dict[str, dict[str, str]],
+) -> None:
+    """Write every placement, one call per target group, into ``written``: lock key -> {target
+    id: hash} (what was written so far, when LockLost stops it).
 
     Groups are written concurrently (``fanout``: a pool per remote provider), templates after
     every other kind, ``BATCH`` groups at a time, ``locks`` checked before each batch. The
@@ -288,20 +314,13 @@ def _write_targets(
             except TargetError as exc:
                 errors.append(OperationError(job.secret.name, placement.target.type, exc.message))
 
-    written: dict[str, dict[str, str]] = defaultdict(dict)
     ordered = sorted(groups.items(), key=lambda g: g[0][0])
     # Value-holding kinds first: a template renders the values the others just received.
-    try:
-        for templates in (False, True):
-            kinds = [(get_kind(type_), members) for (type_, _), members in ordered
-                     if (type_ == "local/template") == templates]
-            for start in range(0, len(kinds), BATCH):
-                _write_batch(kinds[start:start + BATCH], ctx, errors, locks, written)
-    except LockLost as exc:
-        # The audit row counts what this write changed before it stopped (the lockfile does not).
-        count = sum(len(targets) for targets in written.values())
-        raise LockLost(f"{exc.message}; {count} target(s) had taken new values", {"written_targets": count}) from None
-    return written
+    for templates in (False, True):
+        kinds = [(get_kind(type_), members) for (type_, _), members in ordered
+                 if (type_ == "local/template") == templates]
+        for start in range(0, len(kinds), BATCH):
+            _write_batch(kinds[start:start + BATCH], ctx, errors, locks, written)
 
 
 def _write_batch(batch: list[tuple[TargetKind, list[tuple[_Job, Placement]]]], ctx: TargetContext,

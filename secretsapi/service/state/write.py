@@ -35,6 +35,7 @@ from secretsapi.service.state.plans import Plan, RotationRequest, SyncRequest, p
 from secretsapi.service.state.repair import RepairPlan, plan_repairs, record_repairs
 from secretsapi.service.state.value_store import (
     StoreOutcome,
+    after_writes,
     generate_values,
     record,
     rewrite,
@@ -49,8 +50,6 @@ MANIFEST_SPEC_VERSION = "1"
 # Our key in the ``secretfile`` block (SecretZero ignores unknown keys there, and drops them
 # when it rewrites the file): the definition file hash every entry was last written from.
 ENTRIES_HASH = "entries_definition_hash"
-# Units named in the audit facts of a lockfile that failed after its targets were written.
-WRITTEN_LISTED = 100
 
 
 @dataclass(frozen=True)
@@ -111,7 +110,8 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
             held.check()
             staged.commit()
         except (LockfileUnwritable, LockLost) as exc:
-            raise _after_writes(exc, outcome, definition) from None
+            written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden)
+            raise after_writes(exc, written) from None
     return outcome
 
 
@@ -170,19 +170,6 @@ def write_lock(place: Place) -> AbstractContextManager[Held]:
     path = place.lockfiles.shared.absolute()
     extra = place.extra_lock(path, place.lock_timeout) if place.extra_lock is not None else None
     return locks.lockfile_lock(path, timeout=place.lock_timeout, extra=extra)
-
-
-def _after_writes(exc: LockfileUnwritable | LockLost, outcome: StoreOutcome,
-                  definition: Definition) -> LockfileUnwritable | LockLost:
-    """The lockfile failed (or its lock was lost) after targets took new values: say so, and
-    which (in the details)."""
-    written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden)
-    targets = sum(len(ids) for ids in written.values())
-    details: dict[str, object] = {"written_targets": dict(list(written.items())[:WRITTEN_LISTED])}
-    if len(written) > WRITTEN_LISTED:
-        details["written_targets_not_listed"] = len(written) - WRITTEN_LISTED
-    return type(exc)(f"{exc.message}; {targets} target(s) now hold new values the lockfile does not "
-                     "record (the audit row lists them)", details)
 
 
 def record_definition_if_stale(place: Place, definition: Definition) -> bool:

@@ -234,4 +234,5 @@ def test_a_write_that_lost_its_extra_lock_before_a_batch_of_target_writes_writes
         sync(lost, force=True)
     changed = [path for path in paths if (tmp_path / path).read_text() != before[path]]
     assert changed == paths[:value_store.BATCH]  # the first batch; the second was never started
-    assert raised.value.details == {"written_targets": value_store.BATCH}
+    assert raised.value.details == {"written_targets": {f"s{i}": [f"local/file/{paths[i]}"]
+                                                        for i in range(value_store.BATCH)}}
