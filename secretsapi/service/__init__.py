@@ -1,10 +1,12 @@
 """Framework-free secrets engine: definitions, generators, lockfile, targets and operations.
 
 The operations are importable from here (``from secretsapi.service import sync``); the
-sub-packages hold what they are built from: ``definition`` (what the file declares),
-``state`` (the lockfile, its locks, and the write that stores values), ``targets`` (where
-values go), ``util`` (hashing, atomic files, a memo). Errors live in ``errors``, results in
-``results``. Nothing in this package may import Django; a guard test enforces it.
+sub-packages hold what they are built from, each importing only those before it:
+``definition`` (what the file declares: the model), ``generators`` (values) and ``targets``
+(where values go), ``loading`` (a file checked into the model), ``state`` (the lockfile, its
+locks, and ``state.write``, the one write path), and ``workspace`` (the settings, a value);
+``util`` (hashing, atomic files, a memo). Errors live in ``errors``, results in ``results``.
+Nothing in this package may import Django; a guard test enforces it.
 """
 
 from __future__ import annotations
