@@ -117,8 +117,10 @@ def store(values: Values, locks: Held) -> StoreOutcome:
     except LockLost as exc:
         hide = values.definition.environment_hidden
         keys = {job.unit.lock_key for job in jobs}  # companions were rewritten with their own values
-        raise after_writes(exc, {key: [hide(target) for target in hashes] for key, hashes in written.items()
-                                 if key in keys and hashes}) from None
+        changed = {key: [hide(target) for target in hashes] for key, hashes in written.items() if key in keys}
+        if not changed:
+            raise
+        raise after_writes(exc, changed) from None
 
     for job in jobs:
         hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), values.ctx)

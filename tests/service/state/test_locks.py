@@ -236,3 +236,14 @@ def test_a_write_that_lost_its_extra_lock_before_a_batch_of_target_writes_writes
     assert changed == paths[:value_store.BATCH]  # the first batch; the second was never started
     assert raised.value.details == {"written_targets": {f"s{i}": [f"local/file/{paths[i]}"]
                                                         for i in range(value_store.BATCH)}}
+
+
+def test_a_write_that_lost_its_extra_lock_before_its_first_target_write_changes_nothing(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, file_secret("db", "out/app.env"))
+    sync(ws)
+    before = {path: path.read_bytes() for path in (tmp_path / ".gitsecrets.lock", tmp_path / "out" / "app.env")}
+    lost = Workspace(ws.definition_path, lock_timeout=WAIT, extra_lock=_losing_extra_lock(0))
+    with pytest.raises(LockLost) as raised:
+        sync(lost, force=True)
+    assert {path: path.read_bytes() for path in before} == before
+    assert raised.value.details == {}
