@@ -43,7 +43,7 @@ from secretsapi.service.results import (
     SyncResult,
     ValidationReport,
 )
-from secretsapi.service.workspace import ExtraLock
+from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
 
 
