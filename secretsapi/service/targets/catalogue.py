@@ -76,6 +76,33 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
             },
         },
     },
+    "ansible_vault": {
+        "description": "An Ansible Vault encrypted file (ansible-core's VaultLib; `ansible-vault "
+                       "view` decrypts it), inside the allowed target roots.",
+        "config": {
+            "vault_file": _opt("string", None, "the encrypted file, relative to the definition folder"),
+            "format": _opt("string", "yaml", "yaml | json | dotenv, inside the vault"),
+        },
+        "auth": {
+            "kinds": ["ambient", "password", "password_env"],
+            "config": {
+                "vault_password": _opt("string", None, "vault password"),
+                "vault_password_file": _opt("string", None, "file holding the vault password "
+                                                           "(inside the allowed target roots)"),
+                "vault_password_env": _opt("string", "ANSIBLE_VAULT_PASSWORD",
+                                           "environment variable holding the vault password"),
+            },
+        },
+    },
+    "git_crypt": {
+        "description": "A plain-text file in an unlocked git-crypt repository, where .gitattributes "
+                       "sets filter=git-crypt (encrypted when committed).",
+        "config": {
+            "secret_file": _opt("string", None, "the file, relative to the definition folder"),
+            "format": _opt("string", "yaml", "yaml | json | dotenv"),
+        },
+        "auth": {"kinds": ["ambient"], "config": {}},
+    },
     "kubernetes": {
         "description": "A Kubernetes cluster through the kubernetes client: host and token, else a "
                        "kubeconfig (KUBECONFIG, ~/.kube/config), else the in-cluster service account.",

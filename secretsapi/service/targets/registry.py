@@ -29,6 +29,7 @@ def kinds() -> list[TargetKind]:
 def _register_builtins() -> None:
     # Imported here, not at module top, so the kind modules can import this one freely.
     # The remote kinds import their SDKs only when used, so the engine runs without them.
+    from secretsapi.service.targets.encrypted_files import AnsibleVaultFileKind, GitCryptFileKind
     from secretsapi.service.targets.files import LocalFileKind
     from secretsapi.service.targets.kubernetes_secret import KubernetesSecretKind
     from secretsapi.service.targets.secrets_manager import SecretsManagerKind
@@ -39,6 +40,8 @@ def _register_builtins() -> None:
     for kind in (LocalFileKind(), LocalTemplateKind(), SsmParameterKind(), SecretsManagerKind(),
                  VaultKvKind(), KubernetesSecretKind()):
         register(kind)
+    register(AnsibleVaultFileKind())
+    register(GitCryptFileKind())
 
 
 _register_builtins()
