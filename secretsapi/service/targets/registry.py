@@ -30,6 +30,7 @@ def _register_builtins() -> None:
     # Imported here, not at module top, so the kind modules can import this one freely.
     # The remote kinds import their SDKs only when used, so the engine runs without them.
     from secretsapi.service.targets.encrypted_files import AnsibleVaultFileKind, GitCryptFileKind
+    from secretsapi.service.targets.external_secret import ExternalSecretKind
     from secretsapi.service.targets.files import LocalFileKind
     from secretsapi.service.targets.kubernetes_secret import KubernetesSecretKind
     from secretsapi.service.targets.secrets_manager import SecretsManagerKind
@@ -42,6 +43,7 @@ def _register_builtins() -> None:
         register(kind)
     register(AnsibleVaultFileKind())
     register(GitCryptFileKind())
+    register(ExternalSecretKind())
 
 
 _register_builtins()
