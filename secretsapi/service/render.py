@@ -13,6 +13,7 @@ from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.generators import STATIC_KINDS
 from secretsapi.service.results import RenderResult
 from secretsapi.service.targets.catalogue import redacted_auth, redacted_config
 from secretsapi.service.workspace import Workspace
@@ -112,7 +113,7 @@ def _redact_statics(config: dict[str, Any]) -> None:
                     generators.append(field["generator"])
     for generator in generators:
         options = generator.get("config")
-        if generator.get("kind") == "static" and isinstance(options, dict):
+        if generator.get("kind") in STATIC_KINDS and isinstance(options, dict):
             for key in ("value", "default"):
                 if key in options:
                     options[key] = REDACTED
