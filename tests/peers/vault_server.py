@@ -16,7 +16,8 @@ Throttling as Vault answers it (``throttle``): 429 ``rate limit quota exceeded``
 Not covered: LIST, KV v2 PATCH (``kv.v2.patch``), undelete/destroy endpoints, metadata
 writes, ``max_versions`` and ``cas_required``, ``sys/*`` (mounts, health, seal status),
 auth methods other than a fixed token and AppRole login (no secret-id creation, role reads,
-CIDR bounds, token expiry or renewal: issued tokens last as long as the server), token policies (one token can do everything),
+CIDR bounds, token expiry or renewal: issued tokens last as long as the server), token policies
+(one token can do everything),
 namespaces (the ``X-Vault-Namespace`` header is ignored), response wrapping, leases, TLS,
 and mount paths with more than one segment.
 """

@@ -54,6 +54,13 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
                 "access_key_id": _opt("string", None, "access key id (with secret_access_key)"),
                 "secret_access_key": _opt("string", None, "secret access key"),
                 "session_token": _opt("string", None, "session token of temporary credentials"),
+                "role_arn": _opt("string", None, "auth kind assume_role: the role STS AssumeRole "
+                                                 "gives credentials of"),
+                "session_name": _opt("string", "secretzero-session", "assume_role: the role "
+                                                                     "session's name"),
+                "external_id": _opt("string", None, "assume_role: the external id the role requires"),
+                "sts_endpoint_url": _opt("string", None, "assume_role: STS endpoint override "
+                                                         "(endpoint_url by default)"),
             },
         },
     },
@@ -73,6 +80,9 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
                 "token": _opt("string", None, "Vault token"),
                 "token_file": _opt("string", None, "file holding the token (relative to the "
                                                    "definition folder)"),
+                "role_id": _opt("string", None, "auth kind approle: the AppRole's role id"),
+                "secret_id": _opt("string", None, "approle: the secret id"),
+                "approle_mount": _opt("string", "approle", "approle: the auth method's mount"),
             },
         },
     },

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.sync import sync
 from secretsapi.service.targets import TargetContext
