@@ -33,7 +33,8 @@ _FAMILIES = {"aws": (aws.AUTH_KINDS, "AWS"), "vault": (vault_kv.AUTH_KINDS, "Vau
              "kubernetes": (kubernetes_secret.AUTH_KINDS, "Kubernetes")}
 
 # The config fields of the local kinds that name a file (checked against the target roots).
-LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path")}
+LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path"),
+                     "kubernetes/external_secret": ("output_path",)}
 
 
 def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence[str] = (),

@@ -278,7 +278,7 @@ def test_targets_sync_would_refuse_are_errors_each_naming_the_secret_and_the_tar
         "secrets[1] 'db' targets[1] local/file: config.path is required and must be a non-empty string",
         "secrets[1] 'db' targets[2] vault/kv2: config.version must be 1 or 2",
         "secrets[1] 'db' targets[3] myaws/ssm_parameter: provider 'myaws' is not declared in providers and is "
-        "not a provider kind (aws, kubernetes, local, vault)"]
+        "not a provider kind (ansible_vault, aws, git_crypt, kubernetes, local, vault)"]
 
 
 def test_an_unknown_file_format_is_a_warning_that_the_target_fails_at_sync(authed_api: APIClient) -> None:

@@ -137,9 +137,9 @@ def test_a_target_naming_an_undeclared_provider_alias_is_an_error() -> None:
                              _target("prod_vault", "kv", path="app/db")))
     assert validate_document(doc).errors == [
         "secrets[0] 'db' targets[0] mylocal/file: provider 'mylocal' is not declared in providers and is not "
-        "a provider kind (aws, kubernetes, local, vault)",
+        "a provider kind (ansible_vault, aws, git_crypt, kubernetes, local, vault)",
         "secrets[0] 'db' targets[1] prod_vault/kv: provider 'prod_vault' is not declared in providers and is "
-        "not a provider kind (aws, kubernetes, local, vault)"]
+        "not a provider kind (ansible_vault, aws, git_crypt, kubernetes, local, vault)"]
 
 
 def test_a_declared_alias_and_an_undeclared_provider_kind_are_both_valid() -> None:
@@ -263,7 +263,7 @@ _VAULT = {"address": "http://127.0.0.1:1", "token": "t"}
 
 @pytest.mark.parametrize(("provider", "accepted"), [
     ({"kind": "vault", "auth": {"kind": "token"}, "config": {**_VAULT, "timeout": 30}}, True),
-    ({"kind": "vault", "auth": {"kind": "approle"}, "config": _VAULT}, False),
+    ({"kind": "vault", "auth": {"kind": "kubernetes"}, "config": _VAULT}, False),
     ({"kind": "vault", "config": {**_VAULT, "timeout": 0}}, False),
     ({"kind": "vault", "auth": {"kind": "ambient", "config": {"timeout": "5"}}, "config": _VAULT}, False),
     ({"kind": "vault", "config": {**_VAULT, "max_concurrency": 1}}, True),
