@@ -183,6 +183,15 @@ def test_a_vault_file_outside_the_target_roots_is_refused(tmp_path: Path) -> Non
     assert not (tmp_path / "outside.yml").exists()
 
 
+def test_without_ansible_core_the_target_names_the_package_to_install(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ansible.parsing.vault", None)  # import fails as when not installed
+    ws = _ansible_ws(tmp_path, _secret("db_password", "repo_ansible", "ansible_vault_file"))
+    assert [e.message for e in sync(ws).errors] == [
+        "install the 'ansible-core' package to use ansible_vault/ansible_vault_file targets"]
+    assert not (tmp_path / "secrets").exists()
+
+
 # --- git-crypt -----------------------------------------------------------------------------
 
 def _git(repo: Path, *args: str) -> bytes:
