@@ -307,3 +307,11 @@ def test_catalogue_defaults_match_the_spec() -> None:
     assert all(password[flag]["default"] is True for flag in ("upper", "lower", "number", "special"))
     assert GENERATORS["random_string"]["options"]["charset"]["default"] == "alphanumeric"
     assert GENERATORS["script"]["options"]["timeout"]["default"] == 30
+
+
+def test_azure_app_reg_writes_its_value_as_static_does() -> None:
+    mapping = {"tenant_id": "t", "client_id": "c", "client_secret": "s"}
+    assert generate(GeneratorSpec("azure_app_reg", {"value": mapping}), allow_scripts=False) == (
+        '{"client_id":"c","client_secret":"s","tenant_id":"t"}')
+    assert validate_generator(GeneratorSpec("azure_app_reg", {}), "g") == [
+        "g.config.value: static generator needs a value (or default)"]
