@@ -18,7 +18,7 @@ import yaml
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
-from secretsapi.service.targets.paths import confined_path, lexical_key, path_problem, read_hash, write_text
+from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, path_problem, read_hash, write_text
 from secretsapi.service.targets.secretzero_ids import secretzero_target_id
 from secretsapi.service.util.hashing import sha256_text
 
@@ -93,7 +93,7 @@ class ExternalSecretKind:
             return {}
         placements = [placement for placement, _ in items]
         text = self._manifest(placements)
-        path = confined_path(ctx.base_dir, placements[0].target.config, "output_path", ctx.target_roots)
+        path = _output(placements[0].target, ctx)
         location = self.location(placements[0].target, ctx)
         digest = sha256_text(text)
         if read_hash(path, location) != digest:
@@ -104,7 +104,7 @@ class ExternalSecretKind:
         if not items:
             return {}
         location = self.location(items[0].target, ctx)
-        path = confined_path(ctx.base_dir, items[0].target.config, "output_path", ctx.target_roots)
+        path = _output(items[0].target, ctx)
         digest = read_hash(path, location)
         return {p.key: ReadBack(digest is not None, digest, location) for p in items}
 
@@ -141,3 +141,7 @@ class ExternalSecretKind:
         if config.get("annotations"):
             metadata["annotations"] = dict(config["annotations"])
         return str(yaml.dump(manifest, default_flow_style=False, sort_keys=False))
+
+
+def _output(target: TargetSpec, ctx: TargetContext) -> Confined:
+    return confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots)
