@@ -28,7 +28,7 @@ from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
 from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError
-from secretsapi.service.targets.paths import Confined, confined_path, read_bytes, read_text, write_text
+from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, read_bytes, read_text, write_text
 from secretsapi.service.targets.remote import Provider, load_sdk, provider_of, read_secret_file
 from secretsapi.service.targets.secretzero_ids import secretzero_target_id
 from secretsapi.service.util.hashing import sha256_text
@@ -66,13 +66,17 @@ class _KeyedFileKind(ABC):
         return f"{target.provider}:{path}" if isinstance(path, str) else target.provider
 
     def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
-        return (self.type, target.provider)
+        """The file: two aliases naming one file take turns (and one lock) like one alias."""
+        path = provider_of(target, ctx).settings.get(self.file_setting)
+        if not isinstance(path, str):
+            return (self.type, target.provider)  # the write reports the missing setting
+        return (self.type, lexical_key(ctx.base_dir, {"path": path}, "path"))
 
     def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
         """Set every key of the group with one decryption and one atomic write."""
         if not items:
             return {}
-        provider, path, location, fmt = self._file(items[0][0].target, ctx)
+        provider, path, location, fmt = self._file([p.target for p, _ in items], ctx)
         updates: dict[str, str] = {}
         for placement, value in items:
             if updates.get(placement.key, value) != value:
@@ -94,7 +98,7 @@ class _KeyedFileKind(ABC):
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
         if not items:
             return {}
-        provider, path, location, fmt = self._file(items[0].target, ctx)
+        provider, path, location, fmt = self._file([p.target for p in items], ctx)
         text = self._plain(provider, path, location, ctx)
         if text is None:
             return {p.key: ReadBack(False, None, location) for p in items}
@@ -112,8 +116,16 @@ class _KeyedFileKind(ABC):
                 found[p.key] = ReadBack(True, sha256_text(text_value), location, text_value)
         return found
 
-    def _file(self, target: TargetSpec, ctx: TargetContext) -> tuple[Provider, Confined, str, FileFormat]:
+    def _file(self, targets: Sequence[TargetSpec], ctx: TargetContext
+              ) -> tuple[Provider, Confined, str, FileFormat]:
+        """The group's file, through its first target's provider; every provider naming it must
+        agree with that one (format, password), since one write serves them all."""
+        target = targets[0]
         provider = provider_of(target, ctx)
+        others = {t.provider for t in targets if provider_of(t, ctx).settings != provider.settings}
+        if others:
+            raise TargetError(f"providers '{target.provider}' and '{sorted(others)[0]}' name one file "
+                              "with different settings")
         if provider.kind != self.type.partition("/")[0]:
             raise TargetError(f"{self.type} targets need a provider of kind "
                               f"'{self.type.partition('/')[0]}' ('{target.provider}' is '{provider.kind}')")

@@ -183,6 +183,28 @@ def test_a_vault_file_outside_the_target_roots_is_refused(tmp_path: Path) -> Non
     assert not (tmp_path / "outside.yml").exists()
 
 
+def test_two_aliases_naming_one_vault_file_write_it_together(tmp_path: Path) -> None:
+    (tmp_path / "vault-pass.txt").write_text(PASSWORD)
+    providers = {"a": _ansible_provider(), "b": _ansible_provider()}
+    doc = definition(_secret("one", "a", "ansible_vault_file"), _secret("two", "b", "ansible_vault_file"),
+                     providers=providers)
+    ws = Workspace(definition_path=write_definition(tmp_path, doc), lock_timeout=10, environ={})
+    assert sync(ws).errors == []
+    assert sorted(_view(tmp_path)) == ["one", "two"]
+
+
+def test_two_aliases_naming_one_vault_file_with_different_formats_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "vault-pass.txt").write_text(PASSWORD)
+    other = _ansible_provider()
+    other["config"] = {**other["config"], "format": "json"}
+    doc = definition(_secret("one", "a", "ansible_vault_file"), _secret("two", "b", "ansible_vault_file"),
+                     providers={"a": _ansible_provider(), "b": other})
+    ws = Workspace(definition_path=write_definition(tmp_path, doc), lock_timeout=10, environ={})
+    assert {e.message for e in sync(ws).errors} == {
+        "providers 'a' and 'b' name one file with different settings"}
+    assert not (tmp_path / "secrets").exists()
+
+
 def test_without_ansible_core_the_target_names_the_package_to_install(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ansible.parsing.vault", None)  # import fails as when not installed
