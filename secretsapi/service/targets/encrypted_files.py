@@ -166,9 +166,9 @@ class AnsibleVaultFileKind(_KeyedFileKind):
     def _vault(self, provider: Provider, ctx: TargetContext) -> Any:
         vault = load_sdk("ansible.parsing.vault", "ansible-core", self.type)
         password = provider.text("vault_password")
-        if password is None and provider.text("vault_password_file") is not None:
-            password = read_secret_file(str(provider.text("vault_password_file")), ctx,
-                                        "vault_password_file", provider.alias)
+        password_file = provider.text("vault_password_file")
+        if password is None and password_file is not None:
+            password = _password_file(password_file, ctx, provider.alias)
         if password is None:
             env_name = provider.text("vault_password_env") or DEFAULT_VAULT_VARIABLE
             password = os.environ.get(env_name) or None
@@ -200,6 +200,16 @@ class AnsibleVaultFileKind(_KeyedFileKind):
     def _stored(self, provider: Provider, text: str, location: str, ctx: TargetContext) -> str:
         _, vault = self._vault(provider, ctx)
         return str(vault.encrypt(text).decode("ascii"))
+
+
+def _password_file(path_text: str, ctx: TargetContext, alias: str) -> str:
+    """The password file's stripped content, the file confined like a target: a definition may
+    not make the service use any file on the machine as a key."""
+    try:
+        confined_path(ctx.base_dir, {"path": os.path.expanduser(path_text)}, "path", ctx.target_roots)
+    except TargetError as exc:
+        raise TargetError(f"provider '{alias}': vault_password_file: {exc}") from None
+    return read_secret_file(path_text, ctx, "vault_password_file", alias)
 
 
 class GitCryptFileKind(_KeyedFileKind):

@@ -183,6 +183,18 @@ def test_a_vault_file_outside_the_target_roots_is_refused(tmp_path: Path) -> Non
     assert not (tmp_path / "outside.yml").exists()
 
 
+def test_a_password_file_outside_the_target_roots_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "elsewhere.txt").write_text(PASSWORD)
+    ws = _ansible_ws(project, _secret("db_password", "repo_ansible", "ansible_vault_file"),
+                     vault_password_file="../elsewhere.txt")
+    assert [e.message for e in sync(ws).errors] == [
+        "provider 'repo_ansible': vault_password_file: path ../elsewhere.txt is outside the allowed "
+        "target roots (SERVICE_TARGET_ROOTS)"]
+    assert not (project / "secrets").exists()
+
+
 def test_two_aliases_naming_one_vault_file_write_it_together(tmp_path: Path) -> None:
     (tmp_path / "vault-pass.txt").write_text(PASSWORD)
     providers = {"a": _ansible_provider(), "b": _ansible_provider()}
