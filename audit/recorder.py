@@ -6,7 +6,7 @@ import hashlib
 import logging
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, cast
 
@@ -28,19 +28,21 @@ def record(
     user: str | None,
     success: bool,
     details: Mapping[str, Any] | None = None,
+    mentions: Iterable[str] = (),
 ) -> int:
     """Write one row and return its id. Errors propagate: an operation must not succeed unrecorded.
 
     ``details`` must hold names, counts and hashes only, never secret values. The INSERT is
     built once per database vendor: compiling it again on every request was ~40% of a write.
-    The secrets the row is about (``audit.mentions``) are written with it, in one transaction.
+    The secrets the row is about (``audit.mentions``, and ``mentions``) are written with it, in
+    one transaction.
     """
     if _unwritten:
         complete_unwritten()
     ops = connection.ops
     now = timezone.now()
     details = _storable(dict(details or {}))
-    names = mentioned_secrets(resource, details)
+    names = list(dict.fromkeys([*mentioned_secrets(resource, details), *mentions]))
     # The backend's own adapters, the ones the model fields end in (dates, JSON), so the row is
     # the one ``save()`` writes; building a model instance per row was a fifth of the write.
     params = [

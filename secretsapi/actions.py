@@ -57,6 +57,9 @@ class Facts(dict[str, Any]):
     """
 
     succeeded: bool = True
+    # Secret names the row is about beyond those its details name (``audit.mentions``): a bulk
+    # read names thousands, which belong in the mentions table, not in the row's JSON.
+    mentioned: Sequence[str] = ()
 
 
 @contextmanager
@@ -77,7 +80,8 @@ def audited(
 
     def write(success: bool, details: dict[str, Any]) -> None:
         if row_id is None:
-            record(action=action, resource=resource, user=actor, success=success, details=details)
+            record(action=action, resource=resource, user=actor, success=success, details=details,
+                   mentions=facts.mentioned)
         else:
             finish(row_id, success=success, details=details)
 
@@ -253,6 +257,15 @@ def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatu
     with audited("get_secret_status", f"secret:{name}", actor, {"var_files": list(ws.var_files)}) as facts:
         found = service.secret_status(ws, name)
         facts["exists"] = found.exists
+    return found
+
+
+def secret_statuses(ws: Workspace, *, actor: str | None) -> list[SecretStatus]:
+    """Every declared secret's status: one audit row naming the count, the names as its mentions."""
+    with audited("get_secrets_status", "secrets", actor, {"var_files": list(ws.var_files)}) as facts:
+        found = service.secret_statuses(ws)
+        facts.update(count=len(found), missing=sum(1 for st in found if not st.exists))
+        facts.mentioned = [st.name for st in found]
     return found
 
 
