@@ -22,7 +22,7 @@ from django.db import InterfaceError, OperationalError
 from django.db.models import QuerySet
 
 from audit.models import AuditEntry, AuditMention
-from audit.recorder import begin, finish, fit_name, record
+from audit.recorder import begin, finish, fit, fit_name, record
 from secretsapi import database_locks, engine_processes, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
@@ -46,6 +46,10 @@ from secretsapi.service.results import (
 )
 from secretsapi.service.workspace import ExtraLock
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
+
+
+# A failed row's ``message`` is clipped (a definition's errors can run long).
+MESSAGE_MAX = 1000
 
 
 class Facts(dict[str, Any]):
@@ -89,7 +93,9 @@ def audited(
         yield facts
     except ServiceError as exc:
         # An error may carry facts of its own (e.g. the targets a write changed before it failed).
-        write(False, {**facts, **getattr(exc, "details", {}), "error": exc.code})
+        # Its message is the one the caller is shown (written for users, never holding a value).
+        write(False, {**facts, **getattr(exc, "details", {}), "error": exc.code,
+                      "message": fit(exc.message, MESSAGE_MAX)})
         exc.audited = True  # type: ignore[attr-defined]
         raise
     except Exception as exc:
