@@ -21,9 +21,10 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.db.models import QuerySet
 
+from audit import activity
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, record
-from secretsapi import database_locks, engine_processes, service
+from secretsapi import database_locks, engine_processes, overview, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
     DefinitionInvalid,
@@ -46,7 +47,6 @@ from secretsapi.service.results import (
 )
 from secretsapi.service.workspace import ExtraLock
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
-
 
 # A failed row's ``message`` is clipped (a definition's errors can run long).
 MESSAGE_MAX = 1000
@@ -273,6 +273,20 @@ def secret_statuses(ws: Workspace, *, actor: str | None) -> list[SecretStatus]:
         facts.update(count=len(found), missing=sum(1 for st in found if not st.exists))
         facts.mentioned = [st.name for st in found]
     return found
+
+
+def secrets_overview(ws: Workspace, *, actor: str | None) -> list[overview.SecretOverview]:
+    """Every declared secret with its rotation dates and last drift result (the admin's page)."""
+    with audited("read_secrets_overview", "secrets", actor, {"var_files": list(ws.var_files)}) as facts:
+        rows = overview.build(service.list_secrets(ws), service.secret_statuses(ws), ws.now())
+        facts.update(count=len(rows), overdue=sum(1 for row in rows if row.overdue))
+    return rows
+
+
+def audit_activity(*, actor: str | None, days: int) -> activity.Activity:
+    """Operations and rotations per day over the last ``days`` days (the admin's charts)."""
+    with audited("read_audit_activity", "audit", actor, {"days": days}):
+        return activity.activity(days)
 
 
 def sync(
