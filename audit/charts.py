@@ -42,18 +42,18 @@ def bar_chart(chart_id: str, title: str, *, x_label: str, y_label: str, labels: 
             if value:
                 y0 = TOP + plot_h * (1 - (base + value) / top)
                 bars.append(format_html(
-                    '<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}">'
+                    '<rect x="{}" y="{}" width="{}" height="{}" fill="{}">'
                     "<title>{}: {} {}</title></rect>",
-                    LEFT + slot * i + (slot - bar_w) / 2, y0, bar_w, plot_h * value / top, s.colour,
+                    _n(LEFT + slot * i + (slot - bar_w) / 2), _n(y0), _n(bar_w), _n(plot_h * value / top), s.colour,
                     label, value, s.name))
             base += value
     ticks = [top * k // 4 for k in range(5)]
-    y_axis = format_html_join("", '<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="#ddd"/>'
-                              '<text x="{}" y="{:.1f}" text-anchor="end" font-size="11">{}</text>',
-                              ((LEFT, WIDTH - RIGHT, TOP + plot_h * (1 - t / top), TOP + plot_h * (1 - t / top),
-                                LEFT - 6, TOP + plot_h * (1 - t / top) + 4, t) for t in ticks))
-    x_axis = format_html_join("", '<text x="{:.1f}" y="{}" text-anchor="middle" font-size="11">{}</text>',
-                              ((LEFT + slot * (i + 0.5), TOP + plot_h + 16, label)
+    y_axis = format_html_join("", '<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="#ddd"/>'
+                              '<text x="{}" y="{}" text-anchor="end" font-size="11">{}</text>',
+                              ((LEFT, WIDTH - RIGHT, _n(TOP + plot_h * (1 - t / top)), _n(TOP + plot_h * (1 - t / top)),
+                                LEFT - 6, _n(TOP + plot_h * (1 - t / top) + 4), t) for t in ticks))
+    x_axis = format_html_join("", '<text x="{}" y="{}" text-anchor="middle" font-size="11">{}</text>',
+                              ((_n(LEFT + slot * (i + 0.5)), TOP + plot_h + 16, label)
                                for i, label in enumerate(labels) if i % every_nth_label == 0))
     legend = format_html_join("", '<rect x="{}" y="8" width="12" height="12" fill="{}"/>'
                               '<text x="{}" y="18" font-size="12">{}</text>',
@@ -71,8 +71,13 @@ def bar_chart(chart_id: str, title: str, *, x_label: str, y_label: str, labels: 
         'font-size="12">{y_label}</text></svg><figcaption>{title}</figcaption></figure>',
         id=chart_id, w=WIDTH, h=HEIGHT, title=title, desc=f"{title}. {summary}.", legend=legend, y_axis=y_axis,
         bars=SafeString("".join(bars)), left=LEFT, right=WIDTH - RIGHT, base=TOP + plot_h, x_axis=x_axis,
-        mid=LEFT + plot_w / 2, xl=HEIGHT - 12, x_label=x_label, ymid=TOP + plot_h / 2, y_label=y_label,
+        mid=_n(LEFT + plot_w / 2), xl=HEIGHT - 12, x_label=x_label, ymid=_n(TOP + plot_h / 2), y_label=y_label,
     )
+
+
+def _n(value: float) -> str:
+    """A coordinate to a tenth (format_html formats its arguments as text)."""
+    return f"{value:.1f}"
 
 
 def _nice_ceiling(value: int) -> int:
