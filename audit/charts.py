@@ -60,7 +60,8 @@ def bar_chart(chart_id: str, title: str, *, x_label: str, y_label: str, labels: 
                               ((LEFT + 140 * n, s.colour, LEFT + 140 * n + 16, s.name) for n, s in enumerate(series)))
     summary = "; ".join(f"{s.name}: {sum(s.values)} in all" for s in series)
     return format_html(
-        '<figure class="chart"><svg id="{id}" role="img" aria-labelledby="{id}-title {id}-desc" '
+        '<figure class="chart"><figcaption>{title}</figcaption>'
+        '<svg id="{id}" role="img" aria-labelledby="{id}-title {id}-desc" '
         'viewBox="0 0 {w} {h}" width="{w}" height="{h}" xmlns="http://www.w3.org/2000/svg" '
         'font-family="sans-serif">'
         '<title id="{id}-title">{title}</title><desc id="{id}-desc">{desc}</desc>'
@@ -68,7 +69,7 @@ def bar_chart(chart_id: str, title: str, *, x_label: str, y_label: str, labels: 
         '<line x1="{left}" x2="{right}" y1="{base}" y2="{base}" stroke="#333"/>{x_axis}'
         '<text class="x-label" x="{mid}" y="{xl}" text-anchor="middle" font-size="12">{x_label}</text>'
         '<text class="y-label" transform="translate(14 {ymid}) rotate(-90)" text-anchor="middle" '
-        'font-size="12">{y_label}</text></svg><figcaption>{title}</figcaption></figure>',
+        'font-size="12">{y_label}</text></svg></figure>',
         id=chart_id, w=WIDTH, h=HEIGHT, title=title, desc=f"{title}. {summary}.", legend=legend, y_axis=y_axis,
         bars=SafeString("".join(bars)), left=LEFT, right=WIDTH - RIGHT, base=TOP + plot_h, x_axis=x_axis,
         mid=_n(LEFT + plot_w / 2), xl=HEIGHT - 12, x_label=x_label, ymid=_n(TOP + plot_h / 2), y_label=y_label,
@@ -84,9 +85,9 @@ def _nice_ceiling(value: int) -> int:
     """The axis top: 4, or the next 1, 2 or 5 times a power of ten that splits into 4 whole steps."""
     if value <= 4:
         return 4
-    power = 10 ** int(math.log10(value))
+    power = int(10 ** int(math.log10(value)))
     for step in (1, 2, 5, 10):
         top = step * power
         if top >= value and top % 4 == 0:
             return top
-    return math.ceil(value / 4) * 4
+    return int(math.ceil(value / 4) * 4)

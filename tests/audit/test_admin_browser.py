@@ -30,7 +30,7 @@ pytestmark = [
     pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
                        reason="needs chromium and chromedriver"),
 ]
-PASSWORD = "browser-test-pw-4f1c"  # noqa: S105 - a throwaway superuser's
+PASSWORD = "browser-test-pw-4f1c"  # a throwaway superuser's
 
 
 def _secret(name: str, path: str, period: str) -> dict[str, object]:
@@ -125,7 +125,8 @@ def test_the_charts_render_with_titles_and_bars(browser: WebDriver, server: Live
     assert [c.get_attribute("id") for c in charts] == ["operations", "rotations", "due"]
     for chart in charts:
         assert chart.size["width"] > 300 and chart.find_elements(By.TAG_NAME, "rect")
-    titles = [t.get_attribute("textContent") for t in browser.find_elements(By.CSS_SELECTOR, "#rotations rect title")]
+    titles = [t.get_attribute("textContent") or ""
+              for t in browser.find_elements(By.CSS_SELECTOR, "#rotations rect title")]
     assert any(t.endswith(" 1 failed") for t in titles) and any(t.endswith(" 1 rotated") for t in titles)
 
 
