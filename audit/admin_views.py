@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.admin import AdminSite
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -27,6 +28,16 @@ NEVER_DUE = "never due"
 YES_NO = {"yes": True, "no": False}
 
 
+# Both pages tell what the audit log tells (who rotated what, which secret drifted): they ask
+# for the permission to view audit rows, not only for a staff login.
+AUDIT_PERMISSION = "audit.view_auditentry"
+
+
+def _allowed(request: HttpRequest) -> None:
+    if not request.user.has_perm(AUDIT_PERMISSION):
+        raise PermissionDenied
+
+
 class SecretsOverview:
     """Every secret with its kind, targets, rotation dates and last drift result; filterable by
     ``overdue`` (yes/no), ``kind`` and ``drift`` (a result), paginated."""
@@ -35,6 +46,7 @@ class SecretsOverview:
         self.site = site
 
     def view(self, request: HttpRequest) -> HttpResponse:
+        _allowed(request)
         context: dict[str, Any] = {**self.site.each_context(request), "title": "Secrets overview"}
         try:
             rows = actions.secrets_overview(actions.workspace(), actor=admin_actor(request.user.get_username()))
@@ -92,6 +104,7 @@ class Charts:
         self.site = site
 
     def view(self, request: HttpRequest) -> HttpResponse:
+        _allowed(request)
         actor = admin_actor(request.user.get_username())
         context: dict[str, Any] = {**self.site.each_context(request), "title": "Charts"}
         activity = actions.audit_activity(actor=actor, days=CHART_DAYS)

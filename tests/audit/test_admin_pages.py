@@ -136,3 +136,22 @@ def test_the_charts_are_inline_svg_with_titles_and_axis_labels(admin_client: Cli
     assert '<title id="operations-title">Operations per day by outcome, last 30 days</title>' in content
     assert 'class="y-label"' in content and ">audit rows</text>" in content
     assert re.search(r"<title>\d\d-\d\d: \d+ succeeded</title>", content)
+
+
+@pytest.fixture
+def staff_client(db: None) -> Client:
+    """A staff login without any permission."""
+    client = Client(HTTP_HOST=LOCAL_HOST)
+    client.force_login(User.objects.create_user("clerk", "clerk@example.com", "pw-for-tests", is_staff=True))
+    return client
+
+
+@pytest.mark.parametrize("page", ["secrets", "charts"])
+def test_the_overview_and_charts_need_the_permission_to_view_audit_rows(staff_client: Client, page: str) -> None:
+    assert staff_client.get(f"/admin/audit/auditentry/{page}/").status_code == 403
+    assert not AuditEntry.objects.filter(action__in=["read_secrets_overview", "read_audit_activity"]).exists()
+
+
+def test_a_key_cannot_be_made_without_the_permission_to_add_keys(staff_client: Client) -> None:
+    response = staff_client.post("/admin/apikeys/apikey/add/", {"name": "ci", "scopes": ["read"]})
+    assert response.status_code == 403 and not ApiKey.objects.exists()
