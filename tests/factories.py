@@ -222,6 +222,13 @@ def stored_values(aws: str, vault: VaultServer, kube: KubernetesServer) -> dict[
     }
 
 
+def registered_providers() -> str:
+    """The provider kinds of the registered target kinds, as validation lists them."""
+    from secretsapi.service.targets.registry import kinds
+
+    return ", ".join(sorted({kind.type.partition("/")[0] for kind in kinds()}))
+
+
 def lock_entries(ws: Workspace) -> dict[str, Any]:
     return dict(json.loads(ws.lockfile_path.read_text())["secrets"])
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -18,6 +17,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 
 from audit.recorder import record
+from secretsapi import database_errors
 from secretsapi.api.authentication import header_principal, request_principal
 from secretsapi.api.parsers import RefusedBody
 from secretsapi.service import errors
@@ -138,7 +138,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
 
 
 def _database_title(exc: Exception) -> str | None:
-    return DATABASE_TITLE if isinstance(exc, OperationalError | InterfaceError) else None
+    return DATABASE_TITLE if database_errors.unreachable(exc) else None
 
 
 def _classify(exc: Exception) -> tuple[int, str]:
@@ -158,7 +158,7 @@ def _classify(exc: Exception) -> tuple[int, str]:
         return 403, "You do not have permission to perform this action."
     if isinstance(exc, RequestDataTooBig):
         return 413, "The request body is too large."
-    if isinstance(exc, OperationalError | InterfaceError):
+    if database_errors.unreachable(exc):
         # The database stopped or cannot be reached: the caller may retry, nothing is wrong with
         # the request. Logged without the driver's text in the answer (it names hosts and users).
         logger.warning("Database unavailable: %s", exc)
@@ -180,7 +180,7 @@ def reason_code(exc: Exception) -> str:
         return "permission_denied"
     if isinstance(exc, RequestDataTooBig):
         return "body_too_large"
-    if isinstance(exc, OperationalError | InterfaceError):
+    if database_errors.unreachable(exc):
         return "database_unavailable"
     return "error"
 
@@ -246,6 +246,6 @@ def handler500(request: HttpRequest) -> JsonResponse:
     # Django calls this while handling the exception (a middleware's, e.g. insecure mode's check
     # for key rows), so it is still the current one: a database that cannot be reached is a 503.
     current = sys.exc_info()[1]
-    if isinstance(current, OperationalError | InterfaceError):
+    if database_errors.unreachable(current):
         return JsonResponse({**error_body(503, DATABASE_UNAVAILABLE), "error": DATABASE_TITLE}, status=503)
     return json_error(500, GENERIC_500)

@@ -11,11 +11,12 @@ from secretsapi.service.definition.model import Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import DriftItem, DriftResult
 from secretsapi.service.state.lock_state import read_state
-from secretsapi.service.state.lockfile import LockDocument, LockEntry
+from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
+from secretsapi.service.state.write_only import changed_after, recorded_at
 from secretsapi.service.state.write_transaction import ENTRIES_HASH
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
 from secretsapi.service.targets.fanout import read_groups
-from secretsapi.service.targets.secretzero_ids import recorded_hash
+from secretsapi.service.targets.secretzero_ids import aliases, recorded_hash
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
 
@@ -29,6 +30,7 @@ MESSAGES = {
     "target_unreadable": "target cannot be read",
     "unknown_target_kind": "target kind is not supported",
     "definition_changed": "secret definition changed since it was last synced",
+    "unverifiable": "target is write-only: its value cannot be read back, only when the store last wrote it",
 }
 
 
@@ -41,6 +43,7 @@ class _Check:
     target_id: str
     expected: str
     unit_hash: str  # the entry's hash: the value's
+    entry: LockEntry
 
 
 def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResult:
@@ -55,10 +58,16 @@ def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResul
     items.extend(_read_back(checks, ctx))
     order = {s.name: i for i, s in enumerate(definition.secrets)}
     items.sort(key=lambda item: order.get(item.secret, 0))
-    drifted = list(dict.fromkeys(item.secret for item in items))
+    drifted = list(dict.fromkeys(item.secret for item in items if _counts(item)))
     if definition.environment_values:
         items = [_shown(item, definition.environment_hidden) for item in items]
-    return DriftResult(bool(items), drifted, items)
+    return DriftResult(bool(drifted), drifted, items)
+
+
+def _counts(item: DriftItem) -> bool:
+    """An unverifiable target is drift only when the store was written after the lockfile's time;
+    otherwise the finding just says it could not be checked."""
+    return item.details["reason"] != "unverifiable" or item.details["changed_after_record"] is True
 
 
 def _shown(item: DriftItem, hide: Callable[[str], str]) -> DriftItem:
@@ -110,7 +119,7 @@ def _plan_read(
     expected = recorded_hash(entry.targets, tid, placement.target)
     if expected is None:
         return [_item(secret, "untracked_target", tid, kind.location(placement.target, ctx), key=placement.key)]
-    checks.append(_Check(secret, lock_key, placement, kind, tid, expected, entry.hash))
+    checks.append(_Check(secret, lock_key, placement, kind, tid, expected, entry.hash, entry))
     return []
 
 
@@ -135,6 +144,8 @@ def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
             where = back.location
             if not back.present:
                 found.append(_item(c.secret, "target_missing", c.target_id, where, key=c.placement.key))
+            elif not back.verifiable:
+                found.append(_unverifiable(c, back))
             elif back.hash != c.expected and _secretzero_template(back, c):
                 continue
             elif back.hash != c.expected and _misencoded(back, c.expected):
@@ -143,6 +154,13 @@ def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
                 found.append(_item(c.secret, "value_changed", c.target_id, where, key=c.placement.key,
                                    expected_hash=c.expected, actual_hash=back.hash))
     return found
+
+
+def _unverifiable(check: _Check, back: ReadBack) -> DriftItem:
+    recorded = recorded_at(check.entry, (check.target_id, *aliases(check.placement.target)))
+    return _item(check.secret, "unverifiable", check.target_id, back.location, key=check.placement.key,
+                 store_updated_at=format_time(back.updated_at) if back.updated_at else None,
+                 recorded_at=format_time(recorded), changed_after_record=changed_after(back, recorded))
 
 
 def _secretzero_template(back: ReadBack, check: _Check) -> bool:

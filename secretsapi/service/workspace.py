@@ -14,8 +14,9 @@ from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
-from secretsapi.service.errors import ServiceError
+from secretsapi.service.errors import DefinitionInvalid, ServiceError, TargetError
 from secretsapi.service.state.locks import lockfile_lock, stripe_locks
+from secretsapi.service.targets.paths import named_file, refused_message
 
 LOCKFILE_NAME = ".gitsecrets.lock"
 DEFINITION_NAME = "Secretfile.yml"
@@ -73,14 +74,34 @@ class Workspace:
             return self.lockfile_override
         folder = self.definition_path.parent
         try:
-            profile = self._with_profile(self.var_files).environments.selected
+            definition: Definition | None = self._with_profile(self.var_files)
         except ServiceError:
-            profile = None
-        if profile is not None and profile.lockfile:
-            return folder / profile.lockfile  # an absolute lockfile replaces the folder
+            definition = None
+        profile = definition.environments.selected if definition is not None else None
+        if definition is not None and profile is not None and profile.lockfile:
+            return self._confined_lockfile(profile.lockfile, definition)
         if self.definition_path.name == DEFINITION_NAME:
             return folder / LOCKFILE_NAME
         return folder / f"{self.definition_path.stem}.lock"
+
+    def _confined_lockfile(self, given: str, definition: Definition) -> Path:
+        """A lockfile the definition names (``environments.profiles.<name>.lockfile``) and the
+        files beside it (its ``.lck``, its ``.targets/`` locks, the machine-local lockfile) stay
+        inside the target roots or the definition's folder, never the service's own files: a
+        definition cannot make the service read, create or rewrite a file elsewhere. Refused
+        before anything is read, in the same words whatever is there; SERVICE_LOCKFILE (the
+        operator's) is not checked."""
+        folder = self.definition_path.parent
+        path = folder / given  # an absolute lockfile replaces the folder
+        roots = (*(self.target_roots or ()), folder)
+        for name in (path.name, path.name + ".lck", path.name + ".targets", LOCAL_LOCKFILE_NAME):
+            try:
+                named_file(folder, str(path.with_name(name)), roots, self.service_paths)
+            except TargetError:
+                place = f"environments.profiles.{definition.environments.default}.lockfile"
+                shown = definition.environment_hidden(given)  # a path from ${NAME} named by its expression
+                raise DefinitionInvalid([f"{place}: {refused_message(shown)}"]) from None
+        return path
 
     @property
     def local_lockfile_path(self) -> Path:
@@ -116,7 +137,7 @@ class Workspace:
         return load_definition(
             self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
-            limits=self.interpolation_limits,
+            limits=self.interpolation_limits, service_paths=self.service_paths, allow_scripts=self.allow_scripts,
         )
 
     def now(self) -> datetime:

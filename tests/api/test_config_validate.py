@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.factories import Project, definition, file_secret
+from tests.factories import Project, definition, file_secret, registered_providers
 
 ERROR_BODY = {"error", "detail", "timestamp"}
 
@@ -205,7 +205,7 @@ def _with_target(name: str, provider: str, kind: str, **config: Any) -> dict[str
     return secret
 
 
-@pytest.mark.parametrize(("provider", "kind"), [("github", "github_secret"), ("gitlab", "gitlab_variable"),
+@pytest.mark.parametrize(("provider", "kind"), [("keeper", "keeper_record"), ("local", "sops_file"),
                                                 ("azure_devops", "azdo_secure_file"), ("local", "ansible_vault_file")])
 def test_an_unsupported_target_kind_is_a_warning_naming_the_kind_and_the_secret(
     authed_api: APIClient, provider: str, kind: str
@@ -224,10 +224,10 @@ def test_an_unsupported_generator_kind_of_secretzero_is_a_warning(authed_api: AP
 
 
 def test_undefined_variables_where_this_service_does_not_use_them_are_not_errors(authed_api: APIClient) -> None:
-    secret = _with_target("db", "github", "github_secret")
-    secret["targets"][1]["config"]["repo"] = "${GITHUB_REPO}"
+    secret = _with_target("db", "keeper", "keeper_record")
+    secret["targets"][1]["config"]["repo"] = "${KEEPER_FOLDER}"
     secret["agent_instructions"] = {"steps": [{"params": {"code": "${DEVICE_CODE}"}}]}
-    config = definition(secret, providers={"github": {"kind": "github", "auth": {"token": "${GITHUB_TOKEN}"}}})
+    config = definition(secret, providers={"keeper": {"kind": "keeper", "auth": {"token": "${KEEPER_TOKEN}"}}})
     body = validate(authed_api, config)
     assert (body["valid"], body["errors"]) == (True, [])
 
@@ -278,7 +278,7 @@ def test_targets_sync_would_refuse_are_errors_each_naming_the_secret_and_the_tar
         "secrets[1] 'db' targets[1] local/file: config.path is required and must be a non-empty string",
         "secrets[1] 'db' targets[2] vault/kv2: config.version must be 1 or 2",
         "secrets[1] 'db' targets[3] myaws/ssm_parameter: provider 'myaws' is not declared in providers and is "
-        "not a provider kind (aws, azure, kubernetes, local, vault, vercel)"]
+        f"not a provider kind ({registered_providers()})"]
 
 
 def test_an_unknown_file_format_is_a_warning_that_the_target_fails_at_sync(authed_api: APIClient) -> None:

@@ -130,11 +130,11 @@ def test_validate_reports_a_path_outside_the_target_roots_and_takes_the_setting(
 
 def test_validate_names_an_unsupported_target_kind_in_a_warning_and_exits_0(proj: Project) -> None:
     secret = file_secret("db", "out/app.env", rotation_period="30d")
-    secret["targets"].append({"provider": "github", "kind": "github_secret", "config": {"repo": "${REPO}"}})
+    secret["targets"].append({"provider": "keeper", "kind": "keeper_record", "config": {"folder": "${FOLDER}"}})
     proj.write(definition(secret))
     code, out = run("validate")
     assert code == 0, out
-    assert "warning  secrets[0].targets[1]: target kind 'github_secret' is not supported by this service" in out
+    assert "warning  secrets[0].targets[1]: target kind 'keeper_record' is not supported by this service" in out
 
 
 def test_missing_definition_exits_1(project: Project) -> None:

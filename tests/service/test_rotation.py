@@ -109,16 +109,16 @@ def test_secretzero_s_pathless_file_id_does_not_count_as_a_move(tmp_path: Path) 
 
 def test_a_recorded_target_of_a_kind_this_service_cannot_write_is_not_a_move(tmp_path: Path) -> None:
     # SecretZero records it as <provider>/<kind>/<name>; the rotation fails only that target.
-    github = {"provider": "github", "kind": "github_secret", "config": {"name": "DB", "repo": "o/r"}}
+    keeper = {"provider": "keeper", "kind": "keeper_record", "config": {"name": "DB"}}
     secret = env_file_secret()
-    secret["targets"].append(github)
+    secret["targets"].append(keeper)
     ws = project(tmp_path, secret)
     data = json.loads(ws.lockfile_path.read_text())
-    data["secrets"]["db"]["targets"]["github/github_secret/DB"] = data["secrets"]["db"]["hash"]
+    data["secrets"]["db"]["targets"]["keeper/keeper_record/DB"] = data["secrets"]["db"]["hash"]
     ws.lockfile_path.write_text(json.dumps(data))
     result = execute_rotation(ws)
     assert result.rotated == ["db"]
-    assert [e.target for e in result.errors] == ["github/github_secret"]
+    assert [e.target for e in result.errors] == ["keeper/keeper_record"]
 
 
 def test_a_template_secret_fails_when_its_fields_would_move(tmp_path: Path) -> None:

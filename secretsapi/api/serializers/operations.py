@@ -142,15 +142,18 @@ class DriftItemSerializer(serializers.Serializer):  # type: ignore[type-arg]
     secret = serializers.CharField()
     message = serializers.CharField()
     details = serializers.DictField(
-        help_text="`reason` (not_generated, target_missing, value_changed, untracked_target, "
-        "corrupted_entry, definition_changed, target_unreadable), `target`, `path`; "
-        "`expected_hash` and `actual_hash` for a changed value."
+        help_text="`reason` (not_generated, target_missing, value_changed, misencoded, untracked_target, "
+        "corrupted_entry, definition_changed, target_unreadable, unverifiable), `target`, `path`; "
+        "`expected_hash` and `actual_hash` for a changed value; `store_updated_at`, `recorded_at` and "
+        "`changed_after_record` for a write-only target (unverifiable)."
     )
 
 
 class DriftResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    has_drift = serializers.BooleanField(help_text="Any finding at all.")
-    secrets_with_drift = serializers.ListField(child=serializers.CharField(), help_text="Secrets with a finding.")
+    has_drift = serializers.BooleanField(help_text="Any finding at all, except unverifiable targets that the "
+                                         "store did not write after the lockfile's time.")
+    secrets_with_drift = serializers.ListField(child=serializers.CharField(),
+                                               help_text="Secrets with a finding counted as drift.")
     details = DriftItemSerializer(many=True)
 
 

@@ -1,9 +1,10 @@
 """Repair: put a secret's recorded value back into targets that lost it, without rotating it.
 
 A target is broken when it is missing, holds another value (or the recorded one written so
-standard readers misparse it), or is not yet recorded for the secret. Its value is copied from
-another target of the secret whose content matches the lockfile's hash; with no such copy the
-secret is left alone and reported (only a forced sync can replace it).
+standard readers misparse it), or is not yet recorded for the secret; a write-only target (its
+value cannot be read) when it is missing or the store wrote it after the lockfile's time for it.
+Its value is copied from another target of the secret whose content matches the lockfile's hash;
+with no such copy the secret is left alone and reported (only a forced sync can replace it).
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from secretsapi.service.definition.model import Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.readback import Copy, read_back_all
+from secretsapi.service.state.write_only import changed_after, recorded_at, with_writes
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.fanout import read_groups
+from secretsapi.service.targets.secretzero_ids import aliases
 
 NO_COPY = "no target holds the recorded value: sync with force to replace it"
 # Templates render many secrets' values and hold none of their own: a repair never writes one.
@@ -33,6 +37,8 @@ class Repair:
     unit: Unit
     value_hash: str
     value: str = field(repr=False)  # never in a log line or a traceback
+    # Ids of the targets rewritten whose kind ``records_write_time`` (see ``write_only``).
+    write_only: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,18 +78,26 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
                     continue  # an unsupported kind: the sync reports it when it writes
 
     broken: dict[str, list[Placement]] = defaultdict(list)
+    write_only: dict[str, list[str]] = defaultdict(list)
     units: dict[str, tuple[SecretDef, Unit, LockEntry]] = {}
     batch = list(checks.items())
     reads = read_groups([(get_kind(type_), [member[3] for member in members]) for (type_, _), members in batch], ctx)
-    for (_, members), backs in zip(batch, reads, strict=True):
+    for ((type_, _), members), backs in zip(batch, reads, strict=True):
         if isinstance(backs, TargetError):
             continue
+        stamped = bool(getattr(get_kind(type_), "records_write_time", False))
         for secret, unit, entry, placement, target_id in members:
             back = backs[placement.key]
             expected = entry.targets.get(target_id)
-            if not back.present or expected is None or back.hash != expected:
-                broken[unit.lock_key].append(placement)
-                units[unit.lock_key] = (secret, unit, entry)
+            if back.present and expected is not None and not back.verifiable:
+                if changed_after(back, recorded_at(entry, (target_id, *aliases(placement.target)))) is not True:
+                    continue  # nothing says it changed: leave it
+            elif back.present and expected is not None and back.hash == expected:
+                continue
+            if stamped:
+                write_only[unit.lock_key].append(target_id)
+            broken[unit.lock_key].append(placement)
+            units[unit.lock_key] = (secret, unit, entry)
 
     repairs: list[Repair] = []
     errors: list[OperationError] = []
@@ -95,7 +109,8 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
                 errors.append(OperationError(secret.name, None, NO_COPY))
                 refused.add(secret.name)
             continue
-        repairs.append(Repair(secret, Unit(unit.lock_key, unit.generator, tuple(placements)), entry.hash, copy.value))
+        repairs.append(Repair(secret, Unit(unit.lock_key, unit.generator, tuple(placements)), entry.hash, copy.value,
+                              tuple(write_only.get(lock_key, ()))))
     # A secret is repaired whole or left alone: one unit without a copy leaves its others too.
     repairs = [repair for repair in repairs if repair.secret.name not in refused]
     order = {secret.name: index for index, secret in enumerate(secrets)}
@@ -110,8 +125,10 @@ def _copies(broken: dict[str, list[Placement]], units: dict[str, tuple[SecretDef
     return [unit.recorded for unit in found]
 
 
-def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[str, dict[str, str]]) -> bool:
+def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[str, dict[str, str]],
+                   now: datetime | None = None) -> bool:
     """Add the repaired targets' hashes to their entries; the value hash and timestamps stay.
+    Rewritten targets of kinds that ``records_write_time`` get a ``target_provenance`` record at ``now``.
 
     An entry whose value changed since the plan (a concurrent forced sync) is left as it is.
     Returns whether any entry changed.
@@ -126,11 +143,13 @@ def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[s
         if not hashes or entry is None or entry.hash != repair.value_hash:
             continue
         targets = {**entry.targets, **hashes}
-        if targets != entry.targets:
+        rewritten = [target_id for target_id in repair.write_only if target_id in hashes]
+        if targets != entry.targets or rewritten:
+            extra = with_writes(entry.extra, rewritten, now or datetime.now(UTC)) if rewritten else entry.extra
             doc.set_entry(repair.unit.lock_key, LockEntry(
                 hash=entry.hash, created_at=entry.created_at, updated_at=entry.updated_at,
                 last_rotated=entry.last_rotated, rotation_count=entry.rotation_count,
-                definition_hash=entry.definition_hash, targets=targets, extra=entry.extra,
+                definition_hash=entry.definition_hash, targets=targets, extra=extra,
             ))
             changed = True
     return changed

@@ -25,6 +25,7 @@ from secretsapi.service.state.lockfile import LockDocument, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
 from secretsapi.service.state.repair import RepairPlan, record_repairs
 from secretsapi.service.state.value_store import StoreOutcome, record, rewrite, store, stripes_for, written_targets
+from secretsapi.service.state.write_only import record_write_times, stamped_writes
 from secretsapi.service.workspace import Workspace
 
 
@@ -91,7 +92,8 @@ def repair(ws: Workspace, definition: Definition, planner: Callable[[LockDocumen
                 written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in plan.repairs])
                 with ws.write_lock():
                     doc = read_state(ws, definition, exact=True)
-                    if record_repairs(doc, plan.repairs, written) or not _record_is_current(doc, definition):
+                    recorded = record_repairs(doc, plan.repairs, written, now=ws.now())
+                    if recorded or not _record_is_current(doc, definition):
                         record_definition(doc, definition, ws)
                         write_state(ws, doc)
                 done = {r.secret.name for r in plan.repairs if written.get(r.unit.lock_key)}
@@ -124,9 +126,12 @@ def _store(ws: Workspace, definition: Definition, doc: LockDocument, work: Seque
     try:
         outcome = store(definition, doc, work, allow_scripts=ws.allow_scripts, before_writes=stage)
         try:
-            # Every target took the hash staged (the usual case): the staged file is already right.
-            if outcome.written != expected[0].written:
+            # Every target took the hash staged (the usual case): the staged file is already right,
+            # unless targets whose stores report write times were written: when is known only now.
+            stamped = stamped_writes(definition, outcome.written)
+            if outcome.written != expected[0].written or stamped:
                 record(doc, outcome, now=now, rotation=rotation)
+                record_write_times(doc, stamped, ws.now())
                 record_definition(doc, definition, ws, now=now)
                 staged[0].write(doc)
             staged[0].commit()

@@ -14,7 +14,16 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from secretsapi.service.definition.model import Definition
-from secretsapi.service.targets import aws, azure_keyvault, kubernetes_secret, vault_kv, vercel_env
+from secretsapi.service.targets import (
+    aws,
+    azure_keyvault,
+    github_secret,
+    gitlab_variable,
+    jenkins_credential,
+    kubernetes_secret,
+    vault_kv,
+    vercel_env,
+)
 from secretsapi.service.targets.registry import kinds
 
 REDACTED = "***"
@@ -27,6 +36,7 @@ def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
 
 
 _TIMEOUT = _opt("number", 5, "seconds before a remote call gives up (connect and read)")
+_VERIFY = _opt("boolean", True, "verify TLS; or the path of a CA bundle (a private CA)")
 _CONCURRENCY = _opt("integer", 8, "calls in flight at once per operation, 1 to 64 (1: one after another)")
 
 # The settings each provider kind reads (its module's docstring has the details). Settings
@@ -93,6 +103,59 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
             "config": {
                 "token": _opt("string", None, "bearer token (with host)"),
                 "token_file": _opt("string", None, "file holding the bearer token"),
+            },
+        },
+    },
+    "github": {
+        "description": "GitHub's REST API (github.com or GitHub Enterprise Server); GITHUB_TOKEN (then "
+                       "GH_TOKEN) and GITHUB_API_URL by default.",
+        "config": {
+            "api_url": _opt("string", github_secret.DEFAULT_API_URL,
+                            "REST API root (aliases: base_url, url); Enterprise Server: https://<host>/api/v3"),
+            "verify": _VERIFY,
+            "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
+        },
+        "auth": {
+            "kinds": list(github_secret.AUTH_KINDS),
+            "config": {
+                "token": _opt("string", None, "personal access token or app installation token"),
+                "token_file": _opt("string", None, "file holding the token"),
+            },
+        },
+    },
+    "gitlab": {
+        "description": "GitLab's REST API v4 (gitlab.com or a self-managed instance); GITLAB_TOKEN and "
+                       "GITLAB_URL (then CI_SERVER_URL) by default.",
+        "config": {
+            "url": _opt("string", gitlab_variable.DEFAULT_URL, "instance address (alias: base_url)"),
+            "verify": _VERIFY,
+            "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
+        },
+        "auth": {
+            "kinds": list(gitlab_variable.AUTH_KINDS),
+            "config": {
+                "token": _opt("string", None, "personal, group or project access token (api scope)"),
+                "token_file": _opt("string", None, "file holding the token"),
+            },
+        },
+    },
+    "jenkins": {
+        "description": "A Jenkins instance's Credentials plugin REST API; JENKINS_URL, JENKINS_USER and "
+                       "JENKINS_TOKEN by default.",
+        "config": {
+            "url": _opt("string", None, "Jenkins root URL"),
+            "verify": _VERIFY,
+            "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
+        },
+        "auth": {
+            "kinds": list(jenkins_credential.AUTH_KINDS),
+            "config": {
+                "username": _opt("string", None, "Jenkins user"),
+                "token": _opt("string", None, "the user's API token"),
+                "token_file": _opt("string", None, "file holding the API token"),
             },
         },
     },

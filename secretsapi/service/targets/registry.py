@@ -31,6 +31,9 @@ def _register_builtins() -> None:
     # The remote kinds import their SDKs only when used, so the engine runs without them.
     from secretsapi.service.targets.azure_keyvault import AzureKeyVaultKind
     from secretsapi.service.targets.files import LocalFileKind
+    from secretsapi.service.targets.github_secret import GitHubSecretKind
+    from secretsapi.service.targets.gitlab_variable import GitLabGroupVariableKind, GitLabVariableKind
+    from secretsapi.service.targets.jenkins_credential import JenkinsCredentialKind
     from secretsapi.service.targets.kubernetes_secret import KubernetesSecretKind
     from secretsapi.service.targets.secrets_manager import SecretsManagerKind
     from secretsapi.service.targets.ssm_parameter import SsmParameterKind
@@ -43,6 +46,10 @@ def _register_builtins() -> None:
         register(kind)
     register(AzureKeyVaultKind())
     register(VercelEnvKind())
+    register(GitHubSecretKind())
+    register(GitLabVariableKind())
+    register(GitLabGroupVariableKind())
+    register(JenkinsCredentialKind())
 
 
 _register_builtins()

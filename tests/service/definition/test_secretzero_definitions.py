@@ -79,8 +79,8 @@ def test_a_static_validation_pattern_is_not_applied_to_an_unset_value(tmp_path: 
 
 
 def test_an_undefined_variable_in_an_unsupported_provider_is_not_fatal(tmp_path: Path) -> None:
-    doc = {"providers": {"github": {"kind": "github", "auth": {"config": {"token": "${GITHUB_TOKEN}"}}}},
-           "secrets": [secret(targets=[{"provider": "github", "kind": "github_secret", "config": {}}])]}
+    doc = {"providers": {"keeper": {"kind": "keeper", "auth": {"config": {"token": "${KEEPER_TOKEN}"}}}},
+           "secrets": [secret(targets=[{"provider": "keeper", "kind": "keeper_record", "config": {}}])]}
     assert load(tmp_path, doc).secret("s")
 
 
@@ -205,8 +205,8 @@ def test_a_vault_kind_alias_is_not_reported_as_unsupported() -> None:
 # -- unsupported kinds -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("provider", "kind"), [("github", "github_secret"), ("local", "sops_file"),
-                                                ("kubernetes", "external_secret"), ("keeper", "keeper_record")])
+@pytest.mark.parametrize(("provider", "kind"), [("keeper", "keeper_record"), ("local", "sops_file"),
+                                                ("kubernetes", "external_secret"), ("infisical", "infisical_secret")])
 def test_an_unsupported_target_kind_is_a_warning_naming_the_kind_and_the_secret(provider: str, kind: str) -> None:
     target = {"provider": provider, "kind": kind, "config": {}}
     checker = checked({"secrets": [secret(name="db", rotation_period="30d", targets=[target])]})

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.peers.azure_keyvault_server import AzureKeyVaultServer
+from tests.peers.github_server import GitHubServer
+from tests.peers.gitlab_server import GitLabServer
+from tests.peers.jenkins_server import JenkinsServer
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
 from tests.peers.vercel_server import VercelServer
@@ -24,6 +27,8 @@ SDK_ENVIRONMENT = (
     "AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_AUTHORITY_HOST",
     "AZURE_CLIENT_CERTIFICATE_PATH", "AZURE_USERNAME", "AZURE_FEDERATED_TOKEN_FILE", "IDENTITY_ENDPOINT",
     "MSI_ENDPOINT", "VERCEL_TOKEN", "VERCEL_TEAM_ID",
+    "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "GITLAB_TOKEN", "GITLAB_PRIVATE_TOKEN", "GITLAB_URL",
+    "CI_SERVER_URL", "JENKINS_URL", "JENKINS_USER", "JENKINS_USERNAME", "JENKINS_TOKEN", "JENKINS_API_TOKEN",
 )
 
 
@@ -85,4 +90,22 @@ def keyvault(clean_sdk_env: None, tmp_path: Path) -> Iterator[AzureKeyVaultServe
 @pytest.fixture
 def vercel(clean_sdk_env: None) -> Iterator[VercelServer]:
     with VercelServer() as server:
+        yield server
+
+
+@pytest.fixture
+def github(clean_sdk_env: None) -> Iterator[GitHubServer]:
+    with GitHubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def gitlab(clean_sdk_env: None) -> Iterator[GitLabServer]:
+    with GitLabServer() as server:
+        yield server
+
+
+@pytest.fixture
+def jenkins(clean_sdk_env: None) -> Iterator[JenkinsServer]:
+    with JenkinsServer() as server:
         yield server

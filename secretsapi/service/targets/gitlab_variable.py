@@ -1,0 +1,215 @@
+"""``gitlab/gitlab_variable`` and ``gitlab/gitlab_group_variable``: GitLab CI/CD variables.
+
+Through GitLab's REST API v4: ``GET /projects/<id>/variables/<key>`` (or ``/groups/<id>/...``)
+with ``filter[environment_scope]``, then ``POST`` to create it or ``PUT`` to update it, only
+when its value or attributes differ. Other variables are never touched. Attributes: ``masked``
+(SecretZero's default: true), ``protected``, ``raw``, ``environment_scope`` (``*``),
+``variable_type`` (``env_var`` or ``file``), ``description``.
+
+GitLab gives values back, so drift compares them; a hidden variable (``masked_and_hidden``)
+answers without its value and is reported as unverifiable (GitLab keeps no update time).
+
+Target id: ``<provider>/<kind>/<project or group>``, then ``/<key>`` when the config names it
+(else the secret's own name is the key), then ``@<environment_scope>`` when it is not ``*``.
+
+Provider settings: ``token`` or ``token_file`` under auth (else GITLAB_TOKEN, then
+GITLAB_PRIVATE_TOKEN), ``url`` (``base_url``; else GITLAB_URL, then CI_SERVER_URL, else
+https://gitlab.com: a self-managed instance's address), ``timeout`` (5 s), ``max_concurrency``
+(8). 429 answers are retried after GitLab's ``Retry-After`` (``rest``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.remote import check_text, checked_group, checked_provider, collect, same_config
+from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
+from secretsapi.service.util.hashing import sha256_text
+
+DEFAULT_URL = "https://gitlab.com"
+AUTH_KINDS = ("token", "env", "ambient")
+VARIABLE_TYPES = ("env_var", "file")
+DEFAULT_SCOPE = "*"
+# (config key, default) of the attributes written with every value: SecretZero's defaults.
+_FLAGS = (("protected", False), ("masked", True), ("raw", False))
+_SHARED = ("protected", "masked", "raw", "variable_type", "description")
+
+
+def _throttled(response: Any) -> bool:
+    return bool(response.status_code == 429)
+
+
+def _key(placement: Placement) -> str:
+    return str(placement.target.config.get("key") or placement.key)
+
+
+def _scope_of(target: TargetSpec) -> str:
+    return str(target.config.get("environment_scope") or DEFAULT_SCOPE)
+
+
+def _attributes(config: Mapping[str, Any]) -> dict[str, Any]:
+    attributes: dict[str, Any] = {name: bool(config.get(name, default)) for name, default in _FLAGS}
+    attributes["variable_type"] = config.get("variable_type") or "env_var"
+    if config.get("description") is not None:
+        attributes["description"] = config["description"]
+    return attributes
+
+
+class _GitLabVariableKind:
+    type: str
+    owner_key: str  # "project" or "group"
+    owner_path: str  # "projects" or "groups"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": f"A GitLab CI/CD variable of a {self.owner_key}; its other variables are kept. "
+                           "Written only when its value or attributes differ.",
+            "config": {
+                self.owner_key: {"type": "string", "default": None,
+                                 "description": f"{self.owner_key} path (e.g. team/app) or numeric id"},
+                "key": {"type": "string", "default": None,
+                        "description": "variable key; the secret (or template field) name by default"},
+                "masked": {"type": "boolean", "default": True, "description": "mask the value in job logs"},
+                "protected": {"type": "boolean", "default": False,
+                              "description": "expose only to protected branches and tags"},
+                "raw": {"type": "boolean", "default": False, "description": "do not expand $ references"},
+                "environment_scope": {"type": "string", "default": DEFAULT_SCOPE,
+                                      "description": "environments the variable applies to"},
+                "variable_type": {"type": "string", "default": "env_var", "description": "env_var or file"},
+                "description": {"type": "string", "default": None, "description": "variable description"},
+            },
+        }
+
+    def validate(self, target: TargetSpec, where: str) -> list[str]:
+        config = target.config
+        owner = config.get(self.owner_key)
+        problems = [] if isinstance(owner, int) and not isinstance(owner, bool) and owner > 0 else (
+            check_text(config, self.owner_key, where, required=True))
+        problems += check_text(config, "key", where)
+        problems += check_text(config, "environment_scope", where)
+        problems += check_text(config, "variable_type", where, choices=VARIABLE_TYPES)
+        problems += check_text(config, "description", where)
+        for name, _ in _FLAGS:
+            if name in config and not isinstance(config[name], bool):
+                problems.append(f"{where}: config.{name} must be true or false")
+        return problems
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        key, scope = target.config.get("key"), _scope_of(target)
+        return (f"{target.config.get(self.owner_key)}" + (f"/{key}" if key else "")
+                + ("" if scope == DEFAULT_SCOPE else f"@{scope}"))
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        return (self.type, target.provider, str(target.config.get(self.owner_key)), _scope_of(target))
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        if not items:
+            return {}
+        target = items[0][0].target
+        where = checked_group(self.validate, [p.target for p, _ in items], self._group_name(target))
+        attributes = _attributes(same_config([p for p, _ in items], _SHARED, where))
+        values = collect(items, _key, where)
+        api = _Api(self, target, ctx, where)
+        scope = _scope_of(target)
+        for key, value in values.items():
+            wanted = {"value": value, **attributes, "environment_scope": scope}
+            current = api.variable(key, scope, "write")
+            if current is None:
+                api.send("POST", api.collection, {"key": key, **wanted}, (201,))
+            # An attribute the instance does not answer with (older versions: raw, description)
+            # is one it does not keep either: only those it shows are compared.
+            elif any(name in current and current[name] != setting for name, setting in wanted.items()):
+                api.send("PUT", api.item(key, scope), wanted, (200,))
+        return {p.key: sha256_text(values[_key(p)]) for p, _ in items}
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        if not items:
+            return {}
+        target = items[0].target
+        where = checked_group(self.validate, [p.target for p in items], self._group_name(target))
+        api = _Api(self, target, ctx, where)
+        scope = _scope_of(target)
+        backs = {}
+        for placement in items:
+            key = _key(placement)
+            location = f"{target.config.get(self.owner_key)}/{key}" + ("" if scope == DEFAULT_SCOPE else f"@{scope}")
+            current = api.variable(key, scope, "read")
+            if current is None:
+                backs[placement.key] = ReadBack(False, None, location)
+            elif not isinstance(current.get("value"), str):  # hidden: GitLab never shows it again
+                backs[placement.key] = ReadBack(True, None, location, verifiable=False)
+            else:
+                value = current["value"]
+                backs[placement.key] = ReadBack(True, sha256_text(value), location, value)
+        return backs
+
+    def _group_name(self, target: TargetSpec) -> str:
+        scope = _scope_of(target)
+        return f"{target.config.get(self.owner_key)}" + ("" if scope == DEFAULT_SCOPE else f"@{scope}")
+
+
+class GitLabVariableKind(_GitLabVariableKind):
+    type = "gitlab/gitlab_variable"
+    owner_key = "project"
+    owner_path = "projects"
+
+
+class GitLabGroupVariableKind(_GitLabVariableKind):
+    type = "gitlab/gitlab_group_variable"
+    owner_key = "group"
+    owner_path = "groups"
+
+
+class _Api:
+    """One group's calls: the instance URL, the token, GitLab's throttling and its errors."""
+
+    def __init__(self, kind: _GitLabVariableKind, target: TargetSpec, ctx: TargetContext, where: str) -> None:
+        provider = checked_provider(target, ctx, AUTH_KINDS, "GitLab")
+        token = (provider.token(ctx) or os.environ.get("GITLAB_TOKEN")
+                 or os.environ.get("GITLAB_PRIVATE_TOKEN"))
+        if not token:
+            raise TargetError(f"provider '{provider.alias}': no GitLab token (set token or token_file in "
+                              "the provider's auth, or GITLAB_TOKEN)")
+        url = base_url(provider.text("url", "base_url") or os.environ.get("GITLAB_URL")
+                       or os.environ.get("CI_SERVER_URL") or DEFAULT_URL, provider.alias, "url")
+        owner = quote(str(target.config.get(kind.owner_key)), safe="")
+        self.collection = f"{url}/api/v4/{kind.owner_path}/{owner}/variables"
+        self.timeout = provider.timeout
+        self.where = where
+        self.http = session((url, token), {"PRIVATE-TOKEN": token, "User-Agent": "secretsapi"}, kind.type,
+                            tls_verify(provider, ctx))
+
+    def item(self, key: str, scope: str) -> str:
+        return f"{self.collection}/{quote(key, safe='')}?filter%5Benvironment_scope%5D={quote(scope, safe='')}"
+
+    def variable(self, key: str, scope: str, operation: str) -> dict[str, Any] | None:
+        response = call(self.http, "GET", self.item(key, scope), where=self.where, operation=operation,
+                        timeout=self.timeout, throttled=_throttled)
+        if response.status_code == 404:
+            # A missing project answers 404 too: tell them apart before creating the variable.
+            body = json_body(response, self.where, operation) if response.content else {}
+            message = body.get("message") if isinstance(body, dict) else None
+            if isinstance(message, str) and "Variable" not in message:
+                raise status_error(response, self.where, operation, "no such project or group")
+            return None
+        if response.status_code != 200:
+            raise status_error(response, self.where, operation, "no such project or group")
+        body = json_body(response, self.where, operation)
+        if not isinstance(body, dict):
+            raise TargetError(f"{self.where}: {operation} failed (unexpected answer)")
+        return body
+
+    def send(self, method: str, url: str, body: dict[str, Any], ok: tuple[int, ...]) -> None:
+        response = call(self.http, method, url, where=self.where, operation="write", timeout=self.timeout,
+                        throttled=_throttled, json=body)
+        if response.status_code not in ok:
+            raise status_error(response, self.where, "write", "no such project or group")
