@@ -28,7 +28,7 @@ def outcome(success: bool, details: Any) -> str:
     if not isinstance(details, Mapping):
         return "failed"
     if details.get("state") == "started":
-        return "started, never reported back"
+        return "started: still running, or never reported back"
     parts = ["failed", *(str(details[k]) for k in ("error", "message") if details.get(k))]
     return ": ".join(parts)
 
