@@ -44,7 +44,7 @@ from secretsapi.service.results import (
     SyncResult,
     ValidationReport,
 )
-from secretsapi.service.workspace import ExtraLock
+from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
 
 # A failed row's ``message`` is clipped (a definition's errors can run long).

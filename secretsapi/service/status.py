@@ -67,7 +67,7 @@ def secret_statuses(ws: Workspace, names: Sequence[str] | None = None) -> list[S
     else:
         with contextlib.suppress(DefinitionNotFound, DefinitionInvalid):
             definition = ws.definition()
-    doc = read_state(ws, definition) if definition is not None else read_lockfile(ws.lockfile_path)
+    doc = read_state(ws.lockfiles, definition) if definition is not None else read_lockfile(ws.lockfile_path)
     return [_status(doc, definition, name) for name in names]
 
 
@@ -102,7 +102,7 @@ def _status(doc: LockDocument, definition: Definition | None, name: str) -> Secr
 
 
 def _due(secret: SecretDef | None, entries: list[LockEntry]) -> datetime | None:
-    """``rotation.due_time`` from the entries already read: parsing each entry a second time was
+    """``state.due.due_time`` from the entries already read: parsing each entry a second time was
     a third of a bulk status."""
     if secret is None or secret.one_time or secret.rotation_days is None:
         return None
