@@ -31,7 +31,9 @@ class QueryBooleanField(serializers.BooleanField):
 
 
 class AuditQuerySerializer(StrictQuerySerializer):
-    limit = serializers.IntegerField(min_value=1, max_value=1000, default=50)
+    limit = serializers.IntegerField(
+        min_value=1, max_value=1000, default=50,
+        help_text="Entries per page. The NDJSON export streams every matching row unless it is given.")
     offset = serializers.IntegerField(min_value=0, max_value=DB_INT_MAX, default=0)
     action = serializers.CharField(required=False, allow_blank=False, max_length=64)
     resource = serializers.CharField(required=False, allow_blank=False, max_length=255)
@@ -48,6 +50,9 @@ class AuditQuerySerializer(StrictQuerySerializer):
         required=False, allow_blank=False, max_length=255,
         help_text="Every row about this secret: its own (resource secret:<name>) and bulk operations "
                   "naming it in their details (a sync's generated, skipped, failed lists, errors).")
+    format = serializers.ChoiceField(
+        choices=["json", "jsonl"], required=False,
+        help_text="`jsonl`: the NDJSON export, as `Accept: application/x-ndjson` asks for it.")
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
