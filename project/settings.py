@@ -330,6 +330,10 @@ SPECTACULAR_SETTINGS = {
          "description": "The audit log: who did what, when, and whether it succeeded; newest first."},
     ],
     "ENUM_NAME_OVERRIDES": {},
+    # 414, insecure mode's 400 and 403, and no NUL in request strings (secretsapi/api/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums", "secretsapi.api.schema.declare_server_answers",
+    ],
 }
 
 # --- Logging: secret values never reach it (they never reach exceptions either) ----

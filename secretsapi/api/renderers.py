@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from rest_framework.renderers import JSONRenderer
+from collections.abc import Sequence
+from typing import Any
+
+from django.http import Http404
+from rest_framework.exceptions import ValidationError
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 
 
 class NDJSONRenderer(JSONRenderer):
@@ -11,3 +17,15 @@ class NDJSONRenderer(JSONRenderer):
 
     media_type = "application/x-ndjson"
     format = "jsonl"
+
+
+class FormatNegotiation(DefaultContentNegotiation):
+    """DRF's negotiation, answering an unknown ``?format=`` with the 422 of any bad parameter
+    (DRF's own answer is a 404, as if the path did not exist)."""
+
+    def filter_renderers(self, renderers: Sequence[BaseRenderer], format: str) -> Any:  # noqa: A002 - DRF's name
+        try:
+            return super().filter_renderers(renderers, format)
+        except Http404:
+            known = " or ".join(str(renderer.format) for renderer in renderers)
+            raise ValidationError({"format": [f"must be {known}."]}) from None

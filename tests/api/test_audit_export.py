@@ -114,3 +114,9 @@ def test_the_json_page_is_unchanged_by_the_export(authed_api: APIClient, rows: l
     body = authed_api.get("/audit/logs?limit=2").json()
     assert set(body) == {"entries", "count", "page", "per_page"}
     assert [e["details"]["i"] for e in body["entries"]] == [3, 2]
+
+
+def test_an_unknown_format_is_a_422_naming_the_choices(authed_api: APIClient, rows: list[int]) -> None:
+    response = authed_api.get("/audit/logs?format=csv")
+    assert response.status_code == 422
+    assert "json or jsonl" in response.json()["detail"]

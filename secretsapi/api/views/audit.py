@@ -19,7 +19,7 @@ from secretsapi.api.serializers.audit import (
     AuditPageSerializer,
     AuditQuerySerializer,
 )
-from secretsapi.api.renderers import NDJSONRenderer
+from secretsapi.api.renderers import FormatNegotiation, NDJSONRenderer
 from secretsapi.api.views.base import StrictAPIView
 
 NDJSON_HELP = ("With `Accept: application/x-ndjson` or `?format=jsonl`: every matching row, oldest first, "
@@ -29,6 +29,7 @@ NDJSON_HELP = ("With `Accept: application/x-ndjson` or `?format=jsonl`: every ma
 class AuditLogListView(StrictAPIView):
     query_serializer = AuditQuerySerializer
     renderer_classes = (JSONRenderer, NDJSONRenderer)
+    content_negotiation_class = FormatNegotiation
 
     @extend_schema(
         parameters=[AuditQuerySerializer],
