@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from django.http import Http404
@@ -23,9 +23,9 @@ class FormatNegotiation(DefaultContentNegotiation):
     """DRF's negotiation, answering an unknown ``?format=`` with the 422 of any bad parameter
     (DRF's own answer is a 404, as if the path did not exist)."""
 
-    def filter_renderers(self, renderers: Sequence[BaseRenderer], format: str) -> Any:  # noqa: A002 - DRF's name
+    def filter_renderers(self, renderers: Iterable[BaseRenderer], format: str) -> Any:
         try:
             return super().filter_renderers(renderers, format)
         except Http404:
-            known = " or ".join(str(renderer.format) for renderer in renderers)
+            known = " or ".join(str(renderer.format) for renderer in list(renderers))
             raise ValidationError({"format": [f"must be {known}."]}) from None

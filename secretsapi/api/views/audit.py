@@ -14,12 +14,12 @@ from audit.export import AuditFilter, jsonl
 from secretsapi import actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, errors, response_example
+from secretsapi.api.renderers import FormatNegotiation, NDJSONRenderer
 from secretsapi.api.serializers.audit import (
     AuditEntrySerializer,
     AuditPageSerializer,
     AuditQuerySerializer,
 )
-from secretsapi.api.renderers import FormatNegotiation, NDJSONRenderer
 from secretsapi.api.views.base import StrictAPIView
 
 NDJSON_HELP = ("With `Accept: application/x-ndjson` or `?format=jsonl`: every matching row, oldest first, "
@@ -90,7 +90,7 @@ class AuditLogListView(StrictAPIView):
         )
 
     def finalize_response(self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any) -> Any:
-        response = super().finalize_response(request, response, *args, **kwargs)
+        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[arg-type]  # DRF passes a streamed answer through too
         # An error asked for as NDJSON is still the one JSON error body.
         if isinstance(response, Response) and isinstance(response.accepted_renderer, NDJSONRenderer):
             response.accepted_renderer = JSONRenderer()
