@@ -14,11 +14,12 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
 
+from audit.forwarding import as_entry
 from audit.models import AuditEntry
 from audit.recorder import fit_name
 
@@ -77,15 +78,7 @@ def rows(where: AuditFilter, *, after_id: int = 0, offset: int = 0, limit: int |
 
 def entry(row: AuditEntry) -> dict[str, Any]:
     """A row as ``GET /audit/logs`` shows an entry (UTC, ``Z``)."""
-    stamp = row.timestamp.astimezone(UTC).isoformat()
-    return {
-        "timestamp": stamp.removesuffix("+00:00") + "Z" if stamp.endswith("+00:00") else stamp,
-        "action": row.action,
-        "resource": row.resource,
-        "user": row.user,
-        "details": row.details,
-        "success": row.success,
-    }
+    return as_entry(row.timestamp, row.action, row.resource, row.user, row.details, row.success)
 
 
 def jsonl(rows: Iterable[AuditEntry]) -> Iterator[str]:

@@ -10,10 +10,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, cast
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
+from audit.forwarding import as_entry, forward
 from audit.mentions import mentioned_secrets
 from audit.models import AuditEntry, AuditMention
 from audit.write_gate import audit_write_gate
@@ -56,10 +58,22 @@ def record(
         with audit_write_gate(), transaction.atomic():
             row_id = _insert(sql, params, returning)
             _mention(row_id, now, names)
-        return row_id
-    # Only the statement runs inside the gate: every writer of every worker queues on it.
-    with audit_write_gate():
-        return _insert(sql, params, returning)
+    else:
+        # Only the statement runs inside the gate: every writer of every worker queues on it.
+        with audit_write_gate():
+            row_id = _insert(sql, params, returning)
+    # A row that ``finish`` will complete is forwarded then, with its outcome.
+    if details.get("state") != STARTED:
+        _forward_on_commit(now, action, params[2], params[3], details, bool(success))
+    return row_id
+
+
+def _forward_on_commit(*fields: Any) -> None:
+    """Hand the row (``as_entry``'s fields) to ``audit.forwarding`` once it is committed (at once
+    outside a transaction); nothing at all when forwarding is off."""
+    if settings.AUDIT_FORWARD is not None:
+        entry = as_entry(*fields)
+        transaction.on_commit(lambda: forward(entry))
 
 
 def _insert(sql: str, params: list[Any], returning: bool) -> int:
@@ -98,6 +112,8 @@ def tally(*, key: str, at: datetime, action: str, resource: str, user: str | Non
     ]
     with audit_write_gate(), connection.cursor() as cursor:
         cursor.execute(_tally_statement(connection.vendor), params)
+    # Each attempt is an event for the sink; the database counts them in the one row.
+    _forward_on_commit(at, action, params[2], params[3], _storable(dict(details)), False)
 
 
 class RowVanished(RuntimeError):
@@ -151,10 +167,12 @@ def _complete(row_id: int, success: bool, details: dict[str, Any]) -> None:
         if updated != 1:
             raise RowVanished(f"audit row {row_id} disappeared before it was completed")
         # The outcome names more secrets than the start did (a sync's lists): add them.
-        timestamp, resource = AuditEntry.objects.filter(pk=row_id).values_list("timestamp", "resource").get()
+        timestamp, action, resource, user = (AuditEntry.objects.filter(pk=row_id)
+                                             .values_list("timestamp", "action", "resource", "user").get())
         names = mentioned_secrets(resource, details)
         if names:
             _mention(row_id, timestamp, names)
+        _forward_on_commit(timestamp, action, resource, user, details, success)
 
 
 _TABLE, _PK_COLUMN = AuditEntry._meta.db_table, AuditEntry._meta.pk.column

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import dj_database_url
 from corsheaders.defaults import default_headers
 from django.core.exceptions import ImproperlyConfigured
 
+from audit.forwarding import Sink
 from project.private_data import private_sqlite, sqlite_file, tighten
 from project.secret_key import load_or_create
 from secretsapi import __version__
@@ -144,6 +146,32 @@ SERVICE_REQUEST_READ_TIMEOUT = env_int("SERVICE_REQUEST_READ_TIMEOUT", 10, minim
 # Engine processes per worker for the long operations (secretsapi/engine_processes.py); 0 runs
 # them in the worker's request thread, where they hold up its other requests (for debugging).
 SERVICE_ENGINE_PROCESSES = env_int("SERVICE_ENGINE_PROCESSES", 1, minimum=0)
+
+# Live forwarding of every new audit row (audit/forwarding.py): syslog+udp://host:port,
+# syslog+tcp://host:port (RFC 5424) or file:///absolute/path (JSON lines, 0600); empty: off.
+SERVICE_AUDIT_FORWARD = env_str("SERVICE_AUDIT_FORWARD")
+
+
+def _audit_sink(value: str | None) -> Sink | None:
+    if value is None or not value.strip():
+        return None
+    url = urlsplit(value.strip())
+    expected = ("must be syslog+udp://host:port, syslog+tcp://host:port or file:///absolute/path, "
+                f"not {value.strip()!r}.")
+    if url.scheme in ("syslog+udp", "syslog+tcp"):
+        try:
+            port = url.port
+        except ValueError:
+            port = None
+        if not url.hostname or port is None or url.path not in ("", "/") or url.query:
+            raise ImproperlyConfigured(f"SERVICE_AUDIT_FORWARD {expected}")
+        return Sink("syslog", transport=url.scheme.removeprefix("syslog+"), host=url.hostname, port=port)
+    if url.scheme == "file" and url.netloc in ("", "localhost") and url.path.startswith("/") and not url.query:
+        return Sink("file", path=unquote(url.path))
+    raise ImproperlyConfigured(f"SERVICE_AUDIT_FORWARD {expected}")
+
+
+AUDIT_FORWARD = _audit_sink(SERVICE_AUDIT_FORWARD)
 
 # --- Django ------------------------------------------------------------------
 DEBUG = env_bool("SERVICE_DEBUG")
