@@ -12,6 +12,7 @@ from corsheaders.defaults import default_headers
 from django.core.exceptions import ImproperlyConfigured
 
 from audit.forwarding import Sink
+from project import log_format
 from project.private_data import private_sqlite, sqlite_file, tighten
 from project.secret_key import load_or_create
 from secretsapi import __version__
@@ -123,6 +124,8 @@ SERVICE_TARGET_ROOTS = env_paths("SERVICE_TARGET_ROOTS")
 # actions.reveal_secret).
 SERVICE_ALLOW_VALUE_READ = env_true_only("SERVICE_ALLOW_VALUE_READ")
 SERVICE_LOG_LEVEL = env_choice("SERVICE_LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
+# text: TIME LEVEL LOGGER MESSAGE; json: one JSON object per line (app and access lines alike).
+SERVICE_LOG_FORMAT = env_choice("SERVICE_LOG_FORMAT", "text", ("text", "json"))
 SERVICE_MAX_BODY_BYTES = env_int("SERVICE_MAX_BODY_BYTES", 1_048_576, minimum=1)
 # Definition files past this are refused without being read (16 MiB: ~45,000 secrets in block style).
 SERVICE_MAX_DEFINITION_BYTES = env_int("SERVICE_MAX_DEFINITION_BYTES", 16 * 1_048_576, minimum=1)
@@ -368,7 +371,7 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {"plain": log_format.formatter(SERVICE_LOG_FORMAT)},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": SERVICE_LOG_LEVEL},
     "loggers": {
