@@ -86,7 +86,7 @@ def main() -> None:
         print(f"{'path':<28}{'rows':>11}{'MB out':>9}{'seconds':>9}{'RSS before':>12}{'peak RSS':>10}")
         for fraction in args.fractions:
             first = args.rows - round(args.rows * fraction)
-            since = f"2026-01-01T00:00:00Z" if first == 0 else _stamp(first)
+            since = "2026-01-01T00:00:00Z" if first == 0 else _stamp(first)
             for path in ("http", "cli"):
                 done = subprocess.run([sys.executable, "-c", EXPORT.format(), since, path], cwd=ROOT, env=env,
                                       check=True, capture_output=True, text=True)
