@@ -13,6 +13,7 @@ send them again. Rows carry names, counts and hashes, never values; so do the fo
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import logging.handlers
@@ -22,6 +23,7 @@ import socket
 import stat
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +33,8 @@ from django.conf import settings
 logger = logging.getLogger("audit.forwarding")
 
 QUEUE_ROWS = 10_000
+# How long a process that ends waits for its queued rows to be sent.
+DRAIN_S = 5.0
 APP_NAME = "secretsapi"
 # RFC 5424 header fields are printable US-ASCII without spaces, each with a maximum length.
 _PRINTABLE = frozenset(chr(c) for c in range(33, 127))
@@ -80,6 +84,17 @@ class Forwarder:
         self._lock = threading.Lock()
         self._writer = FileWriter(sink.path) if sink.kind == "file" else SyslogWriter(sink)
         threading.Thread(target=self._run, name=f"audit-forward {sink}", daemon=True).start()
+        # A command (manage.py sync) exits right after its row: what is queued goes out first.
+        atexit.register(self.drain)
+
+    def drain(self, seconds: float = DRAIN_S) -> None:
+        """Wait, at most ``seconds``, until every queued row is sent (or has failed, logged)."""
+        end = time.monotonic() + seconds
+        while self.rows.unfinished_tasks and time.monotonic() < end:
+            time.sleep(0.02)
+        if self.rows.unfinished_tasks:
+            logger.warning("audit forwarding to %s: %d rows were not forwarded before the process ended "
+                           "(they are in the audit log)", self.sink, self.rows.unfinished_tasks)
 
     def put(self, entry: dict[str, Any]) -> None:
         try:
@@ -107,14 +122,16 @@ class Forwarder:
                                "`manage.py audit --since %s` exports them", self.sink, dropped, since, since)
             try:
                 self._writer.write(entry)
-            except OSError as exc:
+            except Exception as exc:  # whatever the sink does, the thread must go on and say so
                 failed += 1
                 if failing_since is None:
                     failing_since = entry["timestamp"]
                     logger.warning("audit forwarding to %s failed (%s); rows from %s on are not forwarded until "
                                    "it answers again (they are in the audit log)", self.sink,
-                                   exc.strerror or type(exc).__name__, failing_since)
+                                   getattr(exc, "strerror", None) or type(exc).__name__, failing_since)
                 continue
+            finally:
+                self.rows.task_done()
             if failing_since is not None:
                 logger.warning("audit forwarding to %s works again; %d rows from %s on were not forwarded: "
                                "`manage.py audit --since %s` exports them", self.sink, failed, failing_since,

@@ -9,6 +9,8 @@ import os
 import re
 import socket
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +22,7 @@ from audit.forwarding import Sink
 from audit.recorder import record
 
 DEADLINE_S = 20.0
+ROOT = Path(__file__).resolve().parents[2]
 
 # RFC 5424, section 6: HEADER SP STRUCTURED-DATA [SP MSG], with NILVALUE "-" where allowed.
 RFC5424 = re.compile(
@@ -143,3 +146,12 @@ def test_a_row_that_begins_is_forwarded_once_with_its_outcome(
     lines = until(lambda: path.exists() and len(path.read_text().splitlines()) == 2 and path.read_text().splitlines())
     assert [(json.loads(x)["action"], json.loads(x)["details"]) for x in lines] == [
         ("sync", {"generated": ["a"]}), ("marker", {})]
+
+
+def test_a_command_sends_its_rows_before_it_exits(tmp_path: Path) -> None:
+    sink = tmp_path / "audit.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
+    env.update({"SERVICE_DATA_DIR": str(tmp_path / "data"), "SERVICE_AUDIT_FORWARD": f"file://{sink}"})
+    subprocess.run([sys.executable, "manage.py", "audit", "--action", "nothing"], cwd=ROOT, env=env, check=True,
+                   capture_output=True, timeout=120)
+    assert [json.loads(line)["action"] for line in sink.read_text().splitlines()] == ["export_audit_logs"]
