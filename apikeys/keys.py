@@ -6,13 +6,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import connection, transaction
+from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apikeys.models import ApiKey
@@ -123,19 +123,10 @@ def _audit(action: str, row: ApiKey, actor: str | None, **facts: object) -> None
            details={"name": row.name, **facts})
 
 
-_any_statements: dict[str, str] = {}
-
-
 def any_configured() -> bool:
     """Whether any key row exists. Revoked and expired rows count: revoking the last key must
-    not turn the server into insecure mode (which accepts every request). Asked on every request
-    without a key when SERVICE_API_KEY is unset, so it is one prepared read too."""
-    vendor = connection.vendor
-    if vendor not in _any_statements:
-        _any_statements[vendor] = f"SELECT 1 FROM {connection.ops.quote_name(ApiKey._meta.db_table)} LIMIT 1"  # noqa: S608 - the model's own name
-    with connection.cursor() as cursor:
-        cursor.execute(_any_statements[vendor])
-        return cursor.fetchone() is not None
+    not turn the server into insecure mode (which accepts every request)."""
+    return ApiKey.objects.exists()
 
 
 @dataclass(frozen=True)
@@ -146,26 +137,6 @@ class ResolvedKey:
     scopes: frozenset[str]
 
 
-# One primary-key read per request, in SQL built once per vendor: the ORM spent ~0.4 ms building
-# the same query again each time (more than the rest of a status read's authentication). The
-# database compares the dates itself, with the values the ORM would send.
-_statements: dict[str, str] = {}
-
-
-def _statement() -> str:
-    vendor = connection.vendor
-    if vendor not in _statements:
-        q = connection.ops.quote_name
-        _statements[vendor] = (
-            f"SELECT {q('name')}, {q('scopes')}, {q('secret_hash')}, {q('previous_hash')}, "  # noqa: S608 - our own quoted names; values are parameters
-            f"CASE WHEN {q('previous_until')} > %s THEN 1 ELSE 0 END, "
-            f"CASE WHEN {q('last_used')} IS NULL OR {q('last_used')} < %s THEN 1 ELSE 0 END "
-            f"FROM {q(ApiKey._meta.db_table)} WHERE {q('id')} = %s AND {q('revoked')} IS NULL "
-            f"AND ({q('expires')} IS NULL OR {q('expires')} > %s)"
-        )
-    return _statements[vendor]
-
-
 def resolve(presented: str) -> ResolvedKey | None:
     """The key ``presented`` is, if it is current: not revoked, not expired, not rotated out past
     its grace. Read from the database every time (no cache), so a revocation holds at once."""
@@ -174,21 +145,19 @@ def resolve(presented: str) -> ResolvedKey | None:
         return None
     presented_hash = digest(match.group(2))
     now = timezone.now()
-    minute = now.replace(second=0, microsecond=0)
-    adapt = connection.ops.adapt_datetimefield_value
-    with connection.cursor() as cursor:
-        cursor.execute(_statement(), (adapt(now), adapt(minute), int(match.group(1)), adapt(now)))
-        found = cursor.fetchone()
-    if found is None:
+    row = (ApiKey.objects.filter(pk=int(match.group(1)), revoked__isnull=True)
+           .filter(Q(expires__isnull=True) | Q(expires__gt=now)).first())
+    if row is None:
         # Compared anyway, so the time does not tell ids that exist from the rest.
         hmac.compare_digest(presented_hash, presented_hash)
         return None
-    name, scopes, secret_hash, previous_hash, in_grace, stale = found
-    current = hmac.compare_digest(presented_hash, secret_hash)
-    previous = bool(previous_hash) and hmac.compare_digest(presented_hash, previous_hash)
+    current = hmac.compare_digest(presented_hash, row.secret_hash)
+    previous = bool(row.previous_hash) and hmac.compare_digest(presented_hash, row.previous_hash)
+    in_grace = row.previous_until is not None and row.previous_until > now
     if not (current or (previous and in_grace)):
         return None
-    if stale:
+    minute = now.replace(second=0, microsecond=0)
+    if row.last_used is None or row.last_used < minute:
         # last_used to the minute, written at most once a minute per key.
-        ApiKey.objects.filter(pk=int(match.group(1))).update(last_used=minute)
-    return ResolvedKey(name, frozenset(json.loads(scopes) if isinstance(scopes, str) else scopes))
+        ApiKey.objects.filter(pk=row.pk).update(last_used=minute)
+    return ResolvedKey(row.name, frozenset(row.scopes))

@@ -33,38 +33,28 @@ def record(
 ) -> int:
     """Write one row and return its id. Errors propagate: an operation must not succeed unrecorded.
 
-    ``details`` must hold names, counts and hashes only, never secret values. The INSERT is
-    built once per database vendor: compiling it again on every request was ~40% of a write.
-    The secrets the row is about (``audit.mentions``) are written with it, in one transaction.
+    ``details`` must hold names, counts and hashes only, never secret values. The secrets the
+    row is about (``audit.mentions``) are written with it, in one transaction. On SQLite the
+    write waits for the others in ``audit_write_gate`` (see bench/README.md for the figures).
     """
     if _unwritten:
         complete_unwritten()
-    ops = connection.ops
-    now = timezone.now()
     details = _storable(dict(details or {}))
     names = mentioned_secrets(resource, details)
-    # The backend's own adapters, the ones the model fields end in (dates, JSON), so the row is
-    # the one ``save()`` writes; building a model instance per row was a fifth of the write.
-    params = [
-        ops.adapt_datetimefield_value(now),
-        action,
-        fit(resource, RESOURCE_MAX),
-        None if user is None else fit(user, RESOURCE_MAX),
-        ops.adapt_json_value(details, _DETAILS_ENCODER),
-        bool(success),
-    ]
-    sql, returning = _statement(connection.vendor)
-    if names:
-        with audit_write_gate(), transaction.atomic():
-            row_id = _insert(sql, params, returning)
-            _mention(row_id, now, names)
-    else:
-        # Only the statement runs inside the gate: every writer of every worker queues on it.
+    fields = {"timestamp": timezone.now(), "action": action, "resource": fit(resource, RESOURCE_MAX),
+              "user": None if user is None else fit(user, RESOURCE_MAX), "details": details,
+              "success": bool(success)}
+    if not names:
         with audit_write_gate():
-            row_id = _insert(sql, params, returning)
+            row_id = int(AuditEntry.objects.create(**fields).pk)
+    else:
+        with audit_write_gate(), transaction.atomic():
+            row = AuditEntry.objects.create(**fields)
+            _mention(row.pk, row.timestamp, names)
+        row_id = int(row.pk)
     # A row that ``finish`` will complete is forwarded then, with its outcome.
     if details.get("state") != STARTED:
-        _forward_on_commit(now, action, params[2], params[3], details, bool(success))
+        _forward_on_commit(*(fields[k] for k in ("timestamp", "action", "resource", "user", "details", "success")))
     return row_id
 
 
@@ -76,20 +66,12 @@ def _forward_on_commit(*fields: Any) -> None:
         transaction.on_commit(lambda: forward(entry))
 
 
-def _insert(sql: str, params: list[Any], returning: bool) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        if returning:
-            return int(cursor.fetchone()[0])
-        return int(connection.ops.last_insert_id(cursor, _TABLE, _PK_COLUMN))
-
-
-def _mention(row_id: int, timestamp: Any, names: list[str]) -> None:
+def _mention(row_id: int, timestamp: datetime, names: list[str]) -> None:
     """The row's mentions; an existing one is left alone (``finish`` adds to ``begin``'s)."""
-    stamp = connection.ops.adapt_datetimefield_value(timestamp)
-    with connection.cursor() as cursor:
-        cursor.executemany(_mention_statement(connection.vendor),
-                           [(row_id, fit_name(name), stamp) for name in names])
+    AuditMention.objects.bulk_create(
+        [AuditMention(entry_id=row_id, secret=fit_name(name), timestamp=timestamp) for name in names],
+        ignore_conflicts=True,
+    )
 
 
 def tally(*, key: str, at: datetime, action: str, resource: str, user: str | None,
@@ -175,30 +157,13 @@ def _complete(row_id: int, success: bool, details: dict[str, Any]) -> None:
         _forward_on_commit(timestamp, action, resource, user, details, success)
 
 
-_TABLE, _PK_COLUMN = AuditEntry._meta.db_table, AuditEntry._meta.pk.column
+_TABLE = AuditEntry._meta.db_table
 _DETAILS_ENCODER = AuditEntry._meta.get_field("details").encoder
-# The order of record()'s parameters.
+# The order of tally()'s parameters.
 _FIELDS = [
     cast("Field[Any, Any]", AuditEntry._meta.get_field(name))
     for name in ("timestamp", "action", "resource", "user", "details", "success")
 ]
-_statements: dict[str, tuple[str, bool]] = {}
-
-
-def _statement(vendor: str) -> tuple[str, bool]:
-    if vendor not in _statements:
-        quote = connection.ops.quote_name
-        # SQLite's driver reports the new id for free (lastrowid); PostgreSQL's needs RETURNING.
-        returning = vendor != "sqlite" and bool(connection.features.can_return_columns_from_insert)
-        # Only the model's own table and column names are formatted in; values are parameters.
-        sql = (f"INSERT INTO {quote(_TABLE)} ({', '.join(quote(f.column) for f in _FIELDS)}) "  # noqa: S608
-               f"VALUES ({', '.join(['%s'] * len(_FIELDS))})")
-        if returning:
-            sql += f" RETURNING {quote(_PK_COLUMN)}"
-        _statements[vendor] = (sql, returning)
-    return _statements[vendor]
-
-
 _tally_statements: dict[str, str] = {}
 # ``details.count`` + 1, in each vendor's JSON functions (PostgreSQL's column is jsonb).
 _INCREMENT = {
@@ -221,23 +186,6 @@ def _tally_statement(vendor: str) -> str:
             f"DO UPDATE SET {quote(_FIELDS[4].column)} = {_INCREMENT[vendor].format(d=details)}"
         )
     return _tally_statements[vendor]
-
-
-_mention_statements: dict[str, str] = {}
-
-
-def _mention_statement(vendor: str) -> str:
-    if vendor not in _mention_statements:
-        quote = connection.ops.quote_name
-        entry, secret, stamp = (cast("Field[Any, Any]", AuditMention._meta.get_field(f)).column
-                                for f in ("entry", "secret", "timestamp"))
-        # Both SQLite (3.24+) and PostgreSQL read this upsert clause; the pair is unique.
-        _mention_statements[vendor] = (
-            f"INSERT INTO {quote(AuditMention._meta.db_table)} "  # noqa: S608 - the model's own names
-            f"({quote(entry)}, {quote(secret)}, {quote(stamp)}) VALUES (%s, %s, %s) "
-            f"ON CONFLICT ({quote(entry)}, {quote(secret)}) DO NOTHING"
-        )
-    return _mention_statements[vendor]
 
 
 STARTED = "started"

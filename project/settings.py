@@ -133,6 +133,9 @@ SERVICE_MAX_DEFINITION_BYTES = env_int("SERVICE_MAX_DEFINITION_BYTES", 16 * 1_04
 # past the first, or more in all than the second: a 1 KB definition cannot fill a worker's memory.
 SERVICE_MAX_INTERPOLATED_BYTES = env_int("SERVICE_MAX_INTERPOLATED_BYTES", 1_048_576, minimum=1)
 SERVICE_MAX_RENDERED_BYTES = env_int("SERVICE_MAX_RENDERED_BYTES", 64 * 1_048_576, minimum=1)
+# CPU seconds one interpolation, or one local/template render, may run before it is stopped (a loop
+# in a template otherwise holds the engine and every lock for as long as it runs).
+SERVICE_RENDER_TIMEOUT = env_int("SERVICE_RENDER_TIMEOUT", 10, minimum=1)
 SERVICE_VERSION = __version__
 # gunicorn (project/gunicorn.conf.py; `serve --host/--port/--workers` win over these).
 SERVICE_WORKERS = env_int("SERVICE_WORKERS", 2, minimum=1)
@@ -143,9 +146,10 @@ SERVICE_TIMEOUT = env_int("SERVICE_TIMEOUT", 300, minimum=1)
 # lock that username or address out until this many seconds pass without another failure.
 SERVICE_ADMIN_LOGIN_FAILURE_LIMIT = env_int("SERVICE_ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS = env_int("SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS", 900, minimum=1)
-# A request's head and body must arrive within this many seconds of its first byte (or of the
-# connection opening); they are read without a thread (project/gunicorn_worker.py).
-SERVICE_REQUEST_READ_TIMEOUT = env_int("SERVICE_REQUEST_READ_TIMEOUT", 10, minimum=1, maximum=3600)
+# Behind the reverse proxy of deploy/nginx/ (which overwrites X-Forwarded-For, -Proto and -Host
+# on every request): the scheme, host and client address come from those headers. `serve`
+# then listens on loopback only, where nothing but the proxy reaches it.
+SERVICE_BEHIND_PROXY = env_bool("SERVICE_BEHIND_PROXY")
 # Engine processes per worker for the long operations (secretsapi/engine_processes.py); 0 runs
 # them in the worker's request thread, where they hold up its other requests (for debugging).
 SERVICE_ENGINE_PROCESSES = env_int("SERVICE_ENGINE_PROCESSES", 1, minimum=0)
@@ -236,6 +240,11 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_DISABLE_ACCESS_LOG = True
 # Log lines name only what locks (username, address), never the user agent; no banner at start.
 AXES_VERBOSE = False
+if SERVICE_BEHIND_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    USE_X_FORWARDED_HOST = True
+    # The proxy's peer, not the proxy, is the address a lockout counts.
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
 
 ROOT_URLCONF = "project.urls"
 WSGI_APPLICATION = "project.wsgi.application"
@@ -270,9 +279,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     if (_sqlite_file := sqlite_file(str(DATABASES["default"].get("NAME") or ""))) is not None:
         # Created 0600 before SQLite opens it, so that its -wal and -shm files are 0600 too.
         private_sqlite(_sqlite_file)
-    # Several gunicorn workers write audit rows: WAL and a busy timeout avoid "database is locked".
+    # Several gunicorn workers write audit rows: WAL, a busy timeout, and transactions that take
+    # the write lock when they begin (IMMEDIATE), so none fails upgrading a read to a write,
+    # avoid "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {"timeout": 20, "transaction_mode": "IMMEDIATE",
+         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
     )
 if DATABASES["default"]["ENGINE"].startswith("django.db.backends.postgresql"):
     # An unreachable server (stopped, firewalled) fails a request, and /health, in seconds rather

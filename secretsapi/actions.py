@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 from django.db.models import QuerySet
 
 from audit import export as audit_export
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit_name, record
-from secretsapi import database_locks, engine_processes, service
+from secretsapi import database_errors, database_locks, engine_processes, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
     DefinitionInvalid,
@@ -45,7 +44,7 @@ from secretsapi.service.results import (
     SyncResult,
     ValidationReport,
 )
-from secretsapi.service.workspace import ExtraLock
+from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
 
 
@@ -91,7 +90,7 @@ def audited(
         raise
     except Exception as exc:
         # The database going away mid-operation (a write's lock session ended with it) is named.
-        code = "database_unavailable" if isinstance(exc, OperationalError | InterfaceError) else "internal_error"
+        code = "database_unavailable" if database_errors.unreachable(exc) else "internal_error"
         write(False, {**facts, "error": code})
         exc.audited = True  # type: ignore[attr-defined]
         raise
@@ -192,12 +191,14 @@ def workspace(
 
 
 def _interpolation_limits() -> service.InterpolationLimits:
-    return _limits(settings.SERVICE_MAX_INTERPOLATED_BYTES, settings.SERVICE_MAX_RENDERED_BYTES)
+    return _limits(settings.SERVICE_MAX_INTERPOLATED_BYTES, settings.SERVICE_MAX_RENDERED_BYTES,
+                   settings.SERVICE_RENDER_TIMEOUT)
 
 
 @functools.lru_cache(maxsize=8)
-def _limits(string_bytes: int, rendered_bytes: int) -> service.InterpolationLimits:
-    return service.InterpolationLimits(string_bytes=string_bytes, rendered_bytes=rendered_bytes)
+def _limits(string_bytes: int, rendered_bytes: int, render_seconds: float) -> service.InterpolationLimits:
+    return service.InterpolationLimits(string_bytes=string_bytes, rendered_bytes=rendered_bytes,
+                                       render_seconds=render_seconds)
 
 
 def _service_paths() -> tuple[Path, ...]:

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
 from audit.recorder import record
+from secretsapi import database_errors
 from secretsapi.api.authentication import header_principal, request_principal
 from secretsapi.api.parsers import RefusedBody
 from secretsapi.service import errors
@@ -54,6 +54,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.TargetError: 500,
     errors.ValueReadDisabled: 403,
     errors.LockTimeout: 503,
+    errors.LockLost: 503,
     errors.LockfileUnwritable: 500,
     errors.LockfileStorageFull: 507,
     errors.EngineProcessDied: 503,
@@ -135,7 +136,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
 
 
 def _database_title(exc: Exception) -> str | None:
-    return DATABASE_TITLE if isinstance(exc, OperationalError | InterfaceError) else None
+    return DATABASE_TITLE if database_errors.unreachable(exc) else None
 
 
 def _classify(exc: Exception) -> tuple[int, str]:
@@ -155,7 +156,7 @@ def _classify(exc: Exception) -> tuple[int, str]:
         return 403, "You do not have permission to perform this action."
     if isinstance(exc, RequestDataTooBig):
         return 413, "The request body is too large."
-    if isinstance(exc, OperationalError | InterfaceError):
+    if database_errors.unreachable(exc):
         # The database stopped or cannot be reached: the caller may retry, nothing is wrong with
         # the request. Logged without the driver's text in the answer (it names hosts and users).
         logger.warning("Database unavailable: %s", exc)
@@ -177,7 +178,7 @@ def reason_code(exc: Exception) -> str:
         return "permission_denied"
     if isinstance(exc, RequestDataTooBig):
         return "body_too_large"
-    if isinstance(exc, OperationalError | InterfaceError):
+    if database_errors.unreachable(exc):
         return "database_unavailable"
     return "error"
 
@@ -239,6 +240,6 @@ def handler500(request: HttpRequest) -> JsonResponse:
     # Django calls this while handling the exception (a middleware's, e.g. insecure mode's check
     # for key rows), so it is still the current one: a database that cannot be reached is a 503.
     current = sys.exc_info()[1]
-    if isinstance(current, OperationalError | InterfaceError):
+    if database_errors.unreachable(current):
         return JsonResponse({**error_body(503, DATABASE_UNAVAILABLE), "error": DATABASE_TITLE}, status=503)
     return json_error(500, GENERIC_500)

@@ -18,6 +18,7 @@ import ipaddress
 import re
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from secretsapi.api.authentication import insecure_mode
@@ -75,7 +76,9 @@ class LoopbackOnlyMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        peer_local = is_loopback_address(request.META.get("REMOTE_ADDR") or "")
+        # Behind the proxy every peer is the proxy: the client is the address it forwards.
+        peer = "HTTP_X_FORWARDED_FOR" if settings.SERVICE_BEHIND_PROXY else "REMOTE_ADDR"
+        peer_local = is_loopback_address(request.META.get(peer) or "")
         # Without a Host header (never a browser's request), the name of the address it reached.
         host_local = is_loopback_host(request.META.get("HTTP_HOST") or request.META.get("SERVER_NAME") or "")
         origin = request.headers.get("Origin")

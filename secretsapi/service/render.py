@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from secretsapi.service import var_file_guard
-from secretsapi.service.definition.field_checks import check_plain
 from secretsapi.service.definition.interpolation import Interpolator
+from secretsapi.service.definition.marked_environ import MarkedEnviron
 from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.loading.field_checks import check_plain
 from secretsapi.service.results import RenderResult
+from secretsapi.service.state import var_file_guard
 from secretsapi.service.targets.catalogue import redacted_auth, redacted_config
 from secretsapi.service.workspace import Workspace
 
@@ -23,28 +24,6 @@ REDACTED = "***"
 _MARK = "\x00env\x00"
 _VAR_REF = re.compile(r"\bvar\.([A-Za-z_][A-Za-z0-9_]*)")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
-
-
-class _MarkedEnviron(Mapping[str, str]):
-    """The process environment, answering every lookup with a marker and noting the name."""
-
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self._environ = environ
-        self.used: set[str] = set()
-
-    def __getitem__(self, key: str) -> str:
-        self._environ[key]  # KeyError for absent names, as the resolver expects
-        self.used.add(key)
-        return _MARK
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._environ
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._environ)
-
-    def __len__(self) -> int:
-        return len(self._environ)
 
 
 def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = None) -> RenderResult:
@@ -57,12 +36,12 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     doc = load_yaml(text, source=ws.definition_path.name, max_bytes=ws.max_definition_bytes)
     if not isinstance(doc, Mapping):
         raise DefinitionInvalid(["definition must be a mapping"])
-    var_file_guard.check_before_reading(ws)
+    ws.check_var_files_before_reading()
     raw_variables = doc.get("variables")
     base: Mapping[str, Any] = raw_variables if isinstance(raw_variables, Mapping) else {}
     overlays = [*load_var_files(ws.definition_path.parent, ws.var_files), dict(variables or {})]
     merged = deep_merge(base, *overlays)
-    environ = _MarkedEnviron(os.environ if ws.environ is None else ws.environ)
+    environ = MarkedEnviron(os.environ if ws.environ is None else ws.environ, _MARK)
     interpolator = Interpolator(merged, environ, ws.interpolation_limits)
     config = {key: interpolator.render(value, key) for key, value in doc.items() if key != "variables"}
     config = {"variables": interpolator.variables, **config}
@@ -73,7 +52,8 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     if problems:
         raise DefinitionInvalid(problems)
     # The var files may have moved the targets: checked against where they now land.
-    var_file_guard.check_var_files(ws, ws.var_files, paths=var_file_guard.rendered_paths(config), loaded=True)
+    var_file_guard.check_var_files(ws.guarded_files(loaded=True), ws.var_files,
+                                   paths=var_file_guard.rendered_paths(config))
     # Before the redaction: rendering shares unchanged parts with ``doc``, which it edits.
     variables_used = sorted(name for name in _references(doc) if name in merged)
     _redact_statics(config)

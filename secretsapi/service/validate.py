@@ -10,18 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
-from secretsapi.service.definition.checker import DefinitionChecker
-from secretsapi.service.definition.model import TargetSpec
+from secretsapi.service.definition.marked_environ import MarkedEnviron
+from secretsapi.service.definition.model import Environments, TargetSpec
 from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, TargetError
+from secretsapi.service.loading.checker import DefinitionChecker
 from secretsapi.service.results import ValidationReport
 from secretsapi.service.targets import aws, azure_keyvault, kubernetes_secret, vault_kv, vercel_env
 from secretsapi.service.targets.base import TargetContext
-from secretsapi.service.targets.paths import outside_message, path_problem, within_roots
+from secretsapi.service.targets.paths import outside_message, path_problem, refused_message, within_roots
 from secretsapi.service.targets.registry import get_kind
-from secretsapi.service.targets.remote import checked_provider
-from secretsapi.service.var_file_guard import check_before_reading
+from secretsapi.service.targets.remote import checked_provider, provider_of
 from secretsapi.service.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -36,6 +36,11 @@ _FAMILIES = {"aws": (aws.AUTH_KINDS, "AWS"), "vault": (vault_kv.AUTH_KINDS, "Vau
 
 # The config fields of the local kinds that name a file (checked against the target roots).
 LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path")}
+# The provider settings that name a file the store's client reads (remote.named_path); Vault's
+# ``verify`` too when it is a path.
+PROVIDER_PATH_SETTINGS = ("token_file", "kubeconfig", "config_file", "ca_cert", "certificate_authority", "verify")
+# Never a file a definition names, whatever the roots (paths.named_file).
+_SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
 
 
 def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence[str] = (),
@@ -54,14 +59,15 @@ def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence
         document = load_yaml(text, source=path.name, max_bytes=max_bytes)
     except DefinitionInvalid as exc:
         return ValidationReport(valid=False, errors=exc.errors, warnings=[])
-    return validate_document(document, overlays=load_var_files(path.parent, var_files),
+    # The operator's own files, validated as operations read them: against the real environment.
+    return validate_document(document, environ=os.environ, overlays=load_var_files(path.parent, var_files),
                              base_dir=path.parent, target_roots=target_roots, limits=limits)
 
 
 def validate_workspace(ws: Workspace) -> ValidationReport:
     """``validate_file`` for the workspace's definition and var files; a var file holding what the
     service guards is refused before it is read (var_file_guard)."""
-    check_before_reading(ws)
+    ws.check_var_files_before_reading()
     return validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes, var_files=ws.var_files,
                          target_roots=ws.target_roots, limits=ws.interpolation_limits)
 
@@ -75,11 +81,15 @@ def validate_document(
 
     A submitted document has no folder (``base_dir`` None): absolute local paths are checked
     against ``target_roots`` when the setting gives some, relative ones only for their shape.
+    ``environ`` None (submitted text): the marked environment, so the report cannot depend on
+    any environment value.
     """
-    checker = DefinitionChecker(os.environ if environ is None else environ, strict=True, limits=limits)
+    seen = MarkedEnviron(os.environ) if environ is None else environ
+    checker = DefinitionChecker(seen, strict=True, limits=limits)
     checker.target_rules = _TargetRules(checker, base_dir, tuple(target_roots or ()))
     try:
-        checker.check(doc, overlays)
+        parsed = checker.check(doc, overlays)
+        checker.errors += _lockfile_errors(parsed.environments, base_dir, tuple(target_roots or ()))
     except Exception:  # a checker bug must not turn bad input into a 500
         logger.exception("definition check failed unexpectedly")
         checker.errors.append("definition could not be checked")
@@ -98,6 +108,7 @@ class _TargetRules:
         # A submitted document has no folder: only absolute paths are placed, in the setting's roots.
         self._roots = roots or ((base_dir,) if base_dir is not None else ())
         self._providers_seen: set[str] = set()
+        self._provider_files_seen: set[str] = set()
 
     def __call__(self, target: TargetSpec, named: str, place: str,
                  default_key: str | None) -> tuple[list[str], list[str]]:
@@ -106,6 +117,7 @@ class _TargetRules:
             # The kind judges the key it will store under (a tfvars file refuses 'db.password').
             target = replace(target, config={**target.config, "key": default_key})
         errors = kind.validate(target, named) + self._root_errors(target, named)
+        errors += self._provider_file_errors(target, named)
         advise = getattr(kind, "advise", None)
         warnings: list[str] = advise(target, named) if advise is not None else []
         warnings += self._provider_warnings(target, named)
@@ -131,6 +143,31 @@ class _TargetRules:
             return [f"{named}: {exc}: the targets using it fail at sync"]
         return []
 
+    def _provider_file_errors(self, target: TargetSpec, named: str) -> list[str]:
+        """Files a declared provider names outside the target roots (or in /proc, /sys, /dev),
+        once per provider at its first target: every target using it fails at sync."""
+        spec = self._checker.providers.get(target.provider)
+        if spec is None or target.provider in self._provider_files_seen:
+            return []
+        self._provider_files_seen.add(target.provider)
+        settings = provider_of(target, TargetContext(Path("."), self._checker.providers, _no_value, ())).settings
+        errors = []
+        for key in PROVIDER_PATH_SETTINGS:
+            value = settings.get(key)
+            if isinstance(value, str) and value and not path_problem(value, key) and self._outside(value):
+                errors.append(f"{named}: provider '{target.provider}': {key}: {refused_message(value)}")
+        return errors
+
+    def _outside(self, value: str) -> bool:
+        """Lexically (validation does not depend on the disk): a path no root holds, or a
+        pseudo-filesystem's; False for what cannot be placed (relative, with no folder)."""
+        if self._base_dir is None and not os.path.isabs(value):
+            return False
+        full = os.path.normpath(os.path.join(os.path.abspath(self._base_dir or "/"), value))
+        if any(full == folder or full.startswith(folder + os.sep) for folder in _SYSTEM_FOLDERS):
+            return True
+        return bool(self._roots) and not within_roots(full, self._roots)
+
     def _root_errors(self, target: TargetSpec, named: str) -> list[str]:
         errors = []
         for name in LOCAL_PATH_FIELDS.get(target.type, ()):
@@ -143,6 +180,22 @@ class _TargetRules:
             if not within_roots(full, self._roots):
                 errors.append(f"{named} config.{name}: {outside_message(value)}")
         return errors
+
+
+def _lockfile_errors(environments: Environments, base_dir: Path | None, roots: tuple[Path, ...]) -> list[str]:
+    """Profile lockfiles outside the target roots and the definition's folder, judged lexically
+    as local target paths are (the operations also resolve links and refuse the service's own
+    files); a submitted document has no folder, so only its absolute paths are placed."""
+    allowed = (*roots, *((base_dir,) if base_dir is not None else ()))
+    errors = []
+    for name, profile in environments.profiles.items():
+        given = profile.lockfile
+        if not given or (base_dir is None and (not roots or not os.path.isabs(given))):
+            continue
+        full = os.path.normpath(os.path.join(os.path.abspath(base_dir or "/"), given))
+        if not within_roots(full, allowed):
+            errors.append(f"environments.profiles.{name}.lockfile: {refused_message(given)}")
+    return errors
 
 
 def _no_value(lock_key: str) -> str | None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -54,3 +56,20 @@ def test_with_a_key_a_peer_of_another_machine_is_asked_for_it(db: None, api_key:
 def test_a_request_without_a_host_header_is_named_by_the_address_it_reached(db: None, insecure: None) -> None:
     assert APIClient(SERVER_NAME="127.0.0.1").get("/health").status_code == 200
     assert APIClient(SERVER_NAME="evil.example").get("/health").status_code == 400
+
+
+def test_behind_the_proxy_insecure_mode_refuses_the_client_the_proxy_forwards(
+    db: None, insecure: None, settings: Any
+) -> None:
+    settings.SERVICE_BEHIND_PROXY = True
+    client = APIClient(HTTP_HOST=LOCAL_HOST, REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="192.0.2.7")
+    response = client.get("/audit/logs")
+    assert response.status_code == 403 and "this machine" in response.json()["detail"]
+
+
+def test_behind_the_proxy_insecure_mode_serves_a_client_on_this_machine(
+    db: None, insecure: None, settings: Any
+) -> None:
+    settings.SERVICE_BEHIND_PROXY = True
+    client = APIClient(HTTP_HOST=LOCAL_HOST, REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="127.0.0.1")
+    assert client.get("/audit/logs").status_code == 200

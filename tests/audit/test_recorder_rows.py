@@ -1,4 +1,4 @@
-"""record() writes with its own prepared statement: each row must read back through the ORM
+"""Each row record() writes must read back through the ORM
 exactly as saved, on SQLite in-process and on a real PostgreSQL (where a page of the log,
 read with its ids as a LIMIT/OFFSET subquery, is checked too)."""
 

@@ -164,3 +164,29 @@ def test_serve_does_not_warn_when_only_named_keys_are_configured(tmp_path: Path)
                    cwd=ROOT, env=env, capture_output=True, check=True, timeout=60)
     output, _ = serve_until_healthy(["--port", str(port), "--workers", "1"], env, port)
     assert "INSECURE MODE" not in output
+
+
+def test_the_gunicorn_config_sets_only_gunicorn_s_documented_settings_with_its_own_worker(tmp_path: Path) -> None:
+    """No subclass of gunicorn's internals and no replaced function: every public name the config
+    defines is one of gunicorn's settings (hooks included), and the worker is gunicorn's gthread."""
+    code = (
+        "import json, runpy, sys, types\n"
+        "from gunicorn.config import KNOWN_SETTINGS\n"
+        "conf = runpy.run_path(sys.argv[1])\n"
+        "names = {k for k, v in conf.items() if not k.startswith('_') and not isinstance(v, types.ModuleType)}\n"
+        "imported = {'Any', 'settings'}\n"
+        "known = {s.name for s in KNOWN_SETTINGS}\n"
+        "print(json.dumps({'unknown': sorted(names - imported - known), 'worker': conf['worker_class']}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(CONF)], cwd=ROOT, env=clean_env(tmp_path),
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"unknown": [], "worker": "gthread"}
+
+
+def test_serve_behind_the_proxy_refuses_to_listen_beyond_loopback(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, SERVICE_BEHIND_PROXY="true", SERVICE_API_KEY="k")
+    result = subprocess.run([sys.executable, "manage.py", "serve", "--host", "0.0.0.0", "--port", str(free_port())],  # noqa: S104
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "Refusing to listen on 0.0.0.0 with SERVICE_BEHIND_PROXY=true" in result.stderr

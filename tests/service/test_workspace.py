@@ -31,10 +31,10 @@ def test_the_default_environment_profile_names_the_lockfile(tmp_path: Path) -> N
     assert ws.lockfile_path == tmp_path / "locks/dev.lock"
 
 
-def test_an_absolute_profile_lockfile_is_used_as_it_is(tmp_path: Path) -> None:
+def test_an_absolute_profile_lockfile_in_the_target_roots_is_used_as_it_is(tmp_path: Path) -> None:
     lanes = {"default": "dev", "profiles": {"dev": {"lockfile": str(tmp_path / "elsewhere.lock")}}}
     (tmp_path / "sub").mkdir()
-    ws = _ws(tmp_path / "sub", definition(file_secret("s"), environments=lanes))
+    ws = _ws(tmp_path / "sub", definition(file_secret("s"), environments=lanes), target_roots=(tmp_path,))
     assert ws.lockfile_path == tmp_path / "elsewhere.lock"
 
 

@@ -60,6 +60,13 @@ class Command(BaseCommand):
             raise CommandError(f"--port must be between 1 and 65535, not {port}")
         if options["workers"] < 1:
             raise CommandError("--workers must be at least 1")
+        if settings.SERVICE_BEHIND_PROXY and not is_loopback_address(options["host"]):
+            # The forwarded headers are believed from whoever connects: only the proxy may.
+            raise CommandError(
+                f"Refusing to listen on {options['host']} with SERVICE_BEHIND_PROXY=true: the X-Forwarded-* "
+                "headers would be trusted from any client, so serve listens on loopback only (127.0.0.1, ::1 "
+                "or localhost), behind the proxy on the same host."
+            )
         # Several instances may start at once against one database: exactly one migrates
         # (under the lock), the others then find nothing to do.
         try:

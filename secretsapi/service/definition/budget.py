@@ -8,15 +8,20 @@ where it would pass the bound, not after the worker has held a gigabyte). A size
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Collection, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from secretsapi.service.definition.deadline import DeadlinePassed
+
 # Defaults of SERVICE_MAX_INTERPOLATED_BYTES and SERVICE_MAX_RENDERED_BYTES: a value far above any
 # key or certificate chain, and a rendered definition four times the largest file accepted.
 MAX_INTERPOLATED_BYTES = 1_048_576
 MAX_RENDERED_BYTES = 64 * 1_048_576
+# Default of SERVICE_RENDER_TIMEOUT: seconds for one interpolation, or one template's render.
+RENDER_SECONDS = 10.0
 # What str() gives for objects that are neither text, numbers nor containers (a generator).
 _OPAQUE = 64
 _NUMBER = re.compile(r"\d+")
@@ -28,6 +33,7 @@ _ARGUMENT_WIDTH = re.compile(r"%[-#0 +]*\*|\{[^{}]*\{")
 class InterpolationLimits:
     string_bytes: int = MAX_INTERPOLATED_BYTES
     rendered_bytes: int = MAX_RENDERED_BYTES
+    render_seconds: float = RENDER_SECONDS
 
 
 class TooLarge(Exception):
@@ -42,6 +48,8 @@ class Budget:
         self.spent = 0
         # Once the whole is over its bound, nothing more is rendered (and reported once).
         self.exhausted = False
+        # The interpolation's expressions share one deadline (deadline.py: CPU time), counted from here.
+        self.started = time.thread_time()
 
     def fit(self, size: int) -> None:
         """Refuse to build one string of ``size`` characters past the string limit."""
@@ -58,6 +66,11 @@ class Budget:
             raise TooLarge(
                 f"rendered definition larger than SERVICE_MAX_RENDERED_BYTES ({self.limits.rendered_bytes})"
             )
+
+    def check_deadline(self) -> None:
+        """DeadlinePassed once the interpolation has run SERVICE_RENDER_TIMEOUT seconds."""
+        if time.thread_time() - self.started > self.limits.render_seconds:
+            raise DeadlinePassed(self.limits.render_seconds)
 
     def fit_value(self, value: Any) -> None:
         self.fit(size_of(value, self.limits.string_bytes))

@@ -12,6 +12,7 @@ from jinja2 import TemplateError, Undefined, UndefinedError
 from jinja2.exceptions import SecurityError
 
 from secretsapi.service.definition.budget import Budget, InterpolationLimits, TooLarge, enter, leave, size_of
+from secretsapi.service.definition.deadline import DeadlinePassed
 from secretsapi.service.definition.sandbox import ENV
 from secretsapi.service.errors import DefinitionInvalid
 
@@ -201,10 +202,17 @@ def _evaluate(expr: str, resolver: _Resolver) -> Any:
     # The sandbox's operators and filters measure against this interpolation's budget.
     token = enter(resolver.budget)
     try:
+        # Checked before each expression, not traced through it (deadline.py): an expression has
+        # no loop of its own and what its operators build is bounded, while tracing every one
+        # doubled the cost of loading a large definition.
+        resolver.budget.check_deadline()
         result = _compiled(expr)(var=_LazyVars(resolver, ()))
         if isinstance(result, Undefined):
             str(result)  # raises UndefinedError with the variable named
         return result
+    except DeadlinePassed as exc:
+        resolver.budget.exhausted = True  # nothing more is rendered: reported once
+        raise _RenderError(f"interpolation {exc}") from None
     except UndefinedError as exc:
         message = str(exc.message or "undefined variable")
         found = _UNDEFINED_NAME.fullmatch(message)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from secretsapi.service.definition.budget import RENDER_SECONDS
 from secretsapi.service.errors import SecretNotDefined
 
 # SecretZero's other names of a kind (its Vault provider's KV aliases): the kind is kept as
@@ -148,6 +149,12 @@ class Definition:
     warnings: tuple[str, ...] = ()
     # Where local targets may write (SERVICE_TARGET_ROOTS); empty: the definition's folder.
     target_roots: tuple[Path, ...] = ()
+    # The service's own files (data folder, database): never a file the definition names.
+    service_paths: tuple[Path, ...] = ()
+    # SERVICE_ALLOW_SCRIPTS: what the definition names may run commands (a kubeconfig's exec).
+    allow_scripts: bool = False
+    # How long one local/template render may take (SERVICE_RENDER_TIMEOUT).
+    render_seconds: float = RENDER_SECONDS
     environments: Environments = field(default_factory=Environments)
     # The process environment's values the definition took (``${NAME}`` not naming a variable),
     # each with its expression: messages about targets show the expression (environment_hidden).

@@ -15,7 +15,7 @@ from typing import Any
 
 from secretsapi.service.errors import LockfileStorageFull, LockfileUnreadable, LockfileUnwritable
 from secretsapi.service.state.lockfile import LockDocument
-from secretsapi.service.util import atomic_files, long_lived
+from secretsapi.service.util import atomic_files
 
 
 def _parse(path: Path, data: bytes) -> dict[str, Any]:
@@ -25,12 +25,18 @@ def _parse(path: Path, data: bytes) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise LockfileUnreadable(f"lockfile {path}: not UTF-8 text") from None
     try:
-        raw = _loads(text)
+        raw = json.loads(text)
     except json.JSONDecodeError as exc:
         # exc.msg is a fixed parser phrase; str(exc) is avoided on principle.
         raise LockfileUnreadable(
             f"lockfile {path}: line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})"
         ) from None
+    except RecursionError:
+        # The decoder recurses once per nesting level: a hostile file nested 200,000 deep.
+        raise LockfileUnreadable(f"lockfile {path}: nested too deeply to be read") from None
+    except ValueError:
+        # Valid JSON Python will not convert: an integer past its digit limit.
+        raise LockfileUnreadable(f"lockfile {path}: holds a number too large to be read") from None
     if not isinstance(raw, dict):
         raise LockfileUnreadable(f"lockfile {path}: the top level is not a JSON object")
     if not isinstance(raw.get("version"), str):
@@ -41,99 +47,6 @@ def _parse(path: Path, data: bytes) -> dict[str, Any]:
         if raw.get(key) is not None and not isinstance(raw[key], dict):
             raise LockfileUnreadable(f"lockfile {path}: '{key}' is not an object")
     return raw
-
-
-# A large lockfile is decoded in pieces of about this many characters. json.loads holds the
-# interpreter lock for the whole call, ~60 ms for 20,000 entries (several times that on a busy
-# host), during which every other thread of the process waits: a server worker re-reading the
-# lockfile an engine process just rewrote held up its /health that long. Between pieces
-# (~1 ms each) other threads run.
-_PIECE_CHARS = 262_144
-_CUT_TRIES = 8
-_DECODER = json.JSONDecoder()
-
-
-def _skip_space(text: str, idx: int) -> int:
-    """The index of the first character at or after ``idx`` that is not JSON whitespace."""
-    while idx < len(text) and text[idx] in " \t\n\r":
-        idx += 1
-    return idx
-
-
-def _loads(text: str) -> Any:
-    """``json.loads(text)``; a large object's ``secrets`` member decoded in pieces.
-
-    The pieces are cut after a ``},`` and each is decoded as an object of its own, so a cut
-    that is not between two entries (inside a string, or inside an entry, as a hand-formatted
-    file may allow) leaves a piece that is not a valid object, and the whole text is then
-    decoded at once: the result, and every error message, are json.loads' own.
-    """
-    if len(text) < 4 * _PIECE_CHARS:
-        return json.loads(text)
-    try:
-        return _loads_in_pieces(text)
-    except (ValueError, IndexError):
-        return json.loads(text)
-
-
-def _loads_in_pieces(text: str) -> dict[str, Any]:
-    idx = _skip_space(text, 0)
-    if text[idx] != "{":
-        raise ValueError("not an object")
-    out: dict[str, Any] = {}
-    idx = _skip_space(text, idx + 1)
-    while text[idx] != "}":
-        if text[idx] != '"':
-            raise ValueError("expected a key")
-        key, idx = _DECODER.raw_decode(text, idx)
-        idx = _skip_space(text, idx)
-        if text[idx] != ":":
-            raise ValueError("expected ':'")
-        idx = _skip_space(text, idx + 1)
-        if key == "secrets" and text[idx] == "{":
-            value, idx = _object_in_pieces(text, idx)
-        else:
-            value, idx = _DECODER.raw_decode(text, idx)
-        out[key] = value  # a repeated key: the last value at the first place, as json.loads
-        idx = _skip_space(text, idx)
-        if text[idx] == ",":
-            idx = _skip_space(text, idx + 1)
-            if text[idx] == "}":
-                raise ValueError("trailing comma")
-        elif text[idx] != "}":
-            raise ValueError("expected ',' or '}'")
-    if _skip_space(text, idx + 1) != len(text):
-        raise ValueError("extra data")
-    return out
-
-
-def _object_in_pieces(text: str, start: int) -> tuple[dict[str, Any], int]:
-    """The object at ``text[start] == "{"`` and the index after it, decoded a piece at a time."""
-    members: dict[str, Any] = {}
-    idx = start + 1
-    while True:
-        cut = text.find("},", idx + _PIECE_CHARS)
-        piece = None
-        for _ in range(_CUT_TRIES):
-            if cut < 0:
-                break
-            try:
-                piece = json.loads("{" + text[idx : cut + 1] + "}")
-                break
-            except json.JSONDecodeError:
-                # A cut inside an entry (a nested object followed by more of the entry): the
-                # next ``},`` may end it. Past the object's end none will: the rest of it then
-                # decodes at once below (and a text that is not valid JSON, as a whole).
-                cut = text.find("},", cut + 2)
-        if piece is None:
-            break
-        members.update(piece)
-        idx = cut + 2
-        if text[_skip_space(text, idx)] != '"':
-            raise ValueError("a comma not followed by a member")  # e.g. a trailing comma
-    rest, end = _DECODER.raw_decode("{" + text[idx:])
-    members.update(rest)
-    return members, idx + end - 1
 
 
 # Parse cache: path -> what was parsed, keyed on the content's SHA-256 rather than on stat,
@@ -200,7 +113,6 @@ def read_lockfile(path: Path, *, exact: bool = False) -> LockDocument:
     settled = stat_key == _stat_key(before) and (
         time.time_ns() - max(after.st_mtime_ns, after.st_ctime_ns) > _SETTLED_NS
     )
-    parsed = False
     if hit is not None and hit.digest == digest:
         raw = hit.raw
     else:
@@ -217,10 +129,7 @@ def read_lockfile(path: Path, *, exact: bool = False) -> LockDocument:
                     # The old version is of no further use to the cache: let it go before the parse.
                     _cache.pop(key, None)
                 raw = _parse(path, data)
-                parsed = True
     _remember(key, _Parsed(stat_key, digest, raw, settled))
-    if parsed:
-        long_lived.kept()
     return LockDocument(raw, shared=True)
 
 

@@ -45,7 +45,7 @@ from secretsapi.service.targets.remote import (
     checked_provider,
     collect,
     load_sdk,
-    local_path,
+    named_path,
     provider_of,
     same_config,
     sdk_errors,
@@ -286,7 +286,7 @@ def _verify(provider: Provider, ctx: TargetContext) -> bool | str:
     if value is True:
         return True
     if isinstance(value, str) and value:
-        return local_path(value, ctx)
+        return named_path(value, ctx, "connection_verify", provider.alias)
     raise TargetError(f"provider '{provider.alias}': connection_verify must be true or the path of a CA "
                       "bundle (TLS verification is never turned off for Key Vault)")
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from secretsapi.service.definition.budget import RENDER_SECONDS
 from secretsapi.service.definition.model import Definition, Placement, ProviderSpec, TargetSpec
 
 
@@ -22,6 +23,12 @@ class TargetContext:
     lock_keys: tuple[str, ...]  # every unit's lock key in the definition
     # Where local targets may write (SERVICE_TARGET_ROOTS); empty: ``base_dir`` alone.
     target_roots: tuple[Path, ...] = ()
+    # The service's own files (data folder, database): refused wherever the definition names one.
+    service_paths: tuple[Path, ...] = ()
+    # SERVICE_ALLOW_SCRIPTS: a kubeconfig the definition names may run commands (exec).
+    allow_scripts: bool = False
+    # How long one local/template render may take (SERVICE_RENDER_TIMEOUT).
+    render_seconds: float = RENDER_SECONDS
 
     @classmethod
     def of(cls, definition: Definition, value_of: Callable[[str], str | None] | None = None) -> TargetContext:
@@ -29,7 +36,8 @@ class TargetContext:
         render other units' values); without it every unit's value is unknown."""
         lock_keys = tuple(unit.lock_key for secret in definition.secrets for unit in secret.units)
         return cls(definition.base_dir, definition.providers, value_of or _unknown, lock_keys,
-                   definition.target_roots)
+                   definition.target_roots, definition.service_paths, definition.allow_scripts,
+                   definition.render_seconds)
 
 
 def _unknown(lock_key: str) -> str | None:

@@ -147,7 +147,8 @@ class LocalFileKind:
         name = names.pop()
         if name not in FORMATS:
             raise TargetError(f"{location}: unknown format '{name}'")
-        return confined_path(ctx.base_dir, first.config, "path", ctx.target_roots), location, FORMATS[name]
+        confined = confined_path(ctx.base_dir, first.config, "path", ctx.target_roots, ctx.service_paths)
+        return confined, location, FORMATS[name]
 
     @staticmethod
     def _format_name(target: TargetSpec) -> str:

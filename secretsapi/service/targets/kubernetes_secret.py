@@ -29,6 +29,7 @@ from typing import Any
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.kubeconfig_files import checked_kubeconfig
 from secretsapi.service.targets.remote import (
     ClientCache,
     Provider,
@@ -38,7 +39,7 @@ from secretsapi.service.targets.remote import (
     checked_provider,
     collect,
     load_sdk,
-    local_path,
+    named_path,
     sdk_errors,
     sdk_failure,
     throttle_retry,
@@ -205,7 +206,9 @@ class KubernetesSecretKind:
                                 lambda: self._direct_client(k8s, host, settings)), timeout
         config = load_sdk("kubernetes.config", "kubernetes", self.type)
         given = provider.text("kubeconfig", "config_file")
-        path = local_path(given, ctx) if given else os.environ.get("KUBECONFIG") or "~/.kube/config"
+        # What the definition names is confined, and what it lists (kubeconfig_files).
+        path = (checked_kubeconfig(given, ctx, provider.alias) if given
+                else os.environ.get("KUBECONFIG") or "~/.kube/config")
         files = [Path(os.path.expanduser(p)) for p in path.split(os.pathsep) if p]
         context = provider.text("context")
         if any(f.is_file() for f in files):
@@ -230,7 +233,8 @@ class KubernetesSecretKind:
         if not isinstance(verify, bool):
             raise TargetError(f"provider '{provider.alias}': verify must be true or false")
         ca_cert = provider.text("ca_cert", "certificate_authority")
-        return {"token": token, "verify": verify, "ca_cert": local_path(ca_cert, ctx) if ca_cert else None}
+        ca_path = named_path(ca_cert, ctx, "ca_cert", provider.alias) if ca_cert else None
+        return {"token": token, "verify": verify, "ca_cert": ca_path}
 
     @staticmethod
     def _direct_client(k8s: Any, host: str, settings: Mapping[str, Any]) -> Any:

@@ -3,6 +3,7 @@ definition folder): relative paths are taken from the definition folder, absolut
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
@@ -60,8 +61,9 @@ class Confined:
 
 
 def confined_path(base_dir: Path, config: Mapping[str, Any], field: str,
-                  roots: Sequence[Path] | None = None) -> Confined:
-    """The real path of ``config[field]``, symlinks resolved, inside one of ``roots``.
+                  roots: Sequence[Path] | None = None, service_paths: Sequence[Path] = ()) -> Confined:
+    """The real path of ``config[field]``, symlinks resolved, inside one of ``roots`` and never
+    under ``service_paths`` (the service's data folder, its database) or a pseudo-filesystem.
 
     ``roots`` None or empty: the definition folder alone. Links are resolved here, so a link
     inside a root to a place inside a root keeps working; a path whose real location leaves
@@ -80,8 +82,38 @@ def confined_path(base_dir: Path, config: Mapping[str, Any], field: str,
         raise TargetError(f"path {value} cannot be resolved (a loop of symbolic links)") from None
     for root in allowed:
         if resolved != root and resolved.is_relative_to(root):
+            if any(resolved == p or resolved.is_relative_to(p) for p in _guarded(tuple(service_paths))):
+                raise TargetError(refused_message(value))
             return Confined(root, resolved)
     raise TargetError(outside_message(value))
+
+
+# Pseudo-filesystems hold the process's own state (its environment, its memory), whatever the roots.
+_SYSTEM = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+def refused_message(path: str) -> str:
+    """One message for every refusal of a file a definition names, so it tells nothing about
+    what exists there."""
+    return (f"path {path} is outside the allowed target roots ({ROOTS_SETTING}) or among the "
+            "service's own files")
+
+
+def named_file(base_dir: Path, value: str, roots: Sequence[Path], service_paths: Sequence[Path]) -> Confined:
+    """A file a definition names for the service to read (a token file, a kubeconfig, a CA
+    bundle), confined like a local target: its real path inside one of ``roots`` (the
+    definition's folder when empty), never under ``service_paths`` (the data folder, the
+    database) or a pseudo-filesystem. ``~`` is expanded, as SecretZero does."""
+    try:
+        return confined_path(base_dir, {"path": os.path.expanduser(value)}, "path", roots, service_paths)
+    except (TargetError, OSError, RuntimeError):
+        raise TargetError(refused_message(value)) from None
+
+
+@functools.lru_cache(maxsize=8)
+def _guarded(service_paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    # Resolved once per setting: a sync reads a token file once per Vault path it writes.
+    return tuple(Path(p).resolve() for p in (*service_paths, *_SYSTEM))
 
 
 def link_message(location: str) -> str:

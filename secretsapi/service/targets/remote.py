@@ -11,7 +11,6 @@ import functools
 import hashlib
 import importlib
 import json
-import os
 import random
 import socket
 import ssl
@@ -21,12 +20,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import TargetContext
+from secretsapi.service.targets.paths import Confined, named_file, read_bytes
 
 DEFAULT_TIMEOUT = 5.0  # seconds, per remote call; providers override it with `timeout`
 MAX_TIMEOUT = 300.0
@@ -125,20 +124,30 @@ def load_sdk(module: str, package: str, type_: str) -> Any:
 
 
 def read_secret_file(path_text: str, ctx: TargetContext, what: str, alias: str) -> str:
-    """A token file's stripped content; relative paths are relative to the definition folder."""
-    path = Path(local_path(path_text, ctx))
+    """A token file's stripped content; relative paths are relative to the definition folder.
+    The file is confined like a local target (``named_path``) and read without following a link."""
+    where = f"provider '{alias}': {what} '{path_text}'"
+    data = read_bytes(confined_file(path_text, ctx, what, alias), where)
+    if data is None:
+        raise TargetError(f"{where} not found")
     try:
-        return path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        raise TargetError(f"provider '{alias}': {what} '{path_text}' not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise TargetError(f"provider '{alias}': {what} '{path_text}' cannot be read ({reason})") from None
+        return data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise TargetError(f"{where} cannot be read (not UTF-8 text)") from None
 
 
-def local_path(path_text: str, ctx: TargetContext) -> str:
-    path = Path(os.path.expanduser(path_text))
-    return str(path if path.is_absolute() else ctx.base_dir / path)
+def named_path(path_text: str, ctx: TargetContext, what: str, alias: str) -> str:
+    """The real path of a file a provider setting names, for an SDK to read: inside the target
+    roots, never the service's own files (``paths.named_file``); refused naming the setting."""
+    return str(confined_file(path_text, ctx, what, alias).path)
+
+
+def confined_file(path_text: str, ctx: TargetContext, what: str, alias: str) -> Confined:
+    """``named_path``'s check, giving the confined file (to read without following a link)."""
+    try:
+        return named_file(ctx.base_dir, path_text, ctx.target_roots, ctx.service_paths)
+    except TargetError as exc:
+        raise TargetError(f"provider '{alias}': {what}: {exc}") from None
 
 
 def digest(*parts: Any) -> str:

@@ -23,7 +23,7 @@ from secretsapi.service.targets.remote import (
     ClientCache,
     Provider,
     load_sdk,
-    local_path,
+    named_path,
     unreachable,
 )
 
@@ -59,7 +59,7 @@ def tls_verify(provider: Provider, ctx: TargetContext) -> bool | str:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value:
-        return local_path(value, ctx)
+        return named_path(value, ctx, "verify", provider.alias)
     raise TargetError(f"provider '{provider.alias}': verify must be true, false or a CA bundle path")
 
 

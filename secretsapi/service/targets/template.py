@@ -10,6 +10,7 @@ from jinja2 import meta
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
+from secretsapi.service.definition.deadline import DeadlinePassed, deadline
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import ServiceError, TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
@@ -109,7 +110,12 @@ def render(source: str, name: str, ctx: TargetContext) -> str:
         bare = _bare_names(ctx.lock_keys)
         used = [n for n in sorted(meta.find_undeclared_variables(parsed)) if n in bare and n != "secrets"]
         context = {n: secrets[bare[n]] for n in used}
-        return environment.from_string(parsed).render(**context, secrets=secrets)
+        compiled = environment.from_string(parsed)
+        # Only the render is traced: compiling is bounded by the template's size.
+        with deadline(ctx.render_seconds):
+            return compiled.render(**context, secrets=secrets)
+    except DeadlinePassed as exc:
+        raise TargetError(f"template '{name}' {exc}: its rendering was stopped") from None
     except jinja2.TemplateSyntaxError as exc:
         # The message comes from the template text, which holds no values.
         raise TargetError(f"template '{name}' line {exc.lineno}: {exc.message}") from None
@@ -187,8 +193,9 @@ class LocalTemplateKind:
         if len(sources) != 1:
             raise TargetError(f"{location}: placements name different templates")
         template_name = sources.pop()
-        template_path = confined_path(ctx.base_dir, target.config, "template_path", ctx.target_roots)
-        output_path = confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots)
+        template_path = confined_path(ctx.base_dir, target.config, "template_path", ctx.target_roots,
+                                      ctx.service_paths)
+        output_path = confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots, ctx.service_paths)
         source = read_text(template_path, f"template '{template_name}'")
         if source is None:
             raise TargetError(f"template '{template_name}' not found")
@@ -203,6 +210,6 @@ class LocalTemplateKind:
             return {}
         location = self.location(items[0].target, ctx)
         digest = read_hash(confined_path(ctx.base_dir, items[0].target.config, "output_path",
-                                         ctx.target_roots),
+                                         ctx.target_roots, ctx.service_paths),
                            location)
         return {p.key: ReadBack(digest is not None, digest, location) for p in items}

@@ -30,7 +30,7 @@ from secretsapi.service.targets.remote import (
     checked_provider,
     collect,
     load_sdk,
-    local_path,
+    named_path,
     same_config,
     sdk_errors,
     sdk_failure,
@@ -215,7 +215,7 @@ def _verify(value: Any, ctx: TargetContext, alias: str) -> bool | str:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value:
-        return local_path(value, ctx)
+        return named_path(value, ctx, "verify", alias)
     raise TargetError(f"provider '{alias}': verify must be true, false or a CA bundle path")
 
 

@@ -6,8 +6,6 @@ import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from secretsapi.service.util import long_lived
-
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -35,5 +33,4 @@ class LastResult(Generic[K, V]):
             self._entry = None
             value = build(key)
             self._entry = (key, value)
-        long_lived.kept()
         return value

@@ -14,12 +14,11 @@ from stat import S_ISREG
 from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
-from secretsapi.service.definition.checker import DefinitionChecker
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import load_var_files, resolve_var_file
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
-from secretsapi.service.util import long_lived
+from secretsapi.service.loading.checker import DefinitionChecker
 from secretsapi.service.util.hashing import sha256_text
 
 logger = logging.getLogger(__name__)
@@ -51,10 +50,14 @@ def load_definition(
     max_bytes: int = MAX_BYTES,
     target_roots: tuple[Path, ...] = (),
     limits: InterpolationLimits | None = None,
+    service_paths: tuple[Path, ...] = (),
+    allow_scripts: bool = False,
 ) -> Definition:
     """Load, interpolate and check a definition file; cached while nothing it depends on changes.
 
-    ``target_roots`` (SERVICE_TARGET_ROOTS) is carried by the result, so it is part of the key:
+    ``target_roots`` (SERVICE_TARGET_ROOTS), ``service_paths`` (the service's own files, never
+    a file a definition names) and ``allow_scripts`` (SERVICE_ALLOW_SCRIPTS: whether what the
+    definition names may run commands) are carried by the result, so they are part of the key:
     the same settings give the same object, which the secret list's cache keys on.
 
     The returned Definition may be shared between callers and threads: treat it as read-only.
@@ -87,6 +90,8 @@ def load_definition(
         max_bytes,
         target_roots,
         limits,
+        service_paths,
+        allow_scripts,
     )
     with _cache_lock:
         cached = _cache.get(key)
@@ -106,19 +111,21 @@ def load_definition(
                     del _cache[stale]
         if cached is not None:
             return cached
-        return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots, limits)
+        return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots, limits,
+                               service_paths, allow_scripts)
 
 
 def _load_and_cache(
     key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None,
     env: Mapping[str, str], max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
+    service_paths: tuple[Path, ...], allow_scripts: bool,
 ) -> Definition:
-    definition = _load(path, var_files, variables, env, max_bytes, target_roots, limits)
+    definition = _load(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths,
+                       allow_scripts)
     with _cache_lock:
         _cache[key] = definition
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
-    long_lived.kept()
     return definition
 
 
@@ -139,6 +146,7 @@ def _freeze(variables: Mapping[str, Any] | None) -> str:
 def _load(
     path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str],
     max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
+    service_paths: tuple[Path, ...] = (), allow_scripts: bool = False,
 ) -> Definition:
     try:
         text = read_text(path, source=path.name, max_bytes=max_bytes)
@@ -169,6 +177,9 @@ def _load(
         warnings=tuple(checker.warnings),
         environments=parsed.environments,
         target_roots=target_roots,
+        service_paths=service_paths,
+        allow_scripts=allow_scripts,
+        render_seconds=(limits or InterpolationLimits()).render_seconds,
         environment_values=_environment_values(named, parsed.merged_variables, env),
         _by_name={secret.name: secret for secret in parsed.secrets},
     )
