@@ -58,7 +58,8 @@ INSECURE_400 = ("In insecure mode (no API key configured): the `Host` header doe
                 "(a DNS-rebinding page).")
 INSECURE_403 = ("In insecure mode (no API key configured): the client is not on this machine, or a page of "
                 "another origin sends a write.")
-URI_TOO_LONG = "The request line (path and query) is longer than the server accepts (4094 bytes)."
+URI_TOO_LONG = ("The request line (path and query) is longer than the server accepts (4094 bytes). Behind the "
+                "proxy of deploy/nginx the error body; from gunicorn itself, its HTML page.")
 
 
 def declare_server_answers(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
@@ -68,12 +69,14 @@ def declare_server_answers(result: dict[str, Any], generator: Any, request: Any,
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
-            for status, sentence in (("400", INSECURE_400), ("403", INSECURE_403), ("414", URI_TOO_LONG)):
+            for status, sentence in (("400", INSECURE_400), ("403", INSECURE_403)):
                 if status in responses:
                     if sentence not in responses[status].get("description", ""):
                         responses[status]["description"] = f"{responses[status]['description']} {sentence}".strip()
                 else:
                     responses[status] = {"description": sentence, "content": error}
+            responses["414"] = {"description": URI_TOO_LONG,
+                                "content": {**error, "text/html": {"schema": {"type": "string"}}}}
             for parameter in operation.get("parameters", []):
                 _forbid_nul(parameter.get("schema", {}))
     for name, component in result.get("components", {}).get("schemas", {}).items():
