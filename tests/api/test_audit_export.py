@@ -120,3 +120,7 @@ def test_an_unknown_format_is_a_422_naming_the_choices(authed_api: APIClient, ro
     response = authed_api.get("/audit/logs?format=csv")
     assert response.status_code == 422
     assert "json or jsonl" in response.json()["detail"]
+
+
+def test_the_export_asks_a_proxy_not_to_buffer_it(authed_api: APIClient, rows: list[int]) -> None:
+    assert authed_api.get("/audit/logs?format=jsonl")["X-Accel-Buffering"] == "no"

@@ -67,7 +67,10 @@ class AuditLogListView(StrictAPIView):
             given = request.query_params
             rows = actions.export_audit_logs(actor=actor(request), where=where, offset=q["offset"],
                                              limit=q["limit"] if "limit" in given else None)
-            return StreamingHttpResponse(jsonl(rows), content_type=NDJSONRenderer.media_type)
+            response = StreamingHttpResponse(jsonl(rows), content_type=NDJSONRenderer.media_type)
+            # nginx (deploy/) passes each line on as it comes (a follower of the stream sees it at once).
+            response["X-Accel-Buffering"] = "no"
+            return response
         entries = actions.read_audit_logs(
             actor=actor(request),
             limit=q["limit"],
