@@ -60,22 +60,9 @@ def _write_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
 util.write_error = _write_error
 
 
-# --- A worker's start and exit: garbage collection, engine processes ------------------------------------------
+# --- A worker's start: garbage collection ----------------------------------------------------------------------
 def post_worker_init(worker: Any) -> None:
     """Short garbage-collection pauses beside the caches (see project/gc_policy.py)."""
     from project import gc_policy
 
     gc_policy.start()
-
-    # The engine processes of this worker start now (spawned, never forked from it: see
-    # secretsapi/engine_processes.py), so the first long operation does not wait for them.
-    from secretsapi import engine_processes
-
-    engine_processes.start()
-
-
-def worker_exit(server: Any, worker: Any) -> None:
-    """Let a running engine operation finish, then stop this worker's engine processes."""
-    from secretsapi import engine_processes
-
-    engine_processes.stop()

@@ -145,8 +145,7 @@ def test_target_roots_default_to_none_given_and_are_read_at_start(tmp_path: Path
 def test_settings_have_their_defaults_when_nothing_is_set(tmp_path: Path) -> None:
     names = ["SERVICE_HOST", "SERVICE_PORT", "SERVICE_WORKERS", "SERVICE_THREADS", "SERVICE_TIMEOUT",
              "SERVICE_LOG_LEVEL", "SERVICE_ALLOW_VALUE_READ", "SERVICE_ALLOW_SCRIPTS", "DEBUG",
-             "SERVICE_MAX_BODY_BYTES", "SERVICE_MAX_DEFINITION_BYTES", "SERVICE_REQUEST_READ_TIMEOUT",
-             "SERVICE_ENGINE_PROCESSES"]
+             "SERVICE_MAX_BODY_BYTES", "SERVICE_MAX_DEFINITION_BYTES", "SERVICE_REQUEST_READ_TIMEOUT"]
     result = settings_in_subprocess(tmp_path, names)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {
@@ -154,14 +153,7 @@ def test_settings_have_their_defaults_when_nothing_is_set(tmp_path: Path) -> Non
         "SERVICE_TIMEOUT": 300, "SERVICE_LOG_LEVEL": "INFO", "SERVICE_ALLOW_VALUE_READ": False,
         "SERVICE_ALLOW_SCRIPTS": False, "DEBUG": False, "SERVICE_MAX_BODY_BYTES": 1_048_576,
         "SERVICE_MAX_DEFINITION_BYTES": 16 * 1_048_576, "SERVICE_REQUEST_READ_TIMEOUT": 10,
-        "SERVICE_ENGINE_PROCESSES": 1,
     }
-
-
-def test_engine_processes_may_be_zero(tmp_path: Path) -> None:
-    result = settings_in_subprocess(tmp_path, ["SERVICE_ENGINE_PROCESSES"], SERVICE_ENGINE_PROCESSES="0")
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"SERVICE_ENGINE_PROCESSES": 0}
 
 
 def test_value_read_is_enabled_by_the_word_true(tmp_path: Path) -> None:
@@ -175,7 +167,7 @@ def test_value_read_is_enabled_by_the_word_true(tmp_path: Path) -> None:
     [("SERVICE_ALLOW_VALUE_READ", "1"), ("SERVICE_ALLOW_SCRIPTS", "ture"), ("SERVICE_DEBUG", "on"),
      ("SERVICE_PORT", "70000"), ("SERVICE_WORKERS", "0"), ("SERVICE_THREADS", "four"), ("SERVICE_TIMEOUT", "0"),
      ("SERVICE_MAX_BODY_BYTES", "1MB"), ("SERVICE_MAX_DEFINITION_BYTES", "0"), ("SERVICE_LOG_LEVEL", "trace"),
-     ("SERVICE_REQUEST_READ_TIMEOUT", "0"), ("SERVICE_ENGINE_PROCESSES", "-1")],
+     ("SERVICE_REQUEST_READ_TIMEOUT", "0")],
 )
 def test_a_value_the_settings_do_not_understand_refuses_to_start(tmp_path: Path, variable: str, raw: str) -> None:
     result = settings_in_subprocess(tmp_path, ["SERVICE_PORT"], **{variable: raw})

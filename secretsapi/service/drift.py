@@ -9,6 +9,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
+from secretsapi.service.progress import Progress
 from secretsapi.service.results import DriftItem, DriftResult
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
@@ -43,16 +44,23 @@ class _Check:
     unit_hash: str  # the entry's hash: the value's
 
 
-def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResult:
+def detect_drift(ws: Workspace, *, secret_name: str | None = None, progress: Progress | None = None) -> DriftResult:
+    """``progress`` counts the secrets compared with the lockfile; the last one counts once the
+    targets are read back."""
     definition = ws.definition()
     doc = read_state(ws, definition)
     ctx = TargetContext.of(definition)
     items: list[DriftItem] = []
     checks: list[_Check] = []
     file_changed = _secretfile_hash(doc) != definition.text_hash
-    for secret in definition.select(secret_name):
+    selected = definition.select(secret_name)
+    for done, secret in enumerate(selected):
+        if progress is not None:
+            progress(done, len(selected))
         items.extend(_entry_findings(doc, secret, ctx, checks, file_changed, ws))
     items.extend(_read_back(checks, ctx))
+    if progress is not None:
+        progress(len(selected), len(selected))
     order = {s.name: i for i, s in enumerate(definition.secrets)}
     items.sort(key=lambda item: order.get(item.secret, 0))
     drifted = list(dict.fromkeys(item.secret for item in items))

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
+from secretsapi.service.progress import Progress
 from secretsapi.service.results import OperationError, RotationCheckResult, RotationResult, RotationStatus
 from secretsapi.service.state import write_transaction
 from secretsapi.service.state.lock_state import read_state
@@ -88,12 +89,15 @@ def rotation_status(doc: LockDocument, secret: SecretDef, now: datetime, warning
     return RotationStatus(secret.name, False, "up to date", stamp)
 
 
-def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bool = False) -> RotationResult:
+def execute_rotation(
+    ws: Workspace, *, secret_name: str | None = None, force: bool = False, progress: Progress | None = None
+) -> RotationResult:
     """Rotate due secrets (all selected ones when forced).
 
     A one-time secret is rotated only when it is named and forced (rule 3). A rotation never
     moves a secret: one whose recorded targets this rendering of the definition would not all
-    write fails, and nothing is written for it (``move_problem``).
+    write fails, and nothing is written for it (``move_problem``). ``progress`` counts the
+    secrets rotated of those due (see ``value_store.store``).
     """
     definition = ws.definition()
     selected = definition.select(secret_name)
@@ -119,7 +123,7 @@ def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bo
                 work.append((secret, secret.units))
         return Plan(work, [], errors)
 
-    planned, outcome = write_transaction.write(ws, definition, due, rotation=True)
+    planned, outcome = write_transaction.write(ws, definition, due, rotation=True, progress=progress)
     failed = [e.secret for e in planned.errors] + (outcome.failed if outcome else [])
     rotated = outcome.stored if outcome else []
     errors = without_environment(definition, planned.errors + (outcome.errors if outcome else []))

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted
+from secretsapi.service.progress import Progress
 from secretsapi.service.results import OperationError, SyncResult
 from secretsapi.service.state import write_transaction
 from secretsapi.service.state.lock_state import read_state
@@ -19,13 +20,14 @@ from secretsapi.service.workspace import Workspace
 
 def sync(
     ws: Workspace, *, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
-    repair: bool = False,
+    repair: bool = False, progress: Progress | None = None,
 ) -> SyncResult:
     """Rules 2-5 of the spec: skip existing secrets unless forced; force ignores one_time and
     keeps rotation metadata; a failed target does not stop the others.
 
     ``repair`` also puts the recorded value of existing secrets back into their broken
     targets (see ``state.repair``), after the generation and in a write of its own.
+    ``progress`` counts the secrets generated (see ``value_store.store``).
     """
     definition = ws.definition()
     selected = definition.select(secret_name)
@@ -39,7 +41,7 @@ def sync(
                           _message(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets)
 
     written, outcome = write_transaction.write(
-        ws, definition, lambda doc: plan(doc, selected, force=force), rotation=False
+        ws, definition, lambda doc: plan(doc, selected, force=force), rotation=False, progress=progress
     )
     blocked = [error.secret for error in written.errors]
     generated = outcome.stored if outcome is not None else []

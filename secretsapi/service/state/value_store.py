@@ -15,6 +15,7 @@ from datetime import datetime
 from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
 from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, TargetError
 from secretsapi.service.generators import generate
+from secretsapi.service.progress import Progress
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
 from secretsapi.service.state.locks import ALL_STRIPES, stripe_of
@@ -56,6 +57,7 @@ def store(
     *,
     allow_scripts: bool,
     before_writes: Callable[[StoreOutcome], None] | None = None,
+    progress: Progress | None = None,
 ) -> StoreOutcome:
     """Generate a new value for every unit in ``work`` and write its targets.
 
@@ -63,12 +65,16 @@ def store(
     files). A target that fails leaves the others written (rule 5); the unit is then recorded
     with only the targets that hold the new value. ``before_writes`` gets the outcome expected
     if every target is written, once the values exist and before the first target is touched:
-    an exception it raises stops the write with nothing changed.
+    an exception it raises stops the write with nothing changed. ``progress`` counts the
+    secrets whose values are drawn (of ``work``'s), then every one once all targets are written.
     """
     outcome = StoreOutcome()
     failed: set[str] = set()
     jobs: list[_Job] = []
-    for secret, units in work:
+    for done, (secret, units) in enumerate(work):
+        # The targets are not written yet: the last secret counts once they are.
+        if progress is not None:
+            progress(done, len(work))
         for unit in units:
             try:
                 value = generate(unit.generator, allow_scripts=allow_scripts, cwd=definition.base_dir)
@@ -92,6 +98,8 @@ def store(
 
     for secret, _ in work:
         (outcome.failed if secret.name in failed else outcome.stored).append(secret.name)
+    if progress is not None:
+        progress(len(work), len(work))
     return outcome
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable
+from secretsapi.service.progress import Progress
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lock_state import StagedState, read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, format_time
@@ -45,7 +46,7 @@ ENTRIES_HASH = "entries_definition_hash"
 
 
 def write(
-    ws: Workspace, definition: Definition, planner: Planner, *, rotation: bool
+    ws: Workspace, definition: Definition, planner: Planner, *, rotation: bool, progress: Progress | None = None
 ) -> tuple[Plan, StoreOutcome | None]:
     """Run ``planner`` on the lockfile and store its work; None when there was nothing to do.
 
@@ -61,7 +62,7 @@ def write(
             doc = read_state(ws, definition, exact=True)
             plan = planner(doc)
             if plan.work and stripes_for(definition, plan.work) <= held:
-                return plan, _store(ws, definition, doc, plan.work, rotation=rotation)
+                return plan, _store(ws, definition, doc, plan.work, rotation=rotation, progress=progress)
     return plan, None
 
 
@@ -105,7 +106,7 @@ WRITTEN_LISTED = 100
 
 
 def _store(ws: Workspace, definition: Definition, doc: LockDocument, work: Sequence[tuple[SecretDef, Sequence[Unit]]],
-           *, rotation: bool) -> StoreOutcome:
+           *, rotation: bool, progress: Progress | None = None) -> StoreOutcome:
     """Store ``work`` and commit ``doc`` with its entries; the caller holds every lock."""
     now = ws.now()
     staged: list[StagedState] = []
@@ -122,7 +123,7 @@ def _store(ws: Workspace, definition: Definition, doc: LockDocument, work: Seque
         expected.append(outcome)
 
     try:
-        outcome = store(definition, doc, work, allow_scripts=ws.allow_scripts, before_writes=stage)
+        outcome = store(definition, doc, work, allow_scripts=ws.allow_scripts, before_writes=stage, progress=progress)
         try:
             # Every target took the hash staged (the usual case): the staged file is already right.
             if outcome.written != expected[0].written:
