@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from multiprocessing.util import register_after_fork
 from typing import Any
 
 from django.core.management import call_command
@@ -29,4 +31,13 @@ class Command(BaseCommand):
             self.stderr.write(f"job {job.pk} ({job.operation}): its worker had stopped; ended or queued again")
         # The cluster forks its processes: none may inherit this one's connections.
         connections.close_all()
+        # django-q2's processes die at once on SIGTERM, and one that dies holding the cluster's
+        # stop event leaves it unable to stop. Supervisors (honcho, `make serve`) signal the whole
+        # process group: the cluster's processes get a group of their own, so only this process
+        # is signalled, and it stops them in order (a running job finishes first).
+        register_after_fork(self, _own_process_group)
         call_command("qcluster")
+
+
+def _own_process_group(command: Command) -> None:
+    os.setpgid(0, 0)
