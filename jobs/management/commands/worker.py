@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
+import sys
 from multiprocessing.util import register_after_fork
 from typing import Any
 
@@ -31,13 +34,24 @@ class Command(BaseCommand):
             self.stderr.write(f"job {job.pk} ({job.operation}): its worker had stopped; ended or queued again")
         # The cluster forks its processes: none may inherit this one's connections.
         connections.close_all()
-        # django-q2's processes die at once on SIGTERM, and one that dies holding the cluster's
-        # stop event leaves it unable to stop. Supervisors (honcho, `make serve`) signal the whole
-        # process group: the cluster's processes get a group of their own, so only this process
-        # is signalled, and it stops them in order (a running job finishes first).
-        register_after_fork(self, _own_process_group)
+        register_after_fork(self, _cluster_process)
         call_command("qcluster")
 
 
-def _own_process_group(command: Command) -> None:
+# prctl(2)'s option: the signal a process gets when its parent dies (Linux).
+PR_SET_PDEATHSIG = 1
+
+
+def _cluster_process(command: Command) -> None:
+    """In each process the cluster forks, before it runs.
+
+    django-q2's processes die at once on SIGTERM, and one that dies holding the cluster's stop
+    event leaves it unable to stop. Supervisors (honcho, systemd by default) signal the whole
+    process group: the cluster's processes get a group of their own, so only this command's
+    process is signalled, and it stops them in order (a running job finishes first). They
+    still never outlive it: on Linux each is killed when its parent dies (a killed job is
+    then ended by jobs.runner.recover).
+    """
     os.setpgid(0, 0)
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
