@@ -81,13 +81,13 @@ def measure(server: b.Server, runs: int = RUNS) -> dict[str, Any]:
     """``runs`` forced syncs of every secret of an instance serving 20,000 (generated already).
 
     Before each, every worker reads the definition and the lockfile (status under load) and
-    every engine process parses the definition (concurrent dry runs), so each run measures a
+    every process of the job worker parses the definition (concurrent dry runs), so each run measures a
     sync on a parsed definition, as a deployed service runs it, not a first parse.
     """
     out = []
     for _ in range(runs):
         b.load(server.port, STATUS_PATH, seconds=1, connections=8)
-        b.warm_engine_processes(server)
+        b.warm_job_workers(server)
         out.append(one_run(server.port, {"force": True}))
     return {"runs": out}
 

@@ -160,8 +160,10 @@ def test_the_schedules_default_to_hourly_rotation_and_a_daily_drift_check(tmp_pa
     names = ["SERVICE_ROTATION_SCHEDULE", "SERVICE_DRIFT_SCHEDULE", "SERVICE_JOB_WAIT_SECONDS", "SERVICE_LOCK_TIMEOUT"]
     result = settings_in_subprocess(tmp_path, names)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"SERVICE_ROTATION_SCHEDULE": "0 * * * *", "SERVICE_DRIFT_SCHEDULE": "0 0 * * *",
-                                         "SERVICE_JOB_WAIT_SECONDS": 30, "SERVICE_LOCK_TIMEOUT": 60}
+    assert json.loads(result.stdout) == {
+        "SERVICE_ROTATION_SCHEDULE": "0 * * * *", "SERVICE_DRIFT_SCHEDULE": "0 0 * * *",
+        "SERVICE_JOB_WAIT_SECONDS": 30, "SERVICE_LOCK_TIMEOUT": 60,
+    }
 
 
 def test_a_schedule_takes_cron_syntax_or_off(tmp_path: Path) -> None:

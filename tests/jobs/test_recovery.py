@@ -18,7 +18,7 @@ from jobs import runner
 from jobs.models import Job
 from tests.factories import Project, definition, file_secret
 
-SYNC = {"dry_run": False, "force": False, "secret_name": None, "var_files": [], "repair": False}
+SYNC: dict[str, Any] = {"dry_run": False, "force": False, "secret_name": None, "var_files": [], "repair": False}
 
 
 def dead_worker() -> str:

@@ -78,7 +78,8 @@ def test_a_due_tick_rotates_only_due_secrets_never_one_time_ones_as_the_schedule
     assert after["bootstrap"]["hash"] == before["bootstrap"]["hash"]
     assert after["fresh"]["hash"] == before["fresh"]["hash"]
     job = Job.objects.get(actor="scheduler")
-    assert (job.operation, job.state, job.result and job.result["rotated"]) == ("execute_rotation", "succeeded", ["due"])
+    assert (job.operation, job.state) == ("execute_rotation", "succeeded")
+    assert job.result is not None and job.result["rotated"] == ["due"]
     entry = AuditEntry.objects.get(action="execute_rotation")
     assert (entry.user, entry.success, entry.details["force"]) == ("scheduler", True, False)
 

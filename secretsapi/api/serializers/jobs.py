@@ -39,7 +39,7 @@ class JobSerializer(JobSummarySerializer):
         allow_null=True, help_text="Once ended: the body the synchronous call answers (the error body if it failed).")
 
     class Meta(JobSummarySerializer.Meta):
-        fields = (*JobSummarySerializer.Meta.fields, "result")
+        fields = (*JobSummarySerializer.Meta.fields, "result")  # type: ignore[assignment]  # one more field
 
 
 class JobQuerySerializer(StrictQuerySerializer):
