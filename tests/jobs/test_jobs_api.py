@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
 from jobs.models import Job
+from secretsapi.service.state.locks import acquire_file_lock
 from tests.factories import Project, definition, file_secret, named_key
 
 ERROR_BODY = {"error", "detail", "timestamp"}
@@ -110,6 +111,23 @@ def test_a_job_s_operation_writes_one_audit_row_and_no_other(authed_api: APIClie
     three_secrets(project)
     authed_api.post("/sync", {"async": True}, format="json")
     assert list(AuditEntry.objects.values_list("action", "user", "success")) == [("sync", "service", True)]
+
+
+def test_a_write_waiting_for_the_locks_past_the_lock_timeout_fails_with_503(
+    authed_api: APIClient, project: Project, settings: Any
+) -> None:
+    settings.SERVICE_LOCK_TIMEOUT = 1
+    three_secrets(project)
+    held = acquire_file_lock(project.root / ".gitsecrets.lock.lck", 5, "the test's lock")
+    try:
+        response = authed_api.post("/sync", {}, format="json")
+    finally:
+        held.release()
+    assert response.status_code == 503
+    assert "timed out" in response.json()["detail"]
+    job = Job.objects.get()
+    assert (job.state, job.status_code, job.result) == ("failed", 503, response.json())
+    assert AuditEntry.objects.get(action="sync").details["error"] == "lock_timeout"
 
 
 def test_a_validation_job_keeps_no_definition_once_ended(authed_api: APIClient, project: Project) -> None:
