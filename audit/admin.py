@@ -17,7 +17,7 @@ ACTIONS = (
     "admin_lockout", "admin_login", "agent_sync", "apikey_create", "apikey_revoke", "apikey_rotate", "authenticate",
     "check_drift", "check_policy", "check_rotation",
     "execute_rotation", "get_secret_status", "list_generators", "list_providers", "list_secret_types",
-    "list_secrets", "list_targets", "read_audit_logs", "read_secret_value", "render_config",
+    "list_secrets", "list_targets", "read_audit_logs", "read_job", "read_jobs", "read_secret_value", "render_config",
     "request_refused", "sync", "validate_config",
 )
 

@@ -1,6 +1,7 @@
-"""A real `manage.py worker`: it runs a queued job; a job whose process is killed mid-write ends
-`failed` with its audit row completed once a worker starts again; and killing the worker
-command leaves none of its processes behind."""
+"""A real `manage.py worker`: it runs a queued job; it rotates a secret that fell due at the next
+tick with no caller; a job whose process is killed mid-write ends `failed` with its audit row
+completed once a worker starts again; and killing the worker command leaves none of its
+processes behind."""
 
 from __future__ import annotations
 
@@ -84,6 +85,26 @@ def test_a_worker_runs_a_queued_job(env: dict[str, str], workers: Callable[[], s
     workers()
     until(lambda: job_row(env, job_id)["state"] == "succeeded", "the worker never ran the job")
     assert job_row(env, job_id)["result"]["secrets_generated"] == ["a"]
+
+
+def test_a_due_secret_is_rotated_at_the_next_tick_with_no_caller(
+    env: dict[str, str], workers: Callable[[], subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    config = write_definition(tmp_path, {"version": "1.0", "secrets": [file_secret("a", rotation_period="30d")]})
+    env = {**env, "SERVICE_CONFIG": str(config), "SERVICE_ROTATION_SCHEDULE": "* * * * *"}
+    manage(env, "sync")
+    lockfile = tmp_path / ".gitsecrets.lock"
+    lock = json.loads(lockfile.read_text())
+    created = lock["secrets"]["a"]["hash"]
+    lock["secrets"]["a"]["created_at"] = lock["secrets"]["a"]["updated_at"] = "2020-01-01T00:00:00+00:00"
+    lockfile.write_text(json.dumps(lock))
+    workers()
+    # A tick a minute; each worker's scheduler looks every 30 s.
+    until(lambda: json.loads(lockfile.read_text())["secrets"]["a"]["hash"] != created,
+          "the due secret was not rotated", seconds=150)
+    database = Path(env["SERVICE_DATA_DIR"]) / "service.sqlite3"
+    assert sqlite_rows(database, "SELECT user, success FROM audit_auditentry WHERE action = 'execute_rotation'") == [
+        ("scheduler", 1)]
 
 
 def test_a_job_killed_mid_write_ends_failed_once_a_worker_starts_again(
