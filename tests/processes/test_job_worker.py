@@ -101,7 +101,7 @@ def test_a_due_secret_is_rotated_at_the_next_tick_with_no_caller(
     workers()
     # A tick a minute; each worker's scheduler looks every 30 s.
     until(lambda: json.loads(lockfile.read_text())["secrets"]["a"]["hash"] != created,
-          "the due secret was not rotated", seconds=150)
+          "the due secret was not rotated", seconds=240)
     database = Path(env["SERVICE_DATA_DIR"]) / "service.sqlite3"
     assert sqlite_rows(database, "SELECT user, success FROM audit_auditentry WHERE action = 'execute_rotation'") == [
         ("scheduler", 1)]
