@@ -43,11 +43,11 @@ def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def workers(env: dict[str, str]) -> Iterator[Callable[[], subprocess.Popen[str]]]:
+def workers(env: dict[str, str]) -> Iterator[Callable[..., subprocess.Popen[str]]]:
     started: list[subprocess.Popen[str]] = []
 
-    def start() -> subprocess.Popen[str]:
-        process = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=ROOT, env=env, text=True,
+    def start(given: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        process = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=ROOT, env=given or env, text=True,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         started.append(process)
         return process
@@ -79,7 +79,7 @@ def until(check: Callable[[], bool], what: str, seconds: float = 60) -> None:
         time.sleep(0.1)
 
 
-def test_a_worker_runs_a_queued_job(env: dict[str, str], workers: Callable[[], subprocess.Popen[str]]) -> None:
+def test_a_worker_runs_a_queued_job(env: dict[str, str], workers: Callable[..., subprocess.Popen[str]]) -> None:
     manage(env, "migrate", "-v", "0")
     job_id = manage(env, "shell", "-c", SUBMIT).stdout.split()[-1]
     workers()
@@ -88,7 +88,7 @@ def test_a_worker_runs_a_queued_job(env: dict[str, str], workers: Callable[[], s
 
 
 def test_a_due_secret_is_rotated_at_the_next_tick_with_no_caller(
-    env: dict[str, str], workers: Callable[[], subprocess.Popen[str]], tmp_path: Path
+    env: dict[str, str], workers: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
     config = write_definition(tmp_path, {"version": "1.0", "secrets": [file_secret("a", rotation_period="30d")]})
     env = {**env, "SERVICE_CONFIG": str(config), "SERVICE_ROTATION_SCHEDULE": "* * * * *"}
@@ -98,7 +98,7 @@ def test_a_due_secret_is_rotated_at_the_next_tick_with_no_caller(
     created = lock["secrets"]["a"]["hash"]
     lock["secrets"]["a"]["created_at"] = lock["secrets"]["a"]["updated_at"] = "2020-01-01T00:00:00+00:00"
     lockfile.write_text(json.dumps(lock))
-    workers()
+    workers(env)
     # A tick a minute; each worker's scheduler looks every 30 s.
     until(lambda: json.loads(lockfile.read_text())["secrets"]["a"]["hash"] != created,
           "the due secret was not rotated", seconds=240)
@@ -108,7 +108,7 @@ def test_a_due_secret_is_rotated_at_the_next_tick_with_no_caller(
 
 
 def test_a_job_killed_mid_write_ends_failed_once_a_worker_starts_again(
-    env: dict[str, str], workers: Callable[[], subprocess.Popen[str]], tmp_path: Path
+    env: dict[str, str], workers: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
     manage(env, "migrate", "-v", "0")
     # The write waits for the lockfile's lock, after its audit row began.
@@ -135,7 +135,7 @@ def test_a_job_killed_mid_write_ends_failed_once_a_worker_starts_again(
 
 
 def test_killing_the_worker_command_leaves_none_of_its_processes(
-    env: dict[str, str], workers: Callable[[], subprocess.Popen[str]]
+    env: dict[str, str], workers: Callable[..., subprocess.Popen[str]]
 ) -> None:
     manage(env, "migrate", "-v", "0")
     worker = workers()
