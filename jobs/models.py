@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+import json
 import uuid
+from typing import Any
 
 from django.db import models
 from django.utils import timezone
+
+
+class JSONText(models.JSONField):
+    """JSON kept as text: PostgreSQL's ``jsonb`` refuses the character U+0000, which a request
+    may carry (a variable's name) and an answer may echo; JSON text escapes it. Never queried
+    by its content."""
+
+    def db_type(self, connection: Any) -> str:
+        return "text"
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        return None if value is None else json.dumps(value)
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        return None if value is None else json.loads(value)
 
 
 class Job(models.Model):
@@ -25,15 +42,15 @@ class Job(models.Model):
     # Who asked: the audit log's name for them (a key's name, cli:alice, scheduler).
     actor = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001 - None: insecure mode, as in the audit log
     # The request as the audit row shows it: names, flags, never values.
-    params = models.JSONField(default=dict)
+    params = JSONText(default=dict)
     # The request as the operation reads it (a definition to validate may hold values): only
     # until the job ends, then cleared.
-    payload = models.JSONField(null=True, blank=True)
+    payload = JSONText(null=True, blank=True)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(null=True, blank=True)
     # When the job has ended: the status and body the synchronous call answers.
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    result = models.JSONField(null=True, blank=True)
+    result = JSONText(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

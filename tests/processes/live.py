@@ -148,10 +148,8 @@ def server_env(
     """The parent's environment less every service setting, then exactly the ones given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
     env.update({"SERVICE_DATA_DIR": str(data_dir), "SERVICE_CONFIG": str(config), "PYTHONUNBUFFERED": "1",
-                # Instances sharing a database share the key that signs the job queue; no schedule
-                # ticks in the middle of a test (the tests of schedules set their own).
-                "SERVICE_SECRET_KEY": "live-tests-" + "k" * 40, "SERVICE_ROTATION_SCHEDULE": "off",
-                "SERVICE_DRIFT_SCHEDULE": "off"})
+                # No schedule ticks in the middle of a test (the tests of schedules set their own).
+                "SERVICE_ROTATION_SCHEDULE": "off", "SERVICE_DRIFT_SCHEDULE": "off"})
     if lockfile is not None:
         env["SERVICE_LOCKFILE"] = str(lockfile)
     if database_url is not None:

@@ -51,7 +51,9 @@ def test_concurrent_syncs_and_rotations_from_two_instances_lose_no_update(
         SECRETS, files=6, kinds=("random_hex", "random_password"), rotation_period="30d"))
     lockfile = project / ".gitsecrets.lock"
     a, b = (
-        servers(server_env(data_dir=tmp_path / name, config=definition, lockfile=lockfile, database_url=pg_database),
+        # Instances sharing a database share the key that signs the job queue.
+        servers(server_env(data_dir=tmp_path / name, config=definition, lockfile=lockfile, database_url=pg_database,
+                           extra={"SERVICE_SECRET_KEY": "two-instances-" + "k" * 40}),
                 tmp_path / f"{name}.log", workers=2)
         for name in ("a", "b")
     )
