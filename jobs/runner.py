@@ -163,8 +163,10 @@ def _recover(job: Job) -> None:
         "the worker running this job stopped before it finished (killed, out of memory or past "
         "SERVICE_JOB_TIMEOUT). A write may have updated some targets without recording them: run a "
         "drift check, then repeat the operation"))
-    if _end(job, Job.FAILED, status, body) and job.audit_row is not None:
-        # The operation's own row, begun before it wrote: completed, never a second one.
-        details = AuditEntry.objects.filter(pk=job.audit_row).values_list("details", flat=True).first() or {}
-        finish(job.audit_row, success=False,
-               details={**{k: v for k, v in details.items() if k != "state"}, "error": WorkerDied.code})
+    # One transaction: a process stopped between the two never leaves the job ended and its row open.
+    with transaction.atomic():
+        if _end(job, Job.FAILED, status, body) and job.audit_row is not None:
+            # The operation's own row, begun before it wrote: completed, never a second one.
+            details = AuditEntry.objects.filter(pk=job.audit_row).values_list("details", flat=True).first() or {}
+            finish(job.audit_row, success=False,
+                   details={**{k: v for k, v in details.items() if k != "state"}, "error": WorkerDied.code})
