@@ -130,7 +130,8 @@ def test_a_job_killed_mid_write_ends_failed_once_a_worker_starts_again(
     database = Path(env["SERVICE_DATA_DIR"]) / "service.sqlite3"
     audit = sqlite_rows(database, "SELECT id, success, details FROM audit_auditentry WHERE action = 'sync'")
     assert len(audit) == 1
-    assert (audit[0][0], audit[0][1], json.loads(audit[0][2]).get("error")) == (row["audit_row"], 0, "worker_died"), audit
+    details = json.loads(audit[0][2])
+    assert (audit[0][0], audit[0][1], details.get("error")) == (row["audit_row"], 0, "worker_died"), details
     assert not (tmp_path / "out/app.env").exists()
 
 
