@@ -1,4 +1,6 @@
-"""Sync: generate the secrets that do not exist yet (or all, forced) and store them."""
+"""Sync: generate the secrets that do not exist yet (or all, forced) and store them, and complete
+the targets of the existing ones (SecretZero's sync: a target not recorded, missing or never
+written gets the recorded value, copied from a target that holds it)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from secretsapi.service.results import OperationError, SyncResult
 from secretsapi.service.state import write
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.plans import SyncRequest, plan_sync
-from secretsapi.service.state.repair import RepairPlan, plan_repairs
+from secretsapi.service.state.repair import plan_repairs
 from secretsapi.service.state.value_store import written_targets
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.workspace import Workspace
@@ -22,8 +24,9 @@ def sync(
     """Rules 2-5 of the spec: skip existing secrets unless forced; force ignores one_time and
     keeps rotation metadata; a failed target does not stop the others.
 
-    ``repair`` also puts the recorded value of existing secrets back into their broken
-    targets (see ``state.repair``), after the generation and in a write of its own.
+    Every sync then completes the targets of existing secrets (``state.repair``, in a write of
+    its own): missing, new, never written or unreadable targets get the recorded value. A target
+    holding another value is an error, until ``repair`` puts the recorded value back there too.
     """
     definition = ws.definition()
     selected = definition.select(secret_name)
@@ -32,9 +35,9 @@ def sync(
         doc = read_state(ws.lockfiles, definition)
         dry = plan_sync(doc, request)
         generated = [secret.name for secret, _ in dry.work]
-        fixes = (plan_repairs(doc, _not_busy(selected, generated), TargetContext.of(definition)) if repair
-                 else RepairPlan([], []))
-        skipped = [name for name in dry.skipped if name not in fixes.secrets]
+        fixes = plan_repairs(doc, _not_busy(selected, generated), TargetContext.of(definition), overwrite=repair)
+        unfinished = {error.secret for error in fixes.errors}
+        skipped = [name for name in dry.skipped if name not in fixes.secrets and name not in unfinished]
         return SyncResult(generated, skipped, [], without_environment(definition, dry.errors + fixes.errors), True,
                           _message(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets)
 
@@ -44,18 +47,18 @@ def sync(
     generated = outcome.stored if outcome is not None else []
     failed = blocked + (outcome.failed if outcome is not None else [])
     errors = written.errors + (outcome.errors if outcome is not None else [])
-    repaired: list[str] = []
-    if repair:
-        busy = [secret.name for secret, _ in written.work] + blocked
-        fixed = write.repair(place, definition, _not_busy(selected, busy))
-        repaired, errors = fixed.repaired, errors + fixed.errors
+    busy = [secret.name for secret, _ in written.work] + blocked
+    fixed = write.repair(place, definition, _not_busy(selected, busy), overwrite=repair)
+    repaired, errors = fixed.repaired, errors + fixed.errors
     if outcome is None and not repaired:
         write.record_definition_if_stale(place, definition)
-    skipped = [name for name in written.skipped if name not in repaired]
+    # A secret with a target that does not hold its value is in errors on every sync until it does.
+    unfinished = {error.secret for error in fixed.errors}
+    skipped = [name for name in written.skipped if name not in repaired and name not in unfinished]
     partial = (written_targets(outcome, partial_only=True, hide=definition.environment_hidden)
                if outcome is not None else {})
     return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
-                      _message(generated, skipped, failed, repaired), repaired, partial)
+                      _message(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial)
 
 
 def without_environment(definition: Definition, errors: Sequence[OperationError]) -> list[OperationError]:
@@ -72,7 +75,7 @@ def _not_busy(selected: Sequence[SecretDef], busy: Sequence[str]) -> list[Secret
 
 def _message(
     generated: list[str], skipped: list[str], failed: list[str], repaired: Sequence[str] = (), *,
-    dry_run: bool = False,
+    dry_run: bool = False, errors: int = 0,
 ) -> str:
     verb = "would be generated" if dry_run else "generated"
     parts = [f"{len(generated)} secret(s) {verb}", f"{len(skipped)} skipped"]
@@ -80,4 +83,8 @@ def _message(
         parts.append(f"{len(repaired)} {'would be repaired' if dry_run else 'repaired'}")
     if failed:
         parts.append(f"{len(failed)} failed")
-    return ("Dry run: " if dry_run else "Sync complete: ") + ", ".join(parts) + "."
+    if errors:
+        parts.append(f"{errors} error(s)")
+    if dry_run:
+        return "Dry run: " + ", ".join(parts) + "."
+    return ("Sync incomplete: " if failed or errors else "Sync complete: ") + ", ".join(parts) + "."

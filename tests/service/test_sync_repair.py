@@ -55,14 +55,6 @@ def test_a_target_holding_another_value_gets_the_recorded_value_back(tmp_path: P
     assert detect_drift(ws).has_drift is False
 
 
-def test_a_plain_sync_repairs_nothing(tmp_path: Path) -> None:
-    ws = _synced(tmp_path)
-    (tmp_path / "out/a.env").unlink()
-    result = sync(ws)
-    assert (result.secrets_repaired, result.secrets_skipped) == ([], ["db"])
-    assert not (tmp_path / "out/a.env").exists()
-
-
 def test_a_secret_without_a_verified_copy_is_left_alone_and_named_in_errors(tmp_path: Path) -> None:
     ws = _synced(tmp_path)
     before = _entry(ws)

@@ -126,21 +126,24 @@ class RepairOutcome:
     errors: list[OperationError]  # the plan's and the writes'
 
 
-def repair(place: Place, definition: Definition, secrets: Sequence[SecretDef]) -> RepairOutcome:
+def repair(place: Place, definition: Definition, secrets: Sequence[SecretDef], *,
+           overwrite: bool = True) -> RepairOutcome:
     """Put the recorded values of ``secrets`` back into their broken targets (``state.repair``),
-    under the same locks as any write.
+    under the same locks as any write; without ``overwrite``, only into targets that do not hold
+    another value (a plain sync completing its targets).
 
     The loop is ``write``'s: plan on an unlocked read to know the targets to lock, then plan
     again under their locks and write only when the locks held cover the plan. The lockfile
     lock is taken only for the commit, so a repair runs beside writes to other targets.
     """
-    planned = plan_repairs(read_state(place.lockfiles, definition), secrets, TargetContext.of(definition))
+    planned = plan_repairs(read_state(place.lockfiles, definition), secrets, TargetContext.of(definition),
+                           overwrite=overwrite)
     held: frozenset[int] = frozenset()
     while planned.repairs:
         held |= stripes_for(definition, _repair_work(planned))
         with target_locks(place, held) as stripes:
             doc = read_state(place.lockfiles, definition, exact=True)
-            planned = plan_repairs(doc, secrets, TargetContext.of(definition))
+            planned = plan_repairs(doc, secrets, TargetContext.of(definition), overwrite=overwrite)
             if planned.repairs and stripes_for(definition, _repair_work(planned)) <= held:
                 written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in planned.repairs],
                                           stripes)
