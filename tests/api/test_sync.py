@@ -265,13 +265,27 @@ def test_sync_with_repair_restores_a_missing_target_and_is_audited(authed_api: A
     assert row is not None and row.details["repair"] is True and row.details["repaired"] == ["db"]
 
 
-def test_sync_repairs_nothing_unless_asked(authed_api: APIClient, project: Project) -> None:
+def test_a_plain_sync_writes_a_deleted_target_again(authed_api: APIClient, project: Project) -> None:
     two_copies(project)
     authed_api.post("/sync", {}, format="json")
     (project.root / "out/a.env").unlink()
     body = authed_api.post("/sync", {}, format="json").json()
-    assert (body["secrets_repaired"], body["secrets_skipped"]) == ([], ["db"])
-    assert not (project.root / "out/a.env").exists()
+    assert (body["secrets_repaired"], body["secrets_skipped"], body["errors"]) == (["db"], [], [])
+    assert (project.root / "out/a.env").exists()
+
+
+def test_a_plain_sync_reports_a_changed_target_and_is_audited_as_a_failure(
+    authed_api: APIClient, project: Project
+) -> None:
+    two_copies(project)
+    authed_api.post("/sync", {}, format="json")
+    (project.root / "out/b.json").write_text('{"db": "other"}')
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert [(e["secret"], e["target"]) for e in body["errors"]] == [("db", "local/file/out/b.json")]
+    assert body["message"].startswith("Sync incomplete: ")
+    assert (project.root / "out/b.json").read_text() == '{"db": "other"}'
+    row = AuditEntry.objects.filter(action="sync").first()
+    assert row is not None and row.success is False
 
 
 def test_sync_repair_without_a_verified_copy_names_the_secret(authed_api: APIClient, project: Project) -> None:

@@ -39,13 +39,15 @@ class SyncRequestSerializer(StrictRequestSerializer):
     var_files = VarFilesField()
     repair = StrictBooleanField(
         default=False, help_text="Also put each existing secret's recorded value back into targets that are "
-        "missing, misencoded or hold another value, copied from a target that holds it (no rotation).",
+        "misencoded or hold another value, copied from a target that holds it (no rotation). Every sync "
+        "writes it to missing, new and never-written targets; without repair a changed target is an error.",
     )
 
 
 class AgentSyncRequestSerializer(SyncRequestSerializer):
     repair = StrictBooleanField(
-        default=True, help_text="Put recorded values back into broken targets (default: true; see /sync).",
+        default=True, help_text="Put recorded values back into targets that hold another value too "
+        "(default: true; see /sync).",
     )
 
 

@@ -257,7 +257,8 @@ class AgentSyncView(StrictAPIView):
         summary="Sync for agents and CI",
         tags=["sync"],
         description="A sync for CI jobs and deploy hooks: the sync result plus an overall `status` "
-        "and one outcome per secret. Repairs broken targets unless `repair` is false. Safe to repeat: once "
+        "and one outcome per secret. Writes missing and new targets; puts the recorded value over changed "
+        "targets unless `repair` is false. Safe to repeat: once "
         "everything exists and every target holds its value it writes nothing. Fails like `POST /sync` "
         "(404, 422, 503); failed targets are data in the 200 answer (`status` `partial` or `failed`).",
         examples=[
