@@ -32,7 +32,9 @@ from secretsapi.service.errors import (
 )
 from secretsapi.service.results import (
     AgentSyncResult,
+    CleanResult,
     DriftResult,
+    ImportResult,
     PolicyResult,
     RenderResult,
     RevealedSecret,
@@ -272,6 +274,30 @@ def sync(
         if result.written_targets:
             facts["written_targets"] = result.written_targets
         facts.succeeded = not (result.secrets_failed or result.errors)
+    return result
+
+
+def clean_lockfile(ws: Workspace, *, actor: str | None, dry_run: bool = False) -> CleanResult:
+    """SecretZero's ``clean``: drop the lockfile entries of secrets the definition no longer has."""
+    request = {"dry_run": dry_run, "var_files": list(ws.var_files)}
+    with audited("clean_lockfile", "secrets", actor, request, changes=not dry_run) as facts:
+        result = engine_processes.run(service.clean_lockfile, ws, dry_run=dry_run)
+        facts["removed"] = result.removed
+    return result
+
+
+def import_values(
+    ws: Workspace, *, actor: str | None, secret_names: Sequence[str] | None = None, dry_run: bool = False,
+) -> ImportResult:
+    """SecretZero's ``import``: record the hashes of the values targets already hold; generates nothing."""
+    request = {"dry_run": dry_run, "secret_names": list(secret_names or []), "var_files": list(ws.var_files)}
+    resource = _resource(secret_names[0]) if secret_names and len(secret_names) == 1 else "secrets"
+    with audited("import_values", resource, actor, request, changes=not dry_run) as facts:
+        result = engine_processes.run(service.import_values, ws, secret_names=secret_names, dry_run=dry_run)
+        facts.update(rows=[asdict(row) for row in result.rows], errors=[asdict(e) for e in result.errors])
+        if result.refreshed:
+            facts["refreshed"] = result.refreshed
+        facts.succeeded = not result.errors
     return result
 
 

@@ -21,6 +21,7 @@ from secretsapi.service.catalogue import (
 )
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.drift import detect_drift
+from secretsapi.service.lockfile_upkeep import clean_lockfile, import_values
 from secretsapi.service.policy import check_policies
 from secretsapi.service.recorded_values import without_recorded_values
 from secretsapi.service.render import render_definition
@@ -39,10 +40,12 @@ __all__ = [
     "agent_sync",
     "check_policies",
     "check_rotation",
+    "clean_lockfile",
     "declared_providers",
     "detect_drift",
     "execute_rotation",
     "generator_catalogue",
+    "import_values",
     "list_secrets",
     "provider_catalogue",
     "read_value",

@@ -150,3 +150,33 @@ class ValidationReport:
     valid: bool
     errors: list[str]
     warnings: list[str]
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    removed: list[str]  # lock keys of secrets the definition no longer has
+    dry_run: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class ImportRow:
+    """One lock key: imported | updated | unchanged | skipped | error (dry run: would_import,
+    would_update), and why (never a value)."""
+
+    secret: str
+    lock_key: str
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    rows: list[ImportRow]
+    errors: list[OperationError]
+    dry_run: bool
+    message: str
+    refreshed: dict[str, list[str]] = field(default_factory=dict)
+
+    def count(self, *statuses: str) -> int:
+        return sum(1 for row in self.rows if row.status in statuses)

@@ -56,14 +56,20 @@ def changed_after(back: ReadBack, recorded: datetime) -> bool | None:
     return back.updated_at > recorded + CLOCK_SKEW
 
 
-def with_writes(extra: Mapping[str, Any], target_ids: Iterable[str], moment: datetime) -> dict[str, Any]:
-    """``extra`` with a provenance record at ``moment`` for each of ``target_ids``."""
+# The actor of our provenance records; SecretZero's carry its sync identity, and ``operation``
+# and ``source`` when a value was read from a target rather than written (its ``import``).
+ACTOR: Mapping[str, Any] = {"client": "secretsapi"}
+
+
+def with_writes(extra: Mapping[str, Any], target_ids: Iterable[str], moment: datetime,
+                actor: Mapping[str, Any] = ACTOR) -> dict[str, Any]:
+    """``extra`` with a provenance record at ``moment`` by ``actor`` for each of ``target_ids``."""
     provenance = extra.get(PROVENANCE)
     records: dict[str, Any] = dict(provenance) if isinstance(provenance, Mapping) else {}
     for target_id in target_ids:
         earlier = records.get(target_id)
         records[target_id] = [*(earlier if isinstance(earlier, list) else []),
-                              {"updated_at": format_time(moment), "actor": {"client": "secretsapi"}}][-HISTORY:]
+                              {"updated_at": format_time(moment), "actor": dict(actor)}][-HISTORY:]
     return {**extra, PROVENANCE: records}
 
 
