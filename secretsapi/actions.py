@@ -273,6 +273,8 @@ def sync(
         facts["repaired"] = result.secrets_repaired
         if result.written_targets:
             facts["written_targets"] = result.written_targets
+        if result.sources:
+            facts["sources"] = result.sources  # imported values: the source kind, never the value
         facts.succeeded = not (result.secrets_failed or result.errors)
     return result
 
@@ -318,6 +320,8 @@ def execute_rotation(
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
         if result.written_targets:
             facts["written_targets"] = result.written_targets
+        if result.sources:
+            facts["sources"] = result.sources
         facts.succeeded = not (result.failed or result.errors)
     return result
 

@@ -51,6 +51,8 @@ class SyncResult:
     secrets_repaired: list[str] = field(default_factory=list)
     # Secrets a target failed for: lock key -> the targets that do hold the new value.
     written_targets: dict[str, list[str]] = field(default_factory=dict)
+    # Secrets whose value was imported, not generated: name -> source kind (``env``, ``file``...).
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ class RotationResult:
     message: str
     # Secrets a target failed for: lock key -> the targets that do hold the new value.
     written_targets: dict[str, list[str]] = field(default_factory=dict)
+    # Secrets whose value was imported again, not generated: name -> source kind.
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

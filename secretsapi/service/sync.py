@@ -58,7 +58,8 @@ def sync(
     partial = (written_targets(outcome, partial_only=True, hide=definition.environment_hidden)
                if outcome is not None else {})
     return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
-                      _message(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial)
+                      _message(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial,
+                      outcome.sources if outcome is not None else {})
 
 
 def without_environment(definition: Definition, errors: Sequence[OperationError]) -> list[OperationError]:

@@ -18,6 +18,7 @@ from secretsapi.service.generators import (
     static_value,
     validate_generator,
 )
+from secretsapi.service.loading.sources import importable
 
 TARGET_KEYS = ("provider", "kind", "config")
 STATIC_UNSET = "static value is not set"
@@ -287,7 +288,7 @@ class FieldChecks:
                 return GeneratorSpec(kind="static", config=config, unavailable=f"static value {STATIC_MISMATCH}")
             self.errors.extend(problems)
             return None if problems else spec
-        from_env = self.environ.get(env_name) if env_name else None
+        from_env = importable(self.environ, env_name) if env_name else None
         if from_env:
             # The value is in the spec only, not in the config the definition hash covers.
             return GeneratorSpec(kind="static", config={**config, value_key: from_env})
@@ -306,7 +307,7 @@ class FieldChecks:
             if spec.kind == "static" and spec.unavailable is not None and spec.unavailable.startswith(STATIC_UNSET):
                 env_name = f"{name}_{unit.lock_key[len(name) + 1:]}".upper()
                 value_key = "default" if "default" in spec.config else "value"
-                from_env = self.environ.get(env_name)
+                from_env = importable(self.environ, env_name)
                 spec = GeneratorSpec("static", {**spec.config, value_key: from_env}) if from_env else replace(
                     spec, unavailable=spec.unavailable.replace(_PER_FIELD, env_name)
                 )
