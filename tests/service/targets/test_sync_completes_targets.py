@@ -105,3 +105,26 @@ def test_a_remote_target_that_failed_is_written_by_the_next_plain_sync(tmp_path:
     assert vault.data("secret", "app/config") == {"token": _value(tmp_path)}
     assert set(_entry(ws)["targets"]) == {"local/file/out/b.json", "vault/vault_kv/secret/app/config#token"}
     assert sync(ws).errors == []
+
+
+def test_a_provider_read_source_imports_the_value_a_vault_path_holds(tmp_path: Path, vault: VaultServer) -> None:
+    vault.put("secret", "app/seed", {"token": "vault-held"})
+    source = {"kind": "provider_read",
+              "config": {"provider": "vault", "kind": "vault_kv", "read": {"path": "app/seed", "key": "token"}}}
+    doc = definition({"name": "db", "kind": "random_string", "source": source, "targets": [B]},
+                     providers={"vault": vault_provider(vault.url)})
+    ws = Workspace(definition_path=write_definition(tmp_path, doc), lock_timeout=10, environ={})
+    result = sync(ws)
+    assert (result.sources, result.errors) == ({"db": "provider_read"}, [])
+    assert _value(tmp_path) == "vault-held"
+
+
+def test_a_provider_read_source_that_finds_nothing_fails_its_secret(tmp_path: Path, vault: VaultServer) -> None:
+    source = {"kind": "provider_read",
+              "config": {"provider": "vault", "kind": "vault_kv", "read": {"path": "app/none", "key": "token"}}}
+    doc = definition({"name": "db", "kind": "random_string", "source": source, "targets": [B]},
+                     providers={"vault": vault_provider(vault.url)})
+    ws = Workspace(definition_path=write_definition(tmp_path, doc), lock_timeout=10, environ={})
+    result = sync(ws)
+    assert result.secrets_failed == ["db"]
+    assert result.errors[0].message.startswith("source resolution failed: provider_read source vault/vault_kv")
