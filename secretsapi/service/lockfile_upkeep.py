@@ -16,18 +16,19 @@ from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import CleanResult, ImportResult, ImportRow, OperationError
 from secretsapi.service.state import write
+from secretsapi.service.state.identity import sync_identity
 from secretsapi.service.state.lock_state import read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
 from secretsapi.service.state.value_store import stripes_for
-from secretsapi.service.state.write_only import ACTOR, PROVENANCE, with_writes
+from secretsapi.service.state.write_only import PROVENANCE, with_writes
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.secretzero_ids import aliases
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
 
 # How SecretZero's ``import`` marks the provenance of a value read from a target.
-IMPORT_ACTOR = {**ACTOR, "operation": "lockfile_import", "source": "target"}
+IMPORT_ACTOR = {"operation": "lockfile_import", "source": "target"}
 
 
 def clean_lockfile(ws: Workspace, *, dry_run: bool = False) -> CleanResult:
@@ -198,7 +199,8 @@ def _import(doc: LockDocument, secret: SecretDef, unit: Unit, value: str | None,
     else:
         entry = replace(entry, hash=value_hash, updated_at=stamp, definition_hash=secret.definition_hash,
                         targets={**entry.targets, **hashes})
-    doc.set_entry(unit.lock_key, replace(entry, extra=with_writes(entry.extra, matched, now, IMPORT_ACTOR)))
+    actor = {**sync_identity(), **IMPORT_ACTOR}
+    doc.set_entry(unit.lock_key, replace(entry, extra=with_writes(entry.extra, matched, now, actor)))
     return ImportRow(secret.name, unit.lock_key, status, f"targets={len(matched)}")
 
 

@@ -42,7 +42,10 @@ def test_a_missing_target_gets_the_value_of_another_target_and_the_entry_stays(t
     (tmp_path / "out/a.env").unlink()
     result = sync(ws, repair=True)
     assert (result.secrets_repaired, result.secrets_generated, result.errors) == (["db"], [], [])
-    assert _entry(ws) == before
+    after = _entry(ws)
+    provenance = after.pop("target_provenance")
+    assert after == {key: value for key, value in before.items() if key != "target_provenance"}
+    assert len(provenance["local/file/out/a.env"]) == 2  # the first write and the repair, as SecretZero records
     assert detect_drift(ws).has_drift is False  # a.env holds the recorded value again
 
 

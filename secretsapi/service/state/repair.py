@@ -45,8 +45,6 @@ class Repair:
     unit: Unit
     value_hash: str
     value: str = field(repr=False)  # never in a log line or a traceback
-    # Ids of the targets rewritten whose kind ``records_write_time`` (see ``write_only``).
-    write_only: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,15 +87,13 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
                     continue  # an unsupported kind: the sync reports it when it writes
 
     broken: dict[str, list[Placement]] = defaultdict(list)
-    write_only: dict[str, list[str]] = defaultdict(list)
     units: dict[str, tuple[SecretDef, Unit, LockEntry]] = {}
     batch = list(checks.items())
     reads = read_groups([(get_kind(type_), [member[3] for member in members]) for (type_, _), members in batch], ctx)
     errors: list[OperationError] = []
     refused: set[str] = set()
     unreadable: dict[str, tuple[str, str]] = {}  # lock key -> a target whose read failed, and why
-    for ((type_, _), members), backs in zip(batch, reads, strict=True):
-        stamped = bool(getattr(get_kind(type_), "records_write_time", False))
+    for (_, members), backs in zip(batch, reads, strict=True):
         for secret, unit, entry, placement, target_id in members:
             expected = entry.targets.get(target_id)
             if isinstance(backs, TargetError):
@@ -117,8 +113,6 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
                     if not _misencoded(back, entry.hash):
                         errors.append(OperationError(secret.name, target_id, CHANGED))
                     continue
-            if stamped:
-                write_only[unit.lock_key].append(target_id)
             broken[unit.lock_key].append(placement)
             units[unit.lock_key] = (secret, unit, entry)
 
@@ -131,8 +125,7 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
                 errors.append(OperationError(secret.name, target, f"{NO_COPY} ({why})" if why else NO_COPY))
                 refused.add(secret.name)
             continue
-        repairs.append(Repair(secret, Unit(unit.lock_key, unit.generator, tuple(placements)), entry.hash, copy.value,
-                              tuple(write_only.get(lock_key, ()))))
+        repairs.append(Repair(secret, Unit(unit.lock_key, unit.generator, tuple(placements)), entry.hash, copy.value))
     # A secret is repaired whole or left alone: one unit without a copy leaves its others too.
     repairs = [repair for repair in repairs if repair.secret.name not in refused]
     order = {secret.name: index for index, secret in enumerate(secrets)}
@@ -154,7 +147,7 @@ def _copies(broken: dict[str, list[Placement]], units: dict[str, tuple[SecretDef
 def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[str, dict[str, str]],
                    now: datetime | None = None) -> bool:
     """Add the repaired targets' hashes to their entries; the value hash and timestamps stay.
-    Rewritten targets of kinds that ``records_write_time`` get a ``target_provenance`` record at ``now``.
+    Every rewritten target gets a ``target_provenance`` record at ``now`` (after the writes).
 
     An entry whose value changed since the plan (a concurrent forced sync) is left as it is.
     Returns whether any entry changed.
@@ -169,13 +162,11 @@ def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[s
         if not hashes or entry is None or entry.hash != repair.value_hash:
             continue
         targets = {**entry.targets, **hashes}
-        rewritten = [target_id for target_id in repair.write_only if target_id in hashes]
-        if targets != entry.targets or rewritten:
-            extra = with_writes(entry.extra, rewritten, now or datetime.now(UTC)) if rewritten else entry.extra
-            doc.set_entry(repair.unit.lock_key, LockEntry(
-                hash=entry.hash, created_at=entry.created_at, updated_at=entry.updated_at,
-                last_rotated=entry.last_rotated, rotation_count=entry.rotation_count,
-                definition_hash=entry.definition_hash, targets=targets, extra=extra,
-            ))
-            changed = True
+        extra = with_writes(entry.extra, hashes, now or datetime.now(UTC))
+        doc.set_entry(repair.unit.lock_key, LockEntry(
+            hash=entry.hash, created_at=entry.created_at, updated_at=entry.updated_at,
+            last_rotated=entry.last_rotated, rotation_count=entry.rotation_count,
+            definition_hash=entry.definition_hash, targets=targets, extra=extra,
+        ))
+        changed = True
     return changed

@@ -27,6 +27,7 @@ from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable, LockLost
 from secretsapi.service.results import OperationError
 from secretsapi.service.state import locks
+from secretsapi.service.state.identity import sync_identity
 from secretsapi.service.state.lock_state import LockfilePaths, StagedState, read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
@@ -43,7 +44,7 @@ from secretsapi.service.state.value_store import (
     stripes_for,
     written_targets,
 )
-from secretsapi.service.state.write_only import record_write_times, stamped_writes
+from secretsapi.service.state.write_only import record_provenance, record_write_times, stamped_writes
 from secretsapi.service.targets import TargetContext
 
 # SecretZero's manifest spec version, recorded in the block as SecretZero records it.
@@ -95,6 +96,7 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
     expected = values.expected()
     ahead = doc.fork()
     record(ahead, expected, now=now, rotation=rotation)
+    record_provenance(ahead, definition, expected.written, now)
     record_definition(ahead, definition, now)
     try:
         staged = StagedState(place.lockfiles, ahead)
@@ -108,6 +110,7 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
             stamped = stamped_writes(definition, outcome.written)
             if outcome.written != expected.written or stamped:
                 record(doc, outcome, now=now, rotation=rotation)
+                record_provenance(doc, definition, outcome.written, now)
                 record_write_times(doc, stamped, place.clock())
                 record_definition(doc, definition, now)
                 staged.write(doc)
@@ -234,6 +237,7 @@ def record_definition(doc: LockDocument, definition: Definition, now: datetime) 
     )
     block: dict[str, Any] = doc.raw["secretfile"]
     block.setdefault("manifest_spec_version", MANIFEST_SPEC_VERSION)
+    block["sync_identity"] = sync_identity()  # who last wrote the file, as SecretZero records it
     block[ENTRIES_HASH] = _entries_hash(doc, definition, before)
 
 

@@ -43,7 +43,9 @@ def test_a_deleted_target_file_gets_the_recorded_value_back(tmp_path: Path) -> N
     result = sync(ws)
     assert (result.secrets_repaired, result.secrets_generated, result.errors) == (["db"], [], [])
     assert (tmp_path / "out/a.env").read_text().strip() == f"db={_value(tmp_path)}"
-    assert _entry(ws) == before
+    after = _entry(ws)
+    assert after.pop("target_provenance")["local/file/out/a.env"][-1]["actor"]["client"] == "secretsapi"
+    assert after == {key: value for key, value in before.items() if key != "target_provenance"}
     assert result.message == "Sync complete: 0 secret(s) generated, 0 skipped, 1 repaired."
 
 
