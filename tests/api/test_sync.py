@@ -259,7 +259,9 @@ def test_sync_with_repair_restores_a_missing_target_and_is_audited(authed_api: A
     (project.root / "out/a.env").unlink()
     body = authed_api.post("/sync", {"repair": True}, format="json").json()
     assert (body["secrets_repaired"], body["secrets_generated"], body["errors"]) == (["db"], [], [])
-    assert project.lock()["secrets"]["db"] == entry
+    after = project.lock()["secrets"]["db"]
+    assert len(after.pop("target_provenance")["local/file/out/a.env"]) == 2  # its first write and the repair
+    assert after == {key: value for key, value in entry.items() if key != "target_provenance"}
     assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False
     row = AuditEntry.objects.filter(action="sync").first()
     assert row is not None and row.details["repair"] is True and row.details["repaired"] == ["db"]
