@@ -261,13 +261,13 @@ def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatu
 
 def sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
-    repair: bool = False,
+    repair: bool = False, refresh: bool = False,
 ) -> SyncResult:
-    request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
+    request = {"dry_run": dry_run, "force": force, "repair": repair, "refresh": refresh, "secret_name": secret_name,
                "var_files": list(ws.var_files)}
     with audited("sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = engine_processes.run(service.sync, ws, dry_run=dry_run, force=force, secret_name=secret_name,
-                                      repair=repair)
+                                      repair=repair, refresh=refresh)
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
                      failed=result.secrets_failed, errors=[asdict(e) for e in result.errors])
         facts["repaired"] = result.secrets_repaired
@@ -275,6 +275,8 @@ def sync(
             facts["written_targets"] = result.written_targets
         if result.sources:
             facts["sources"] = result.sources  # imported values: the source kind, never the value
+        if result.refreshed:
+            facts["refreshed"] = result.refreshed
         facts.succeeded = not (result.secrets_failed or result.errors)
     return result
 
@@ -395,17 +397,21 @@ def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> RevealedSec
 
 def agent_sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
-    repair: bool = True,
+    repair: bool = True, refresh: bool = False,
 ) -> AgentSyncResult:
-    request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
+    request = {"dry_run": dry_run, "force": force, "repair": repair, "refresh": refresh, "secret_name": secret_name,
                "var_files": list(ws.var_files)}
     with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = engine_processes.run(service.agent_sync, ws, dry_run=dry_run, force=force, secret_name=secret_name,
-                                      repair=repair)
+                                      repair=repair, refresh=refresh)
         facts.update(status=result.status, generated=result.sync.secrets_generated,
                      skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed,
                      errors=[asdict(e) for e in result.sync.errors])
         facts["repaired"] = result.sync.secrets_repaired
+        if result.sync.sources:
+            facts["sources"] = result.sync.sources
+        if result.sync.refreshed:
+            facts["refreshed"] = result.sync.refreshed
         if result.sync.written_targets:
             facts["written_targets"] = result.sync.written_targets
         facts.succeeded = not (result.sync.secrets_failed or result.sync.errors)

@@ -8,11 +8,11 @@ from secretsapi.service.workspace import Workspace
 
 
 def agent_sync(ws: Workspace, *, dry_run: bool = False, force: bool = False,
-               secret_name: str | None = None, repair: bool = True) -> AgentSyncResult:
+               secret_name: str | None = None, repair: bool = True, refresh: bool = False) -> AgentSyncResult:
     """Idempotent: once everything exists and every target holds its value, a repeat call
     writes nothing and says nothing_to_do. Completes missing targets always, and puts recorded
     values over changed ones unless ``repair`` is off."""
-    result = sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair)
+    result = sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair, refresh=refresh)
     by_secret: dict[str, list[OperationError]] = {}
     for error in result.errors:
         by_secret.setdefault(error.secret, []).append(error)

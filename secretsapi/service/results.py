@@ -53,6 +53,8 @@ class SyncResult:
     written_targets: dict[str, list[str]] = field(default_factory=dict)
     # Secrets whose value was imported, not generated: name -> source kind (``env``, ``file``...).
     sources: dict[str, str] = field(default_factory=dict)
+    # With refresh: lock key -> the recorded target ids dropped (the definition no longer names them).
+    refreshed: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

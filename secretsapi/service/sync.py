@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from secretsapi.service.definition.model import Definition, SecretDef
+from secretsapi.service.lockfile_upkeep import refresh_targets, stale_targets
 from secretsapi.service.results import OperationError, SyncResult
 from secretsapi.service.state import write
 from secretsapi.service.state.lock_state import read_state
@@ -19,7 +20,7 @@ from secretsapi.service.workspace import Workspace
 
 def sync(
     ws: Workspace, *, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
-    repair: bool = False,
+    repair: bool = False, refresh: bool = False,
 ) -> SyncResult:
     """Rules 2-5 of the spec: skip existing secrets unless forced; force ignores one_time and
     keeps rotation metadata; a failed target does not stop the others.
@@ -27,21 +28,27 @@ def sync(
     Every sync then completes the targets of existing secrets (``state.repair``, in a write of
     its own): missing, new, never written or unreadable targets get the recorded value. A target
     holding another value is an error, until ``repair`` puts the recorded value back there too.
+
+    ``refresh`` first drops recorded target ids the definition no longer names (SecretZero's
+    ``--refresh``, after a target was renamed or removed; ``lockfile_upkeep.refresh_targets``).
     """
     definition = ws.definition()
     selected = definition.select(secret_name)
     request = SyncRequest(selected, force)
     if dry_run:
         doc = read_state(ws.lockfiles, definition)
+        stale = stale_targets(doc, definition, selected) if refresh else {}
         dry = plan_sync(doc, request)
         generated = [secret.name for secret, _ in dry.work]
         fixes = plan_repairs(doc, _not_busy(selected, generated), TargetContext.of(definition), overwrite=repair)
         unfinished = {error.secret for error in fixes.errors}
         skipped = [name for name in dry.skipped if name not in fixes.secrets and name not in unfinished]
         return SyncResult(generated, skipped, [], without_environment(definition, dry.errors + fixes.errors), True,
-                          _message(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets)
+                          _message(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets,
+                          refreshed=_hidden(definition, stale))
 
     place = ws.write_place
+    refreshed = refresh_targets(place, definition, selected) if refresh else {}
     written, outcome = write.write(place, definition, request)
     blocked = [error.secret for error in written.errors]
     generated = outcome.stored if outcome is not None else []
@@ -59,7 +66,11 @@ def sync(
                if outcome is not None else {})
     return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
                       _message(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial,
-                      outcome.sources if outcome is not None else {})
+                      outcome.sources if outcome is not None else {}, _hidden(definition, refreshed))
+
+
+def _hidden(definition: Definition, refreshed: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {key: [definition.environment_hidden(target) for target in ids] for key, ids in refreshed.items()}
 
 
 def without_environment(definition: Definition, errors: Sequence[OperationError]) -> list[OperationError]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from typing import Any
 
+import pytest
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
@@ -336,3 +338,15 @@ def test_a_sync_with_a_failed_target_of_a_generated_secret_is_a_failure(
     body = authed_api.post("/sync", {}, format="json").json()
     assert body["secrets_failed"] == [] and body["errors"]
     assert AuditEntry.objects.get(action="sync").success is False
+
+
+def test_sync_names_the_source_of_an_imported_value_in_the_body_and_the_audit_row(
+    authed_api: APIClient, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DB", "from-the-environment")
+    project.write(definition(file_secret("db", "out/a.env")))
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert body["sources"] == {"db": "env"}
+    row = AuditEntry.objects.filter(action="sync").first()
+    assert row is not None and row.details["sources"] == {"db": "env"}
+    assert "from-the-environment" not in json.dumps(row.details)

@@ -53,3 +53,17 @@ def test_import_of_disagreeing_targets_exits_1(project: Project) -> None:
     code, _ = run("import")
     assert code == 1
     assert AuditEntry.objects.get(action="import_values").success is False
+
+
+def test_sync_refresh_names_the_dropped_target_and_audits_it(project: Project) -> None:
+    secret = file_secret("db", "out/a.env")
+    secret["targets"].append({"provider": "local", "kind": "file", "config": {"path": "out/b.json", "format": "json"}})
+    project.write(definition(secret))
+    run("sync")
+    project.write(definition(file_secret("db", "out/a.env")))
+    code, out = run("sync", "--refresh")
+    assert code == 0 and "refreshed  db: dropped local/file/out/b.json" in out
+    assert list(project.lock()["secrets"]["db"]["targets"]) == ["local/file/out/a.env"]
+    row = AuditEntry.objects.filter(action="sync").first()
+    assert row is not None and row.details["refresh"] is True
+    assert row.details["refreshed"] == {"db": ["local/file/out/b.json"]}

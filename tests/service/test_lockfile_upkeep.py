@@ -93,3 +93,15 @@ def test_import_with_dry_run_changes_nothing(tmp_path: Path) -> None:
 def test_import_of_a_secret_no_target_holds_skips_it(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, _secret("db", A))
     assert [(row.status, row.detail) for row in import_values(ws).rows] == [("skipped", "not_retrievable")]
+
+
+def test_sync_with_refresh_drops_a_removed_target_and_a_plain_sync_keeps_it(tmp_path: Path) -> None:
+    sync(_workspace(tmp_path, _secret("db", A, B)))
+    ws = _workspace(tmp_path, _secret("db", B))
+    assert sync(ws).refreshed == {}
+    assert "local/file/out/a.env" in _lock(ws)["secrets"]["db"]["targets"]
+    assert sync(ws, refresh=True, dry_run=True).refreshed == {"db": ["local/file/out/a.env"]}
+    assert "local/file/out/a.env" in _lock(ws)["secrets"]["db"]["targets"]
+    result = sync(ws, refresh=True)
+    assert result.refreshed == {"db": ["local/file/out/a.env"]}
+    assert list(_lock(ws)["secrets"]["db"]["targets"]) == ["local/file/out/b.json"]

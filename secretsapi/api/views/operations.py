@@ -65,6 +65,7 @@ class SyncView(StrictAPIView):
         result = actions.sync(
             actions.workspace(var_files=q["var_files"]), actor=actor(request),
             dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"], repair=q["repair"],
+            refresh=q["refresh"],
         )
         return Response(s.SyncResultSerializer(result).data)
 
@@ -281,6 +282,7 @@ class AgentSyncView(StrictAPIView):
         result = actions.agent_sync(
             actions.workspace(var_files=q["var_files"]), actor=actor(request),
             dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"], repair=q["repair"],
+            refresh=q["refresh"],
         )
         data = {**s.SyncResultSerializer(result.sync).data, "status": result.status,
                 "outcomes": s.SecretOutcomeSerializer(result.outcomes, many=True).data}
