@@ -154,3 +154,17 @@ def test_the_environment_override_never_takes_a_service_setting(tmp_path: Path) 
     ws = _workspace(tmp_path, secret, environ={"SERVICE_API_KEY": "the-api-key"})
     sync(ws)
     assert _stored(tmp_path, "service_api_key") != "the-api-key"
+
+
+def test_the_environment_override_supplies_a_template_fields_value(tmp_path: Path) -> None:
+    doc = definition(
+        {"name": "app", "kind": "templates.creds",
+         "targets": [{"provider": "local", "kind": "file", "config": {"path": "out/app.json", "format": "json"}}]},
+        templates={"creds": {"fields": {"user": {"generator": {"kind": "random_string", "config": {"length": 8}}},
+                                        "token": {"generator": {"kind": "random_string", "config": {"length": 8}}}}}},
+    )
+    ws = Workspace(definition_path=write_definition(tmp_path, doc), lock_timeout=10, environ={"APP_TOKEN": "given"})
+    result = sync(ws)
+    assert result.sources == {"app": "env"}
+    stored = json.loads((tmp_path / "out/app.json").read_text())
+    assert stored["token"] == "given" and stored["user"] != "given"

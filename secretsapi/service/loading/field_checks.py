@@ -18,7 +18,7 @@ from secretsapi.service.generators import (
     static_value,
     validate_generator,
 )
-from secretsapi.service.loading.sources import importable
+from secretsapi.service.loading.sources import importable, with_override
 
 TARGET_KEYS = ("provider", "kind", "config")
 STATIC_UNSET = "static value is not set"
@@ -299,20 +299,21 @@ class FieldChecks:
         return GeneratorSpec(kind="static", config=config, unavailable=message)
 
     def _fields_from_env(self, name: str, units: tuple[Unit, ...]) -> tuple[Unit, ...]:
-        """A template field's static that is not set is taken from ``<SECRET>_<FIELD>`` (upper
-        case), as SecretZero's non-interactive mode does; the definition hash is unchanged."""
+        """A template field's value is taken from ``<SECRET>_<FIELD>`` (upper case) when that is
+        set, whatever its generator, as SecretZero's non-interactive mode does (a static that is
+        not set fails without it); the definition hash is unchanged."""
         out = []
         for unit in units:
             spec = unit.generator
+            env_name = f"{name}_{unit.lock_key[len(name) + 1:]}".upper()
             if spec.kind == "static" and spec.unavailable is not None and spec.unavailable.startswith(STATIC_UNSET):
-                env_name = f"{name}_{unit.lock_key[len(name) + 1:]}".upper()
                 value_key = "default" if "default" in spec.config else "value"
                 from_env = importable(self.environ, env_name)
                 spec = GeneratorSpec("static", {**spec.config, value_key: from_env}) if from_env else replace(
                     spec, unavailable=spec.unavailable.replace(_PER_FIELD, env_name)
                 )
-                unit = replace(unit, generator=spec)
-            out.append(unit)
+            spec = with_override(spec, env_name, self.environ, self.warnings, f"secret '{name}' field")
+            out.append(replace(unit, generator=spec))
         return tuple(out)
 
 
