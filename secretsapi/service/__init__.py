@@ -21,14 +21,13 @@ from secretsapi.service.catalogue import (
 )
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.drift import detect_drift
-from secretsapi.service.lockfile_upkeep import clean_lockfile, import_values
 from secretsapi.service.policy import check_policies
 from secretsapi.service.recorded_values import without_recorded_values
 from secretsapi.service.render import render_definition
 from secretsapi.service.rotation import check_rotation, execute_rotation
 from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.status import list_secrets, secret_status
-from secretsapi.service.sync import sync
+from secretsapi.service.sync import clean_lockfile, import_values, sync
 from secretsapi.service.validate import validate_document, validate_file, validate_workspace
 from secretsapi.service.value_read import read_value
 from secretsapi.service.workspace import Workspace

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from secretsapi.service.definition.model import Definition, SecretDef
-from secretsapi.service.lockfile_upkeep import refresh_targets, stale_targets
-from secretsapi.service.results import OperationError, SyncResult
-from secretsapi.service.state import write
+from secretsapi.service.results import CleanResult, ImportResult, OperationError, SyncResult
+from secretsapi.service.state import upkeep, write
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.plans import SyncRequest, plan_sync
 from secretsapi.service.state.repair import plan_repairs
+from secretsapi.service.state.upkeep import refresh_targets, stale_targets
 from secretsapi.service.state.value_store import written_targets
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.workspace import Workspace
@@ -71,6 +71,19 @@ def sync(
 
 def _hidden(definition: Definition, refreshed: dict[str, list[str]]) -> dict[str, list[str]]:
     return {key: [definition.environment_hidden(target) for target in ids] for key, ids in refreshed.items()}
+
+
+def clean_lockfile(ws: Workspace, *, dry_run: bool = False) -> CleanResult:
+    """SecretZero's ``clean``: drop the entries of secrets the definition no longer has."""
+    return upkeep.clean_lockfile(ws.write_place, ws.definition(), dry_run=dry_run)
+
+
+def import_values(ws: Workspace, *, secret_names: Sequence[str] | None = None, dry_run: bool = False) -> ImportResult:
+    """SecretZero's ``import``: record the values targets already hold, generating nothing."""
+    definition = ws.definition()
+    selected = (definition.secrets if not secret_names
+                else tuple(definition.secret(name) for name in dict.fromkeys(secret_names)))
+    return upkeep.import_values(ws.write_place, definition, selected, dry_run=dry_run)
 
 
 def without_environment(definition: Definition, errors: Sequence[OperationError]) -> list[OperationError]:

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from secretsapi.service.lockfile_upkeep import clean_lockfile, import_values, refresh_targets
-from secretsapi.service.sync import sync
+from secretsapi.service.state.upkeep import refresh_targets
+from secretsapi.service.sync import clean_lockfile, import_values, sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
 from tests.factories import definition, write_definition

@@ -270,7 +270,8 @@ class AgentSyncView(StrictAPIView):
             response_example("Nothing to do", {
                 "secrets_generated": [], "secrets_skipped": [EXAMPLE_SECRET], "secrets_failed": [],
                 "secrets_repaired": [], "errors": [], "message": "Sync complete: 0 secret(s) generated, 1 skipped.",
-                "sources": {}, "refreshed": {}, "status": "nothing_to_do", "outcomes": [{"secret": EXAMPLE_SECRET, "outcome": "skipped", "errors": []}],
+                "sources": {}, "refreshed": {}, "status": "nothing_to_do",
+                "outcomes": [{"secret": EXAMPLE_SECRET, "outcome": "skipped", "errors": []}],
             }),
             response_example("Generated", {**SYNC_DONE, "status": "complete",
                                            "outcomes": [{"secret": EXAMPLE_SECRET, "outcome": "generated",

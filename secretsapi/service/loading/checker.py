@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
@@ -22,18 +22,15 @@ from secretsapi.service.definition.model import (
 from secretsapi.service.definition.units import Template, canon_gen, canon_targets, place, template_units
 from secretsapi.service.definition.var_files import deep_merge
 from secretsapi.service.loading.field_checks import FieldChecks
-from secretsapi.service.loading.sources import parse_source, with_override
 from secretsapi.service.util.hashing import sha256_value
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")
-SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets", "description")
+SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets", "description", "source")
 # SecretZero's machine-local flag and its escape hatch, parsed by _local.
 LOCAL_KEYS = ("local", "local_allow_cloud")
 _LOCAL_TARGETS = (("local", "file"), ("local", "template"))
 # SecretZero's guidance for people and agents: kept as written (never interpolated), not used.
 KEPT_SECRET_KEYS = ("agent_instructions",)
-# SecretZero's ``source:`` (loading.sources): the value imported, not generated.
-SOURCE_KEY = "source"
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
@@ -129,16 +126,6 @@ class DefinitionChecker(FieldChecks):
                         "use local/file or local/template targets, or set local_allow_cloud: true"
                     )
         return local
-
-    def _sourced(self, generator: GeneratorSpec | None, raw: Mapping[str, Any], where: str,
-                 name: str | None) -> GeneratorSpec | None:
-        """The generator with its ``source:`` or, without one, SecretZero's environment override."""
-        if generator is None or name is None:
-            return generator
-        if SOURCE_KEY in raw:
-            source = parse_source(raw[SOURCE_KEY], f"{where}.{SOURCE_KEY}", self.environ, self.errors)
-            return replace(generator, source=source) if source is not None else None
-        return with_override(generator, name.upper(), self.environ, self.warnings, where)
 
     def _environments(self, value: Any) -> Environments:
         """SecretZero's ``environments`` block: ``default`` and ``profiles.<name>.{var_files, lockfile}``.
@@ -281,7 +268,7 @@ class DefinitionChecker(FieldChecks):
     def _secret(
         self, raw: Mapping[str, Any], where: str, templates: dict[str, Template], names: dict[str, str]
     ) -> SecretDef | None:
-        self._unknown(raw, (*SECRET_KEYS, *LOCAL_KEYS, *KEPT_SECRET_KEYS, SOURCE_KEY), where)
+        self._unknown(raw, (*SECRET_KEYS, *LOCAL_KEYS, *KEPT_SECRET_KEYS), where)
         name = self._required_str(raw, "name", where)
         if name is not None:
             if not _NAME.fullmatch(name):
@@ -304,8 +291,7 @@ class DefinitionChecker(FieldChecks):
                 shown = self._shown(kind[len(TEMPLATE_PREFIX) :], f"{where}.kind")
                 self.errors.append(f"{where}.kind: unknown template {shown}")
         elif kind is not None:
-            generator = self._generator(kind, raw.get("config"), where, owner, name.upper() if name else None)
-            generator = self._sourced(generator, raw, where, name)
+            generator = self._generator(kind, raw.get("config"), where, owner, name.upper() if name else None, raw)
         period = raw.get("rotation_period")
         days = None if period is None else self._period(period, f"{where}.rotation_period")
         if period is None and self.strict:
@@ -330,9 +316,8 @@ class DefinitionChecker(FieldChecks):
             "rotation_period": period,
             "one_time": one_time,
             "targets": canon_targets(targets),
+            **self._source_canon(generator, raw),
         }
-        if generator is not None and generator.source is not None and not generator.source.override:
-            canonical[SOURCE_KEY] = raw[SOURCE_KEY]  # another source is another definition
         if template is not None:
             units = self._fields_from_env(name, template_units(name, template, targets))
             canonical["template"] = template.canonical

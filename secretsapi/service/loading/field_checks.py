@@ -18,7 +18,7 @@ from secretsapi.service.generators import (
     static_value,
     validate_generator,
 )
-from secretsapi.service.loading.sources import importable, with_override
+from secretsapi.service.loading.sources import importable, source_canon, sourced, with_override
 
 TARGET_KEYS = ("provider", "kind", "config")
 STATIC_UNSET = "static value is not set"
@@ -233,10 +233,23 @@ class FieldChecks:
         return kind in ours
 
     def _generator(
-        self, kind: Any, config: Any, where: str, owner: str = "this secret", env_name: str | None = None
+        self, kind: Any, config: Any, where: str, owner: str = "this secret", env_name: str | None = None,
+        secret: Mapping[str, Any] | None = None,
     ) -> GeneratorSpec | None:
         """``env_name``: where a static value that is not set is taken from (SecretZero's
-        non-interactive mode reads the secret's name in upper case)."""
+        non-interactive mode reads the secret's name in upper case). With the ``secret`` it
+        generates for, its ``source:`` or the environment override (``loading.sources``)."""
+        made = self._plain_generator(kind, config, where, owner, env_name)
+        if secret is None or env_name is None:
+            return made
+        return sourced(made, secret, where, env_name, self.environ, self.errors, self.warnings)
+
+    def _source_canon(self, generator: GeneratorSpec | None, secret: Mapping[str, Any]) -> dict[str, Any]:
+        return source_canon(generator, secret)
+
+    def _plain_generator(
+        self, kind: Any, config: Any, where: str, owner: str, env_name: str | None
+    ) -> GeneratorSpec | None:
         if not isinstance(kind, str) or not kind:
             self.errors.append(f"{where}.kind: required")
             return None

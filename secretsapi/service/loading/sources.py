@@ -18,6 +18,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import GeneratorSpec, SourceSpec
 
+SOURCE_KEY = "source"
 SOURCE_KINDS = ("env", "file", "secret_ref", "provider_read")
 _OWN = ("SERVICE_", "DJANGO_")
 OWN_SETTING = ("is one of the service's own settings: a definition never imports SERVICE_* or DJANGO_* "
@@ -39,6 +40,25 @@ def own_setting(name: str) -> bool:
 def importable(environ: Mapping[str, str], name: str) -> str | None:
     """The variable's value, unless it is unset, empty or one of the service's own."""
     return None if own_setting(name) else environ.get(name) or None
+
+
+def sourced(generator: GeneratorSpec | None, raw: Mapping[str, Any], where: str, env_name: str,
+            environ: Mapping[str, str], errors: list[str], warnings: list[str]) -> GeneratorSpec | None:
+    """A secret's generator with its ``source:`` or, without one, SecretZero's environment
+    override (``env_name``: the secret's name in upper case)."""
+    if generator is None:
+        return generator
+    if SOURCE_KEY in raw:
+        source = parse_source(raw[SOURCE_KEY], f"{where}.{SOURCE_KEY}", environ, errors)
+        return replace(generator, source=source) if source is not None else None
+    return with_override(generator, env_name, environ, warnings, where)
+
+
+def source_canon(generator: GeneratorSpec | None, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """What the definition hash covers of the source: another source is another definition."""
+    if generator is None or generator.source is None or generator.source.override:
+        return {}
+    return {SOURCE_KEY: raw[SOURCE_KEY]}
 
 
 def parse_source(raw: Any, where: str, environ: Mapping[str, str], errors: list[str]) -> SourceSpec | None:

@@ -25,18 +25,15 @@ from secretsapi.service.state.write_only import PROVENANCE, with_writes
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.secretzero_ids import aliases
 from secretsapi.service.util.hashing import sha256_text
-from secretsapi.service.workspace import Workspace
 
 # How SecretZero's ``import`` marks the provenance of a value read from a target.
 IMPORT_ACTOR = {"operation": "lockfile_import", "source": "target"}
 
 
-def clean_lockfile(ws: Workspace, *, dry_run: bool = False) -> CleanResult:
+def clean_lockfile(place: write.Place, definition: Definition, *, dry_run: bool = False) -> CleanResult:
     """Remove the shared lockfile's entries no secret of the definition owns (SecretZero's
     ``clean``: a template secret owns ``<secret>.<field>``). The machine-local lockfile is
     left alone, as SecretZero leaves it."""
-    definition = ws.definition()
-    place = ws.write_place
     removed = _orphans(read_lockfile(place.lockfiles.shared), definition)
     if removed and not dry_run:
         with write.write_lock(place) as lockfile:
@@ -119,7 +116,7 @@ def _without(entry: LockEntry, gone: Sequence[str]) -> LockEntry:
     return replace(entry, targets=targets, extra=extra)
 
 
-def import_values(ws: Workspace, *, secret_names: Sequence[str] | None = None,
+def import_values(place: write.Place, definition: Definition, selected: Sequence[SecretDef], *,
                   dry_run: bool = False) -> ImportResult:
     """SecretZero's ``import``: record the hash of the value a unit's targets already hold.
 
@@ -127,10 +124,6 @@ def import_values(ws: Workspace, *, secret_names: Sequence[str] | None = None,
     (else the unit is an error); templates and write-only targets (which give no value back)
     are passed over. Stale target ids are dropped first, as SecretZero's import does.
     """
-    definition = ws.definition()
-    selected = (definition.secrets if not secret_names
-                else tuple(definition.secret(name) for name in dict.fromkeys(secret_names)))
-    place = ws.write_place
     refreshed = refresh_targets(place, definition, selected, dry_run=dry_run)
     work = [(secret, secret.units) for secret in selected]
     with write.target_locks(place, stripes_for(definition, work)):
