@@ -298,7 +298,12 @@ def import_values(
     resource = _resource(secret_names[0]) if secret_names and len(secret_names) == 1 else "secrets"
     with audited("import_values", resource, actor, request, changes=not dry_run) as facts:
         result = engine_processes.run(service.import_values, ws, secret_names=secret_names, dry_run=dry_run)
-        facts.update(rows=[asdict(row) for row in result.rows], errors=[asdict(e) for e in result.errors])
+        # Counts and the keys recorded, not every row with its detail.
+        counts: dict[str, int] = {}
+        for row in result.rows:
+            counts[row.status] = counts.get(row.status, 0) + 1
+        recorded = [row.lock_key for row in result.rows if row.status in ("imported", "updated")]
+        facts.update(counts=counts, recorded=recorded, errors=[asdict(e) for e in result.errors])
         if result.refreshed:
             facts["refreshed"] = result.refreshed
         facts.succeeded = not result.errors

@@ -67,3 +67,13 @@ def test_sync_refresh_names_the_dropped_target_and_audits_it(project: Project) -
     row = AuditEntry.objects.filter(action="sync").first()
     assert row is not None and row.details["refresh"] is True
     assert row.details["refreshed"] == {"db": ["local/file/out/b.json"]}
+
+
+def test_clean_and_import_rows_are_found_by_the_secret_they_name(project: Project) -> None:
+    project.write(definition(file_secret("db", "out/a.env"), file_secret("gone", "out/b.env")))
+    run("sync")
+    project.write(definition(file_secret("db", "out/a.env")))
+    run("clean")
+    run("import", "--secret", "db")
+    assert "clean_lockfile" in set(AuditEntry.objects.filter(mentions__secret="gone").values_list("action", flat=True))
+    assert "import_values" in set(AuditEntry.objects.filter(mentions__secret="db").values_list("action", flat=True))
