@@ -25,11 +25,11 @@ SECRETS_SHOWN = 5
 # table for its distinct values would scan a million rows on every page.
 ACTIONS = (
     "admin_lockout", "admin_login", "agent_sync", "apikey_create", "apikey_revoke", "apikey_rotate", "authenticate",
-    "check_drift", "check_policy", "check_rotation",
-    "execute_rotation", "export_audit_logs", "get_secret_status", "get_secrets_status", "list_generators",
-    "list_providers", "list_secret_types", "list_secrets", "list_targets", "read_audit_activity", "read_audit_logs",
-    "read_job", "read_jobs", "read_secret_value", "read_secrets_overview", "render_config",
-    "request_refused", "sync", "validate_config",
+    "check_drift", "check_policy", "check_rotation", "clean_lockfile", "execute_rotation", "export_audit_logs",
+    "get_secret_status", "get_secrets_status", "import_values", "list_generators", "list_providers",
+    "list_secret_types", "list_secrets", "list_targets", "read_audit_activity", "read_audit_logs", "read_job",
+    "read_jobs", "read_secret_value", "read_secrets_overview", "render_config", "request_refused", "sync",
+    "validate_config",
 )
 
 

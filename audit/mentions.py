@@ -6,8 +6,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 RESOURCE_PREFIX = "secret:"
-# Details keys holding lists of secret names (sync, agent sync, rotation, drift).
-NAME_LISTS = ("generated", "skipped", "failed", "repaired", "rotated", "secrets_with_drift", "unreadable")
+# Details keys holding lists of secret names (sync, agent sync, rotation, drift; clean's and
+# import's lockfile keys, and import's requested secrets).
+NAME_LISTS = ("generated", "skipped", "failed", "repaired", "rotated", "secrets_with_drift", "unreadable",
+              "removed", "recorded", "secret_names")
 
 
 def mentioned_secrets(resource: str, details: Mapping[str, Any]) -> list[str]:

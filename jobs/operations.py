@@ -36,13 +36,14 @@ def _ws(p: dict[str, Any]) -> actions.Workspace:
 
 def _sync(p: dict[str, Any], actor: str | None, progress: Progress) -> Body:
     result = actions.sync(_ws(p), actor=actor, dry_run=p["dry_run"], force=p["force"], secret_name=p["secret_name"],
-                          repair=p["repair"], progress=progress)
+                          repair=p["repair"], refresh=p.get("refresh", False), progress=progress)
     return dict(s.SyncResultSerializer(result).data)
 
 
 def _agent_sync(p: dict[str, Any], actor: str | None, progress: Progress) -> Body:
     result = actions.agent_sync(_ws(p), actor=actor, dry_run=p["dry_run"], force=p["force"],
-                                secret_name=p["secret_name"], repair=p["repair"], progress=progress)
+                                secret_name=p["secret_name"], repair=p["repair"], refresh=p.get("refresh", False),
+                                progress=progress)
     return {**s.SyncResultSerializer(result.sync).data, "status": result.status,
             "outcomes": s.SecretOutcomeSerializer(result.outcomes, many=True).data}
 

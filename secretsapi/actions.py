@@ -35,7 +35,9 @@ from secretsapi.service.errors import (
 )
 from secretsapi.service.results import (
     AgentSyncResult,
+    CleanResult,
     DriftResult,
+    ImportResult,
     PolicyResult,
     RenderResult,
     RevealedSecret,
@@ -326,19 +328,52 @@ def audit_activity(*, actor: str | None, days: int) -> activity.Activity:
 
 def sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
-    repair: bool = False, progress: Progress | None = None,
+    repair: bool = False, refresh: bool = False, progress: Progress | None = None,
 ) -> SyncResult:
-    request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
+    request = {"dry_run": dry_run, "force": force, "repair": repair, "refresh": refresh, "secret_name": secret_name,
                "var_files": list(ws.var_files)}
     with audited("sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair,
-                              progress=progress)
+                              refresh=refresh, progress=progress)
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
                      failed=result.secrets_failed, errors=[asdict(e) for e in result.errors])
         facts["repaired"] = result.secrets_repaired
         if result.written_targets:
             facts["written_targets"] = result.written_targets
+        if result.sources:
+            facts["sources"] = result.sources  # imported values: the source kind, never the value
+        if result.refreshed:
+            facts["refreshed"] = result.refreshed
         facts.succeeded = not (result.secrets_failed or result.errors)
+    return result
+
+
+def clean_lockfile(ws: Workspace, *, actor: str | None, dry_run: bool = False) -> CleanResult:
+    """SecretZero's ``clean``: drop the lockfile entries of secrets the definition no longer has."""
+    request = {"dry_run": dry_run, "var_files": list(ws.var_files)}
+    with audited("clean_lockfile", "secrets", actor, request, changes=not dry_run) as facts:
+        result = service.clean_lockfile(ws, dry_run=dry_run)
+        facts["removed"] = result.removed
+    return result
+
+
+def import_values(
+    ws: Workspace, *, actor: str | None, secret_names: Sequence[str] | None = None, dry_run: bool = False,
+) -> ImportResult:
+    """SecretZero's ``import``: record the hashes of the values targets already hold; generates nothing."""
+    request = {"dry_run": dry_run, "secret_names": list(secret_names or []), "var_files": list(ws.var_files)}
+    resource = _resource(secret_names[0]) if secret_names and len(secret_names) == 1 else "secrets"
+    with audited("import_values", resource, actor, request, changes=not dry_run) as facts:
+        result = service.import_values(ws, secret_names=secret_names, dry_run=dry_run)
+        # Counts and the keys recorded, not every row with its detail.
+        counts: dict[str, int] = {}
+        for row in result.rows:
+            counts[row.status] = counts.get(row.status, 0) + 1
+        recorded = [row.lock_key for row in result.rows if row.status in ("imported", "updated")]
+        facts.update(counts=counts, recorded=recorded, errors=[asdict(e) for e in result.errors])
+        if result.refreshed:
+            facts["refreshed"] = result.refreshed
+        facts.succeeded = not result.errors
     return result
 
 
@@ -360,6 +395,8 @@ def execute_rotation(
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
         if result.written_targets:
             facts["written_targets"] = result.written_targets
+        if result.sources:
+            facts["sources"] = result.sources
         facts.succeeded = not (result.failed or result.errors)
     return result
 
@@ -433,17 +470,21 @@ def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> RevealedSec
 
 def agent_sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
-    repair: bool = True, progress: Progress | None = None,
+    repair: bool = True, refresh: bool = False, progress: Progress | None = None,
 ) -> AgentSyncResult:
-    request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
+    request = {"dry_run": dry_run, "force": force, "repair": repair, "refresh": refresh, "secret_name": secret_name,
                "var_files": list(ws.var_files)}
     with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = service.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair,
-                                    progress=progress)
+                                    refresh=refresh, progress=progress)
         facts.update(status=result.status, generated=result.sync.secrets_generated,
                      skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed,
                      errors=[asdict(e) for e in result.sync.errors])
         facts["repaired"] = result.sync.secrets_repaired
+        if result.sync.sources:
+            facts["sources"] = result.sync.sources
+        if result.sync.refreshed:
+            facts["refreshed"] = result.sync.refreshed
         if result.sync.written_targets:
             facts["written_targets"] = result.sync.written_targets
         facts.succeeded = not (result.sync.secrets_failed or result.sync.errors)

@@ -27,7 +27,7 @@ from secretsapi.service.render import render_definition
 from secretsapi.service.rotation import check_rotation, execute_rotation
 from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.status import list_secrets, secret_status, secret_statuses
-from secretsapi.service.sync import sync
+from secretsapi.service.sync import clean_lockfile, import_values, sync
 from secretsapi.service.validate import validate_document, validate_file, validate_workspace
 from secretsapi.service.value_read import read_value
 from secretsapi.service.workspace import Workspace
@@ -39,10 +39,12 @@ __all__ = [
     "agent_sync",
     "check_policies",
     "check_rotation",
+    "clean_lockfile",
     "declared_providers",
     "detect_drift",
     "execute_rotation",
     "generator_catalogue",
+    "import_values",
     "list_secrets",
     "provider_catalogue",
     "read_value",

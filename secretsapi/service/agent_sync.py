@@ -9,11 +9,13 @@ from secretsapi.service.workspace import Workspace
 
 
 def agent_sync(ws: Workspace, *, dry_run: bool = False, force: bool = False,
-               secret_name: str | None = None, repair: bool = True,
+               secret_name: str | None = None, repair: bool = True, refresh: bool = False,
                progress: Progress | None = None) -> AgentSyncResult:
     """Idempotent: once everything exists and every target holds its value, a repeat call
-    writes nothing and says nothing_to_do. Repairs broken targets unless ``repair`` is off."""
-    result = sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair, progress=progress)
+    writes nothing and says nothing_to_do. Completes missing targets always, and puts recorded
+    values over changed ones unless ``repair`` is off."""
+    result = sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair, refresh=refresh,
+                  progress=progress)
     by_secret: dict[str, list[OperationError]] = {}
     for error in result.errors:
         by_secret.setdefault(error.secret, []).append(error)
@@ -24,6 +26,9 @@ def agent_sync(ws: Workspace, *, dry_run: bool = False, force: bool = False,
     outcomes += [SecretOutcome(name, "repaired", by_secret.get(name, [])) for name in result.secrets_repaired]
     outcomes += [SecretOutcome(name, "skipped", by_secret.get(name, [])) for name in result.secrets_skipped]
     outcomes += [SecretOutcome(name, "failed", by_secret.get(name, [])) for name in result.secrets_failed]
+    # An existing secret with a target that does not hold its value, and nothing else to say.
+    listed = {outcome.secret for outcome in outcomes}
+    outcomes += [SecretOutcome(name, "partial", errors) for name, errors in by_secret.items() if name not in listed]
     return AgentSyncResult(_status(result), result, outcomes)
 
 

@@ -51,6 +51,10 @@ class SyncResult:
     secrets_repaired: list[str] = field(default_factory=list)
     # Secrets a target failed for: lock key -> the targets that do hold the new value.
     written_targets: dict[str, list[str]] = field(default_factory=dict)
+    # Secrets whose value was imported, not generated: name -> source kind (``env``, ``file``...).
+    sources: dict[str, str] = field(default_factory=dict)
+    # With refresh: lock key -> the recorded target ids dropped (the definition no longer names them).
+    refreshed: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,8 @@ class RotationResult:
     message: str
     # Secrets a target failed for: lock key -> the targets that do hold the new value.
     written_targets: dict[str, list[str]] = field(default_factory=dict)
+    # Secrets whose value was imported again, not generated: name -> source kind.
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -150,3 +156,33 @@ class ValidationReport:
     valid: bool
     errors: list[str]
     warnings: list[str]
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    removed: list[str]  # lock keys of secrets the definition no longer has
+    dry_run: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class ImportRow:
+    """One lock key: imported | updated | unchanged | skipped | error (dry run: would_import,
+    would_update), and why (never a value)."""
+
+    secret: str
+    lock_key: str
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    rows: list[ImportRow]
+    errors: list[OperationError]
+    dry_run: bool
+    message: str
+    refreshed: dict[str, list[str]] = field(default_factory=dict)
+
+    def count(self, *statuses: str) -> int:
+        return sum(1 for row in self.rows if row.status in statuses)

@@ -92,11 +92,22 @@ def test_agent_sync_repairs_broken_targets_by_default(authed_api: APIClient, pro
     assert authed_api.post("/agent/sync", {}, format="json").json()["status"] == "nothing_to_do"
 
 
-def test_agent_sync_with_repair_false_leaves_broken_targets(authed_api: APIClient, project: Project) -> None:
+def test_agent_sync_with_repair_false_still_writes_a_deleted_target(authed_api: APIClient, project: Project) -> None:
     copies_then_loss(authed_api, project)
     body = authed_api.post("/agent/sync", {"repair": False}, format="json").json()
-    assert (body["status"], body["secrets_repaired"]) == ("nothing_to_do", [])
-    assert not (project.root / "out/a.env").exists()
+    assert (body["status"], body["secrets_repaired"]) == ("complete", ["db"])
+    assert (project.root / "out/a.env").exists()
+
+
+def test_agent_sync_with_repair_false_reports_a_changed_target_as_partial(
+    authed_api: APIClient, project: Project
+) -> None:
+    copies_then_loss(authed_api, project)
+    authed_api.post("/agent/sync", {}, format="json")
+    (project.root / "out/b.json").write_text('{"db": "other"}')
+    body = authed_api.post("/agent/sync", {"repair": False}, format="json").json()
+    assert body["status"] == "partial"
+    assert [(o["secret"], o["outcome"]) for o in body["outcomes"]] == [("db", "partial")]
 
 
 def test_a_partial_agent_sync_is_audited_as_a_failure_with_what_succeeded(

@@ -61,13 +61,19 @@ def test_forced_sync_of_one_secret_keeps_every_other_key(authed_api: APIClient, 
     env_before = (sz / "out/dev.env").read_text().splitlines()
     authed_api.post("/sync", {"force": True, "secret_name": "db_password"}, format="json")
     after = lock(sz)
-    # The record of the definition is rewritten (synced_at), SecretZero's own keys kept.
-    assert {k: v for k, v in after["secretfile"].items() if k in before["secretfile"] and k != "synced_at"} == {
-        k: v for k, v in before["secretfile"].items() if k != "synced_at"
+    # The record of the definition is rewritten (synced_at, and who wrote it: sync_identity, as
+    # SecretZero rewrites it on every sync), SecretZero's own keys kept.
+    rewritten = ("synced_at", "sync_identity")
+    assert {k: v for k, v in after["secretfile"].items() if k in before["secretfile"] and k not in rewritten} == {
+        k: v for k, v in before["secretfile"].items() if k not in rewritten
     }
+    assert after["secretfile"]["sync_identity"]["client"] == "secretsapi"
     for name in NAMES[1:]:
         assert after["secrets"][name] == before["secrets"][name]
-    assert after["secrets"]["db_password"]["target_provenance"] == before["secrets"]["db_password"]["target_provenance"]
+    # SecretZero's provenance records are kept, and the write adds one of ours per target (last three kept).
+    for target_id, records in before["secrets"]["db_password"]["target_provenance"].items():
+        now = after["secrets"]["db_password"]["target_provenance"][target_id]
+        assert now[:-1] == records[-2:] and now[-1]["actor"]["client"] == "secretsapi"
     assert after["secrets"]["db_password"]["hash"] != before["secrets"]["db_password"]["hash"]
     env_after = (sz / "out/dev.env").read_text().splitlines()
     assert env_after[1:] == env_before[1:]  # api_key and BOOTSTRAP_TOKEN lines untouched

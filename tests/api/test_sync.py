@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from typing import Any
 
+import pytest
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
@@ -259,19 +261,35 @@ def test_sync_with_repair_restores_a_missing_target_and_is_audited(authed_api: A
     (project.root / "out/a.env").unlink()
     body = authed_api.post("/sync", {"repair": True}, format="json").json()
     assert (body["secrets_repaired"], body["secrets_generated"], body["errors"]) == (["db"], [], [])
-    assert project.lock()["secrets"]["db"] == entry
+    after = project.lock()["secrets"]["db"]
+    assert len(after.pop("target_provenance")["local/file/out/a.env"]) == 2  # its first write and the repair
+    assert after == {key: value for key, value in entry.items() if key != "target_provenance"}
     assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False
     row = AuditEntry.objects.filter(action="sync").first()
     assert row is not None and row.details["repair"] is True and row.details["repaired"] == ["db"]
 
 
-def test_sync_repairs_nothing_unless_asked(authed_api: APIClient, project: Project) -> None:
+def test_a_plain_sync_writes_a_deleted_target_again(authed_api: APIClient, project: Project) -> None:
     two_copies(project)
     authed_api.post("/sync", {}, format="json")
     (project.root / "out/a.env").unlink()
     body = authed_api.post("/sync", {}, format="json").json()
-    assert (body["secrets_repaired"], body["secrets_skipped"]) == ([], ["db"])
-    assert not (project.root / "out/a.env").exists()
+    assert (body["secrets_repaired"], body["secrets_skipped"], body["errors"]) == (["db"], [], [])
+    assert (project.root / "out/a.env").exists()
+
+
+def test_a_plain_sync_reports_a_changed_target_and_is_audited_as_a_failure(
+    authed_api: APIClient, project: Project
+) -> None:
+    two_copies(project)
+    authed_api.post("/sync", {}, format="json")
+    (project.root / "out/b.json").write_text('{"db": "other"}')
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert [(e["secret"], e["target"]) for e in body["errors"]] == [("db", "local/file/out/b.json")]
+    assert body["message"].startswith("Sync incomplete: ")
+    assert (project.root / "out/b.json").read_text() == '{"db": "other"}'
+    row = AuditEntry.objects.filter(action="sync").first()
+    assert row is not None and row.success is False
 
 
 def test_sync_repair_without_a_verified_copy_names_the_secret(authed_api: APIClient, project: Project) -> None:
@@ -320,3 +338,15 @@ def test_a_sync_with_a_failed_target_of_a_generated_secret_is_a_failure(
     body = authed_api.post("/sync", {}, format="json").json()
     assert body["secrets_failed"] == [] and body["errors"]
     assert AuditEntry.objects.get(action="sync").success is False
+
+
+def test_sync_names_the_source_of_an_imported_value_in_the_body_and_the_audit_row(
+    authed_api: APIClient, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DB", "from-the-environment")
+    project.write(definition(file_secret("db", "out/a.env")))
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert body["sources"] == {"db": "env"}
+    row = AuditEntry.objects.filter(action="sync").first()
+    assert row is not None and row.details["sources"] == {"db": "env"}
+    assert "from-the-environment" not in json.dumps(row.details)

@@ -236,3 +236,25 @@ def test_validate_reports_every_target_sync_would_refuse_and_exits_2(project: Pr
         "secrets[0] 'db' targets[1] local/template: config.template_path is required and must be a non-empty "
         "string",
         "secrets[0] 'db' targets[2] aws/secrets_manager: config.name is required"]
+
+
+def test_a_plain_sync_writes_a_deleted_target_again_and_exits_0(proj: Project) -> None:
+    secret = file_secret("db", "out/app.env")
+    secret["targets"].append({"provider": "local", "kind": "file", "config": {"path": "out/b.json", "format": "json"}})
+    proj.write(definition(secret))
+    run("sync")
+    (proj.root / "out/app.env").unlink()
+    code, out = run("sync")
+    assert code == 0 and "repaired   db" in out
+    assert (proj.root / "out/app.env").exists()
+
+
+def test_a_sync_with_a_changed_target_says_incomplete_lists_the_error_first_and_exits_1(proj: Project) -> None:
+    run("sync")
+    (proj.root / "out/app.env").write_text("db=other\n")
+    code, out = run("sync")
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0].startswith("Sync incomplete: ")
+    assert lines[1].startswith("  error      db [local/file/out/app.env]: holds another value")
+    assert lines[2:] == ["  skipped    key"]

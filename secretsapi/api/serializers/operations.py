@@ -51,13 +51,19 @@ class SyncRequestSerializer(JobRequestSerializer):
     var_files = VarFilesField()
     repair = StrictBooleanField(
         default=False, help_text="Also put each existing secret's recorded value back into targets that are "
-        "missing, misencoded or hold another value, copied from a target that holds it (no rotation).",
+        "misencoded or hold another value, copied from a target that holds it (no rotation). Every sync "
+        "writes it to missing, new and never-written targets; without repair a changed target is an error.",
+    )
+    refresh = StrictBooleanField(
+        default=False, help_text="First drop recorded target ids the definition no longer names (a target "
+        "renamed or removed), as SecretZero's `--refresh` does.",
     )
 
 
 class AgentSyncRequestSerializer(SyncRequestSerializer):
     repair = StrictBooleanField(
-        default=True, help_text="Put recorded values back into broken targets (default: true; see /sync).",
+        default=True, help_text="Put recorded values back into targets that hold another value too "
+        "(default: true; see /sync).",
     )
 
 
@@ -81,6 +87,15 @@ class SyncResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     )
     errors = OperationErrorSerializer(many=True, help_text="Every failure, including partial ones.")  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
     message = serializers.CharField(help_text="One sentence with the counts.")
+    sources = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="Secrets whose value was imported, not generated: name -> source kind (env, file, secret_ref, "
+        "provider_read; env also for the environment override). Never the value.",
+    )
+    refreshed = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="With `refresh`: lockfile key -> the recorded target ids dropped.",
+    )
 
 
 class RotationCheckRequestSerializer(JobRequestSerializer):

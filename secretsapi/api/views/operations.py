@@ -18,13 +18,15 @@ BODY_ERRORS = (400, 401, 404, 413, 415, 422, 500)
 VAR_FILES_NOTE = ("Pass the `var_files` the secrets were synced with: the targets' paths depend on the "
                   "variables.")
 SYNC_DONE = {"secrets_generated": [EXAMPLE_SECRET], "secrets_skipped": [], "secrets_failed": [],
-             "secrets_repaired": [], "errors": [], "message": "Sync complete: 1 secret(s) generated, 0 skipped."}
+             "secrets_repaired": [], "errors": [], "message": "Sync complete: 1 secret(s) generated, 0 skipped.",
+             "sources": {}, "refreshed": {}}
 SYNC_PARTIAL = {
     "secrets_generated": ["db_replica_password"], "secrets_skipped": [EXAMPLE_SECRET],
     "secrets_failed": ["redis_password"], "secrets_repaired": [],
     "errors": [{"secret": "redis_password", "target": "local/file/out/dev.yaml",
                 "message": "out/dev.yaml: cannot be written (Permission denied)"}],
-    "message": "Sync complete: 1 secret(s) generated, 1 skipped, 1 failed.",
+    "message": "Sync incomplete: 1 secret(s) generated, 1 skipped, 1 failed, 1 error(s).",
+    "sources": {}, "refreshed": {},
 }
 SYNC_DOC: dict[str, Any] = {
     "summary": "Sync secrets",
@@ -240,7 +242,8 @@ class AgentSyncView(StrictAPIView):
         summary="Sync for agents and CI",
         tags=["sync"],
         description="A sync for CI jobs and deploy hooks: the sync result plus an overall `status` "
-        "and one outcome per secret. Repairs broken targets unless `repair` is false. Safe to repeat: once "
+        "and one outcome per secret. Writes missing and new targets; puts the recorded value over changed "
+        "targets unless `repair` is false. Safe to repeat: once "
         "everything exists and every target holds its value it writes nothing. Fails like `POST /sync` "
         "(404, 422, 503); failed targets are data in the 200 answer (`status` `partial` or `failed`).",
         examples=[
@@ -249,7 +252,8 @@ class AgentSyncView(StrictAPIView):
             response_example("Nothing to do", {
                 "secrets_generated": [], "secrets_skipped": [EXAMPLE_SECRET], "secrets_failed": [],
                 "secrets_repaired": [], "errors": [], "message": "Sync complete: 0 secret(s) generated, 1 skipped.",
-                "status": "nothing_to_do", "outcomes": [{"secret": EXAMPLE_SECRET, "outcome": "skipped", "errors": []}],
+                "sources": {}, "refreshed": {}, "status": "nothing_to_do",
+                "outcomes": [{"secret": EXAMPLE_SECRET, "outcome": "skipped", "errors": []}],
             }),
             response_example("Generated", {**SYNC_DONE, "status": "complete",
                                            "outcomes": [{"secret": EXAMPLE_SECRET, "outcome": "generated",

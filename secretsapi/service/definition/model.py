@@ -44,12 +44,31 @@ class TargetSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceSpec:
+    """Where a secret's value is imported from instead of generated: SecretZero's ``source:``
+    (``env``, ``file``, ``secret_ref``, ``provider_read``), or its environment override (a
+    variable named after the secret in upper case: ``override``)."""
+
+    kind: str
+    config: Mapping[str, Any]
+    # False: a source that cannot be read falls back to the generator (SecretZero's rule).
+    required: bool = True
+    # ``env``: the variable's value, taken when the definition was loaded (only the loader
+    # holds the environment); None when unset or refused (``problem`` says which).
+    env_value: str | None = field(default=None, repr=False)
+    problem: str | None = None
+    override: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class GeneratorSpec:
     kind: str
     config: Mapping[str, Any]
     # Why this secret cannot be generated here (a kind SecretZero has and this service does
     # not, a static value that is not set): the secret fails at sync, the definition stands.
     unavailable: str | None = None
+    # Set: the value is imported from there, not generated (``state.sources``).
+    source: SourceSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from secretsapi.service.loading.field_checks import FieldChecks
 from secretsapi.service.util.hashing import sha256_value
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")
-SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets", "description")
+SECRET_KEYS = ("name", "kind", "config", "rotation_period", "one_time", "targets", "description", "source")
 # SecretZero's machine-local flag and its escape hatch, parsed by _local.
 LOCAL_KEYS = ("local", "local_allow_cloud")
 _LOCAL_TARGETS = (("local", "file"), ("local", "template"))
@@ -291,7 +291,7 @@ class DefinitionChecker(FieldChecks):
                 shown = self._shown(kind[len(TEMPLATE_PREFIX) :], f"{where}.kind")
                 self.errors.append(f"{where}.kind: unknown template {shown}")
         elif kind is not None:
-            generator = self._generator(kind, raw.get("config"), where, owner, name.upper() if name else None)
+            generator = self._generator(kind, raw.get("config"), where, owner, name.upper() if name else None, raw)
         period = raw.get("rotation_period")
         days = None if period is None else self._period(period, f"{where}.rotation_period")
         if period is None and self.strict:
@@ -316,6 +316,7 @@ class DefinitionChecker(FieldChecks):
             "rotation_period": period,
             "one_time": one_time,
             "targets": canon_targets(targets),
+            **self._source_canon(generator, raw),
         }
         if template is not None:
             units = self._fields_from_env(name, template_units(name, template, targets))

@@ -19,6 +19,7 @@ from secretsapi.service.generators import (
     static_value,
     validate_generator,
 )
+from secretsapi.service.loading.sources import importable, source_canon, sourced, with_override
 
 TARGET_KEYS = ("provider", "kind", "config")
 STATIC_UNSET = "static value is not set"
@@ -233,10 +234,23 @@ class FieldChecks:
         return kind in ours
 
     def _generator(
-        self, kind: Any, config: Any, where: str, owner: str = "this secret", env_name: str | None = None
+        self, kind: Any, config: Any, where: str, owner: str = "this secret", env_name: str | None = None,
+        secret: Mapping[str, Any] | None = None,
     ) -> GeneratorSpec | None:
         """``env_name``: where a static value that is not set is taken from (SecretZero's
-        non-interactive mode reads the secret's name in upper case)."""
+        non-interactive mode reads the secret's name in upper case). With the ``secret`` it
+        generates for, its ``source:`` or the environment override (``loading.sources``)."""
+        made = self._plain_generator(kind, config, where, owner, env_name)
+        if secret is None or env_name is None:
+            return made
+        return sourced(made, secret, where, env_name, self.environ, self.errors, self.warnings)
+
+    def _source_canon(self, generator: GeneratorSpec | None, secret: Mapping[str, Any]) -> dict[str, Any]:
+        return source_canon(generator, secret)
+
+    def _plain_generator(
+        self, kind: Any, config: Any, where: str, owner: str, env_name: str | None
+    ) -> GeneratorSpec | None:
         if not isinstance(kind, str) or not kind:
             self.errors.append(f"{where}.kind: required")
             return None
@@ -288,7 +302,7 @@ class FieldChecks:
                 return GeneratorSpec(kind=kind, config=config, unavailable=f"static value {STATIC_MISMATCH}")
             self.errors.extend(problems)
             return None if problems else spec
-        from_env = self.environ.get(env_name) if env_name else None
+        from_env = importable(self.environ, env_name) if env_name else None
         if from_env:
             # The value is in the spec only, not in the config the definition hash covers.
             return GeneratorSpec(kind=kind, config={**config, value_key: from_env})
@@ -299,20 +313,21 @@ class FieldChecks:
         return GeneratorSpec(kind=kind, config=config, unavailable=message)
 
     def _fields_from_env(self, name: str, units: tuple[Unit, ...]) -> tuple[Unit, ...]:
-        """A template field's static that is not set is taken from ``<SECRET>_<FIELD>`` (upper
-        case), as SecretZero's non-interactive mode does; the definition hash is unchanged."""
+        """A template field's value is taken from ``<SECRET>_<FIELD>`` (upper case) when that is
+        set, whatever its generator, as SecretZero's non-interactive mode does (a static that is
+        not set fails without it); the definition hash is unchanged."""
         out = []
         for unit in units:
             spec = unit.generator
+            env_name = f"{name}_{unit.lock_key[len(name) + 1:]}".upper()
             if spec.kind in STATIC_KINDS and spec.unavailable is not None and spec.unavailable.startswith(STATIC_UNSET):
-                env_name = f"{name}_{unit.lock_key[len(name) + 1:]}".upper()
                 value_key = "default" if "default" in spec.config else "value"
-                from_env = self.environ.get(env_name)
+                from_env = importable(self.environ, env_name)
                 spec = GeneratorSpec(spec.kind, {**spec.config, value_key: from_env}) if from_env else replace(
                     spec, unavailable=spec.unavailable.replace(_PER_FIELD, env_name)
                 )
-                unit = replace(unit, generator=spec)
-            out.append(unit)
+            spec = with_override(spec, env_name, self.environ, self.warnings, f"secret '{name}' field")
+            out.append(replace(unit, generator=spec))
         return tuple(out)
 
 

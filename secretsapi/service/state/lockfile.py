@@ -219,6 +219,11 @@ class LockDocument:
             new = merged
         secrets[key] = new
 
+    def remove_entry(self, key: str) -> bool:
+        """Drop ``key``'s entry; whether there was one."""
+        secrets: dict[str, Any] = self.raw["secrets"]
+        return secrets.pop(key, None) is not None
+
     def set_secretfile(self, filename: str, text_hash: str, variables_hash: str,
                        var_files: Sequence[str], synced_at: str | datetime) -> None:
         """Update the sync record, keeping the block's other keys (e.g. sync_identity)."""

@@ -1,10 +1,15 @@
 """Repair: put a secret's recorded value back into targets that lost it, without rotating it.
 
 A target is broken when it is missing, holds another value (or the recorded one written so
-standard readers misparse it), or is not yet recorded for the secret; a write-only target (its
-value cannot be read) when it is missing or the store wrote it after the lockfile's time for it.
-Its value is copied from another target of the secret whose content matches the lockfile's hash;
-with no such copy the secret is left alone and reported (only a forced sync can replace it).
+standard readers misparse it), is not yet recorded for the secret, or cannot be read (its store
+failed: the write is retried); a write-only target (its value cannot be read) when it is missing
+or the store wrote it after the lockfile's time for it. Its value is copied from another target
+of the secret whose content matches the lockfile's hash; with no such copy the secret is left
+alone and reported (only a forced sync can replace it).
+
+Every sync completes its secrets' targets this way (as SecretZero's sync writes a target it has
+not recorded or whose file is gone). Only a repair (``overwrite``) replaces a recorded target
+that holds another value: someone changed it, and a plain sync reports that instead.
 """
 
 from __future__ import annotations
@@ -21,10 +26,13 @@ from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.readback import Copy, read_back_all
 from secretsapi.service.state.write_only import changed_after, recorded_at, with_writes
 from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.targets.base import ReadBack
 from secretsapi.service.targets.fanout import read_groups
 from secretsapi.service.targets.secretzero_ids import aliases
+from secretsapi.service.util.hashing import sha256_text
 
 NO_COPY = "no target holds the recorded value: sync with force to replace it"
+CHANGED = "holds another value than the lockfile records: sync with repair to put the recorded one back"
 # Templates render many secrets' values and hold none of their own: a repair never writes one.
 _VALUELESS = frozenset({"local/template"})
 
@@ -37,8 +45,6 @@ class Repair:
     unit: Unit
     value_hash: str
     value: str = field(repr=False)  # never in a log line or a traceback
-    # Ids of the targets rewritten whose kind ``records_write_time`` (see ``write_only``).
-    write_only: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,11 +57,14 @@ class RepairPlan:
         return list(dict.fromkeys(repair.secret.name for repair in self.repairs))
 
 
-def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetContext) -> RepairPlan:
+def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetContext, *,
+                 overwrite: bool = True) -> RepairPlan:
     """Which recorded units have broken targets, each with the verified copy to restore.
 
     Units without an entry (a sync generates them) or with a corrupted one (the sync reports
-    it) are passed over, as are targets that cannot be read: nothing says they are broken.
+    it) are passed over. A target that cannot be read is written again: nothing says it holds
+    the value. Without ``overwrite``, a recorded target holding another value is an error, not
+    a repair.
     """
     checks: dict[tuple[str, Hashable], list[tuple[SecretDef, Unit, LockEntry, Placement, str]]] = defaultdict(list)
     for secret in secrets:
@@ -78,44 +87,54 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
                     continue  # an unsupported kind: the sync reports it when it writes
 
     broken: dict[str, list[Placement]] = defaultdict(list)
-    write_only: dict[str, list[str]] = defaultdict(list)
     units: dict[str, tuple[SecretDef, Unit, LockEntry]] = {}
     batch = list(checks.items())
     reads = read_groups([(get_kind(type_), [member[3] for member in members]) for (type_, _), members in batch], ctx)
-    for ((type_, _), members), backs in zip(batch, reads, strict=True):
-        if isinstance(backs, TargetError):
-            continue
-        stamped = bool(getattr(get_kind(type_), "records_write_time", False))
+    errors: list[OperationError] = []
+    refused: set[str] = set()
+    unreadable: dict[str, tuple[str, str]] = {}  # lock key -> a target whose read failed, and why
+    for (_, members), backs in zip(batch, reads, strict=True):
         for secret, unit, entry, placement, target_id in members:
-            back = backs[placement.key]
             expected = entry.targets.get(target_id)
-            if back.present and expected is not None and not back.verifiable:
-                if changed_after(back, recorded_at(entry, (target_id, *aliases(placement.target)))) is not True:
-                    continue  # nothing says it changed: leave it
-            elif back.present and expected is not None and back.hash == expected:
-                continue
-            if stamped:
-                write_only[unit.lock_key].append(target_id)
+            if isinstance(backs, TargetError):
+                unreadable.setdefault(unit.lock_key, (target_id, backs.message))
+            else:
+                back = backs[placement.key]
+                if back.present and expected is not None and not back.verifiable:
+                    if changed_after(back, recorded_at(entry, (target_id, *aliases(placement.target)))) is not True:
+                        continue  # nothing says it changed: leave it
+                    if not overwrite:
+                        errors.append(OperationError(secret.name, target_id, CHANGED))
+                        continue
+                elif back.present and expected is not None and back.hash == expected:
+                    continue
+                elif back.present and expected is not None and not overwrite:
+                    # The recorded value in a dotenv line SecretZero reads right: only a repair rewrites it.
+                    if not _misencoded(back, entry.hash):
+                        errors.append(OperationError(secret.name, target_id, CHANGED))
+                    continue
             broken[unit.lock_key].append(placement)
             units[unit.lock_key] = (secret, unit, entry)
 
     repairs: list[Repair] = []
-    errors: list[OperationError] = []
-    refused: set[str] = set()
     for (lock_key, placements), copy in zip(broken.items(), _copies(broken, units, ctx), strict=True):
         secret, unit, entry = units[lock_key]
         if copy is None:
             if secret.name not in refused:
-                errors.append(OperationError(secret.name, None, NO_COPY))
+                target, why = unreadable.get(lock_key, (None, ""))
+                errors.append(OperationError(secret.name, target, f"{NO_COPY} ({why})" if why else NO_COPY))
                 refused.add(secret.name)
             continue
-        repairs.append(Repair(secret, Unit(unit.lock_key, unit.generator, tuple(placements)), entry.hash, copy.value,
-                              tuple(write_only.get(lock_key, ()))))
+        repairs.append(Repair(secret, Unit(unit.lock_key, unit.generator, tuple(placements)), entry.hash, copy.value))
     # A secret is repaired whole or left alone: one unit without a copy leaves its others too.
     repairs = [repair for repair in repairs if repair.secret.name not in refused]
     order = {secret.name: index for index, secret in enumerate(secrets)}
     repairs.sort(key=lambda repair: order[repair.secret.name])
     return RepairPlan(repairs, errors)
+
+
+def _misencoded(back: ReadBack, value_hash: str) -> bool:
+    return back.misencoded_value is not None and sha256_text(back.misencoded_value) == value_hash
 
 
 def _copies(broken: dict[str, list[Placement]], units: dict[str, tuple[SecretDef, Unit, LockEntry]],
@@ -128,7 +147,7 @@ def _copies(broken: dict[str, list[Placement]], units: dict[str, tuple[SecretDef
 def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[str, dict[str, str]],
                    now: datetime | None = None) -> bool:
     """Add the repaired targets' hashes to their entries; the value hash and timestamps stay.
-    Rewritten targets of kinds that ``records_write_time`` get a ``target_provenance`` record at ``now``.
+    Every rewritten target gets a ``target_provenance`` record at ``now`` (after the writes).
 
     An entry whose value changed since the plan (a concurrent forced sync) is left as it is.
     Returns whether any entry changed.
@@ -143,13 +162,11 @@ def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[s
         if not hashes or entry is None or entry.hash != repair.value_hash:
             continue
         targets = {**entry.targets, **hashes}
-        rewritten = [target_id for target_id in repair.write_only if target_id in hashes]
-        if targets != entry.targets or rewritten:
-            extra = with_writes(entry.extra, rewritten, now or datetime.now(UTC)) if rewritten else entry.extra
-            doc.set_entry(repair.unit.lock_key, LockEntry(
-                hash=entry.hash, created_at=entry.created_at, updated_at=entry.updated_at,
-                last_rotated=entry.last_rotated, rotation_count=entry.rotation_count,
-                definition_hash=entry.definition_hash, targets=targets, extra=extra,
-            ))
-            changed = True
+        extra = with_writes(entry.extra, hashes, now or datetime.now(UTC))
+        doc.set_entry(repair.unit.lock_key, LockEntry(
+            hash=entry.hash, created_at=entry.created_at, updated_at=entry.updated_at,
+            last_rotated=entry.last_rotated, rotation_count=entry.rotation_count,
+            definition_hash=entry.definition_hash, targets=targets, extra=extra,
+        ))
+        changed = True
     return changed

@@ -27,6 +27,7 @@ from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable, LockLost
 from secretsapi.service.results import OperationError
 from secretsapi.service.state import locks
+from secretsapi.service.state.identity import sync_identity
 from secretsapi.service.state.lock_state import LockfilePaths, StagedState, read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
@@ -43,7 +44,7 @@ from secretsapi.service.state.value_store import (
     stripes_for,
     written_targets,
 )
-from secretsapi.service.state.write_only import record_write_times, stamped_writes
+from secretsapi.service.state.write_only import record_provenance, record_write_times, stamped_writes
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.util.progress import Progress
 
@@ -98,6 +99,7 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
     expected = values.expected()
     ahead = doc.fork()
     record(ahead, expected, now=now, rotation=rotation)
+    record_provenance(ahead, definition, expected.written, now)
     record_definition(ahead, definition, now)
     try:
         staged = StagedState(place.lockfiles, ahead)
@@ -113,6 +115,7 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
             stamped = stamped_writes(definition, outcome.written)
             if outcome.written != expected.written or stamped:
                 record(doc, outcome, now=now, rotation=rotation)
+                record_provenance(doc, definition, outcome.written, now)
                 record_write_times(doc, stamped, place.clock())
                 record_definition(doc, definition, now)
                 staged.write(doc)
@@ -131,21 +134,24 @@ class RepairOutcome:
     errors: list[OperationError]  # the plan's and the writes'
 
 
-def repair(place: Place, definition: Definition, secrets: Sequence[SecretDef]) -> RepairOutcome:
+def repair(place: Place, definition: Definition, secrets: Sequence[SecretDef], *,
+           overwrite: bool = True) -> RepairOutcome:
     """Put the recorded values of ``secrets`` back into their broken targets (``state.repair``),
-    under the same locks as any write.
+    under the same locks as any write; without ``overwrite``, only into targets that do not hold
+    another value (a plain sync completing its targets).
 
     The loop is ``write``'s: plan on an unlocked read to know the targets to lock, then plan
     again under their locks and write only when the locks held cover the plan. The lockfile
     lock is taken only for the commit, so a repair runs beside writes to other targets.
     """
-    planned = plan_repairs(read_state(place.lockfiles, definition), secrets, TargetContext.of(definition))
+    planned = plan_repairs(read_state(place.lockfiles, definition), secrets, TargetContext.of(definition),
+                           overwrite=overwrite)
     held: frozenset[int] = frozenset()
     while planned.repairs:
         held |= stripes_for(definition, _repair_work(planned))
         with target_locks(place, held) as stripes:
             doc = read_state(place.lockfiles, definition, exact=True)
-            planned = plan_repairs(doc, secrets, TargetContext.of(definition))
+            planned = plan_repairs(doc, secrets, TargetContext.of(definition), overwrite=overwrite)
             if planned.repairs and stripes_for(definition, _repair_work(planned)) <= held:
                 written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in planned.repairs],
                                           stripes)
@@ -236,6 +242,7 @@ def record_definition(doc: LockDocument, definition: Definition, now: datetime) 
     )
     block: dict[str, Any] = doc.raw["secretfile"]
     block.setdefault("manifest_spec_version", MANIFEST_SPEC_VERSION)
+    block["sync_identity"] = sync_identity()  # who last wrote the file, as SecretZero records it
     block[ENTRIES_HASH] = _entries_hash(doc, definition, before)
 
 

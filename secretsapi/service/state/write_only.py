@@ -1,5 +1,9 @@
-"""Write-only targets (GitHub secrets, Jenkins credentials): their values cannot be read back, so
-drift and repair compare the store's last write with the time the lockfile recorded for it.
+"""Target provenance, and write-only targets (GitHub secrets, Jenkins credentials): their values
+cannot be read back, so drift and repair compare the store's last write with the time the
+lockfile recorded for it.
+
+Every target write gets a ``target_provenance`` record, as SecretZero's ``record_target_update``
+writes one (the last three kept), its actor the writer's ``sync_identity``.
 
 The lockfile's time for a target is the latest of the entry's ``updated_at`` (the value's last
 generation, taken before the writes) and SecretZero's ``target_provenance`` records for that
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
+from secretsapi.service.state.identity import sync_identity
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time, parse_time
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.base import ReadBack
@@ -56,14 +61,17 @@ def changed_after(back: ReadBack, recorded: datetime) -> bool | None:
     return back.updated_at > recorded + CLOCK_SKEW
 
 
-def with_writes(extra: Mapping[str, Any], target_ids: Iterable[str], moment: datetime) -> dict[str, Any]:
-    """``extra`` with a provenance record at ``moment`` for each of ``target_ids``."""
+def with_writes(extra: Mapping[str, Any], target_ids: Iterable[str], moment: datetime,
+                actor: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``extra`` with a provenance record at ``moment`` by ``actor`` (this process's sync identity
+    unless given) for each of ``target_ids``."""
+    actor = sync_identity() if actor is None else actor
     provenance = extra.get(PROVENANCE)
     records: dict[str, Any] = dict(provenance) if isinstance(provenance, Mapping) else {}
     for target_id in target_ids:
         earlier = records.get(target_id)
         records[target_id] = [*(earlier if isinstance(earlier, list) else []),
-                              {"updated_at": format_time(moment), "actor": {"client": "secretsapi"}}][-HISTORY:]
+                              {"updated_at": format_time(moment), "actor": dict(actor)}][-HISTORY:]
     return {**extra, PROVENANCE: records}
 
 
@@ -84,6 +92,24 @@ def stamped_writes(definition: Definition, written: Sequence[Written]) -> dict[s
                 if getattr(kind, "records_write_time", False) and target_id in item.targets:
                     stamped.setdefault(item.lock_key, []).append(target_id)
     return stamped
+
+
+def record_provenance(doc: LockDocument, definition: Definition, written: Sequence[Written],
+                      moment: datetime) -> None:
+    """A provenance record at ``moment`` for each written target, but those whose kind
+    ``records_write_time``: ``record_write_times`` stamps them once the writes ended."""
+    stamped = stamped_writes(definition, written)
+    for item in written:
+        later = set(stamped.get(item.lock_key, ()))
+        target_ids = [target_id for target_id in item.targets if target_id not in later]
+        if not target_ids:
+            continue
+        try:
+            entry = doc.entry(item.lock_key)
+        except LockEntryCorrupted:
+            continue
+        if entry is not None:
+            doc.set_entry(item.lock_key, replace(entry, extra=with_writes(entry.extra, target_ids, moment)))
 
 
 def record_write_times(doc: LockDocument, stamped: Mapping[str, Sequence[str]], moment: datetime) -> None:

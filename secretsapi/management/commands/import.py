@@ -1,0 +1,29 @@
+"""``manage.py import``: record the hashes of values already in targets (SecretZero's ``import``)."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
+from secretsapi import actions
+from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
+
+
+class Command(EngineCommand):
+    help = "Record in the lockfile the values targets already hold; generates and writes nothing."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--dry-run", action="store_true", help="Show what would be recorded; change nothing.")
+        parser.add_argument("--secret", action="append", default=[], dest="secret_names",
+                            help="Import only this secret (repeatable).")
+        add_var_file_option(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        result = actions.import_values(self.workspace(options), actor=cli_actor(),
+                                       secret_names=options["secret_names"] or None, dry_run=options["dry_run"])
+        lines = [result.message]
+        lines += [f"  {row.status:<12} {row.lock_key}: {row.detail}" for row in result.rows]
+        self.emit(options, result, "\n".join(lines))
+        if result.errors:
+            raise self.failure(f"{len(result.errors)} secret(s) could not be imported")
