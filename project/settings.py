@@ -112,6 +112,10 @@ SERVICE_PORT = env_int("SERVICE_PORT", 8000, minimum=1, maximum=65535)
 SERVICE_CONFIG = Path(env_str("SERVICE_CONFIG") or "Secretfile.yml").absolute()
 SERVICE_LOCKFILE = Path(lockfile).absolute() if (lockfile := env_str("SERVICE_LOCKFILE")) else None
 SERVICE_ALLOW_SCRIPTS = env_bool("SERVICE_ALLOW_SCRIPTS")
+# Webhooks may point to loopback, link-local and private addresses (off: such URLs are refused).
+SERVICE_WEBHOOK_ALLOW_PRIVATE = env_bool("SERVICE_WEBHOOK_ALLOW_PRIVATE")
+# GET /metrics answers without an API key (off: it needs a key with the metrics scope).
+SERVICE_METRICS_PUBLIC = env_bool("SERVICE_METRICS_PUBLIC")
 # A target file as a var file hands its values to render (issue 18): refused unless enabled.
 SERVICE_VAR_FILES_FROM_OUTPUTS = env_bool("SERVICE_VAR_FILES_FROM_OUTPUTS")
 # Folders local targets may write in; empty: the definition's folder.
@@ -171,6 +175,7 @@ INSTALLED_APPS = [
     "axes",
     "apikeys",
     "secretsapi",
+    "webhooks",
 ]
 
 MIDDLEWARE = [

@@ -8,8 +8,10 @@ server worker); the audit rows are written here, in the caller's process, either
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import QuerySet
 
 from audit.models import AuditEntry, AuditMention
@@ -45,6 +48,8 @@ from secretsapi.service.results import (
 )
 from secretsapi.service.workspace import ExtraLock
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
+from webhooks import events as webhook_events
+from webhooks import outbox
 
 
 class Facts(dict[str, Any]):
@@ -56,6 +61,11 @@ class Facts(dict[str, Any]):
     """
 
     succeeded: bool = True
+
+
+# The operations whose rows carry ``duration_seconds`` (GET /metrics reads it).
+TIMED = frozenset({"sync", "agent_sync", "check_rotation", "execute_rotation", "check_policy", "check_drift",
+                   "validate_config", "render_config"})
 
 
 @contextmanager
@@ -73,12 +83,20 @@ def audited(
     """
     facts = Facts(details or {})
     row_id = begin(action=action, resource=resource, user=actor, details=facts) if changes else None
+    started = time.monotonic()
 
     def write(success: bool, details: dict[str, Any]) -> None:
-        if row_id is None:
-            record(action=action, resource=resource, user=actor, success=success, details=details)
-        else:
-            finish(row_id, success=success, details=details)
+        if action in TIMED:
+            details = {**details, "duration_seconds": round(time.monotonic() - started, 3)}
+        # The webhook events of the outcome commit with its row, or neither does.
+        events = webhook_events.raised(action, success, details)
+        with transaction.atomic() if events else contextlib.nullcontext():
+            if row_id is None:
+                written = record(action=action, resource=resource, user=actor, success=success, details=details)
+            else:
+                finish(row_id, success=success, details=details)
+                written = row_id
+            outbox.enqueue(events, actor=actor, audit_row=written)
 
     try:
         yield facts

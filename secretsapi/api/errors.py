@@ -19,6 +19,7 @@ from secretsapi.api.authentication import header_principal, request_principal
 from secretsapi.api.parsers import RefusedBody
 from secretsapi.service import errors
 from secretsapi.service.errors import ServiceError
+from webhooks.actions import WebhookNotFound, WebhookRefused
 
 logger = logging.getLogger("secretsapi.errors")
 
@@ -57,6 +58,8 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.LockfileUnwritable: 500,
     errors.LockfileStorageFull: 507,
     errors.EngineProcessDied: 503,
+    WebhookNotFound: 404,
+    WebhookRefused: 422,
 }
 
 # Engine errors whose ``error`` names them better than their status's title does.

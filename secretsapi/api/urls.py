@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from secretsapi.api.views import audit, config, discovery, meta, operations, secrets
+from secretsapi.api.views import audit, config, discovery, meta, metrics, operations, secrets, webhooks
 
 urlpatterns = [
     path("", meta.RootView.as_view(), name="root"),
@@ -28,4 +28,7 @@ urlpatterns = [
     path("targets", discovery.TargetKindListView.as_view(), name="targets"),
     path("providers", discovery.ProviderListView.as_view(), name="providers"),
     path("audit/logs", audit.AuditLogListView.as_view(), name="audit-logs"),
+    path("webhooks/<int:webhook_id>/deliveries", webhooks.WebhookDeliveryListView.as_view(),
+         name="webhook-deliveries"),
+    path("metrics", metrics.MetricsView.as_view(), name="metrics"),
 ]

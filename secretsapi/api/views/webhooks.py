@@ -1,0 +1,43 @@
+"""GET /webhooks/{id}/deliveries: an endpoint's deliveries and every attempt at each."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from secretsapi.api.authentication import actor
+from secretsapi.api.docs import errors
+from secretsapi.api.serializers.webhooks import DeliveryPageSerializer, DeliveryQuerySerializer, DeliverySerializer
+from secretsapi.api.views.base import StrictAPIView
+from webhooks import actions
+
+
+class WebhookDeliveryListView(StrictAPIView):
+    query_serializer = DeliveryQuerySerializer
+
+    @extend_schema(
+        parameters=[DeliveryQuerySerializer,
+                    OpenApiParameter("webhook_id", OpenApiTypes.INT, OpenApiParameter.PATH,
+                                     description="The endpoint's id (`manage.py webhook list`).")],
+        responses={
+            200: OpenApiResponse(DeliveryPageSerializer, description="One page of deliveries, newest first."),
+            **errors(401, 403, 404, 422, 500),
+        },
+        operation_id="list_webhook_deliveries",
+        summary="Read a webhook's deliveries",
+        description="The endpoint's deliveries, newest first, `limit` per page from `offset`, each with every "
+        "attempt (when, the status answered or why there was none, how long it took). Payloads name secrets "
+        "and targets, never values or hashes. Fails with 404 for an unknown endpoint and 422 for an unknown, "
+        "empty or out-of-range parameter.",
+        tags=["webhooks"],
+    )
+    def get(self, request: Request, webhook_id: int) -> Response:
+        query = DeliveryQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        page = actions.read_deliveries(webhook_id, actor=actor(request), limit=q["limit"], offset=q["offset"],
+                                       state=q.get("state"))
+        return Response({"deliveries": DeliverySerializer(page, many=True).data, "count": len(page),
+                         "page": q["offset"] // q["limit"] + 1, "per_page": q["limit"]})
