@@ -19,6 +19,7 @@ from webhooks import addresses, delivery
 from webhooks.models import EVENTS, Delivery, Endpoint
 
 SECRET_MIN = 16
+ID_DIGITS = 18  # below 2**63: every id the database stores
 SECRET_MAX = 255
 
 
@@ -85,7 +86,7 @@ def deliver_webhooks(*, actor: str | None, now: datetime | None = None) -> deliv
     return outcome
 
 
-def read_deliveries(webhook_id: int, *, actor: str | None, limit: int, offset: int,
+def read_deliveries(webhook_id: int | str, *, actor: str | None, limit: int, offset: int,
                     state: str | None = None) -> list[Delivery]:
     """A newest-first page of an endpoint's deliveries, each with its attempts."""
     request = {"limit": limit, "offset": offset, **({"state": state} if state else {})}
@@ -99,11 +100,15 @@ def read_deliveries(webhook_id: int, *, actor: str | None, limit: int, offset: i
     return page
 
 
-def _endpoint(webhook_id: int) -> Endpoint:
-    try:
-        return Endpoint.objects.get(pk=webhook_id)
-    except Endpoint.DoesNotExist:
-        raise WebhookNotFound(f"no webhook with id {webhook_id}") from None
+def _endpoint(webhook_id: int | str) -> Endpoint:
+    """The endpoint; an id from a path is digits within what the database stores, else none is found."""
+    text = str(webhook_id)
+    found = None
+    if text.isascii() and text.isdigit() and len(text) <= ID_DIGITS:
+        found = Endpoint.objects.filter(pk=int(text)).first()
+    if found is None:
+        raise WebhookNotFound(f"no webhook with id {text[:40]!r}")
+    return found
 
 
 def _shown(url: str) -> str:

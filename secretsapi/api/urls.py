@@ -28,7 +28,7 @@ urlpatterns = [
     path("targets", discovery.TargetKindListView.as_view(), name="targets"),
     path("providers", discovery.ProviderListView.as_view(), name="providers"),
     path("audit/logs", audit.AuditLogListView.as_view(), name="audit-logs"),
-    path("webhooks/<int:webhook_id>/deliveries", webhooks.WebhookDeliveryListView.as_view(),
+    path("webhooks/<str:webhook_id>/deliveries", webhooks.WebhookDeliveryListView.as_view(),
          name="webhook-deliveries"),
     path("metrics", metrics.MetricsView.as_view(), name="metrics"),
 ]

@@ -11,8 +11,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from prometheus_client import CONTENT_TYPE_LATEST
 from rest_framework.negotiation import BaseContentNegotiation
-from rest_framework.permissions import AllowAny
 from rest_framework.parsers import BaseParser
+from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 

@@ -19,7 +19,7 @@ class WebhookDeliveryListView(StrictAPIView):
 
     @extend_schema(
         parameters=[DeliveryQuerySerializer,
-                    OpenApiParameter("webhook_id", OpenApiTypes.INT, OpenApiParameter.PATH,
+                    OpenApiParameter("webhook_id", OpenApiTypes.STR, OpenApiParameter.PATH,
                                      description="The endpoint's id (`manage.py webhook list`).")],
         responses={
             200: OpenApiResponse(DeliveryPageSerializer, description="One page of deliveries, newest first."),
@@ -33,7 +33,7 @@ class WebhookDeliveryListView(StrictAPIView):
         "empty or out-of-range parameter.",
         tags=["webhooks"],
     )
-    def get(self, request: Request, webhook_id: int) -> Response:
+    def get(self, request: Request, webhook_id: str) -> Response:
         query = DeliveryQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data
