@@ -39,7 +39,23 @@ def check(url: str) -> None:
         raise AddressRefused(f"the host {parts.hostname!r} does not resolve ({exc})") from None
     for info in infos:
         address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
-        if not address.is_global or address.is_multicast:
+        if not all(a.is_global and not a.is_multicast for a in _and_embedded(address)):
             raise AddressRefused(
                 f"the host {parts.hostname!r} resolves to {address}, a loopback, link-local, private or "
                 "otherwise non-public address; set SERVICE_WEBHOOK_ALLOW_PRIVATE=true to allow it")
+
+
+# NAT64's well-known prefix: its addresses carry an IPv4 address in their last 32 bits.
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _and_embedded(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list[ipaddress._BaseAddress]:
+    """The address and any IPv4 address an IPv6 one carries (mapped, 6to4, Teredo, NAT64)."""
+    found: list[ipaddress._BaseAddress] = [address]
+    if isinstance(address, ipaddress.IPv6Address):
+        found += [a for a in (address.ipv4_mapped, address.sixtofour) if a is not None]
+        if address.teredo is not None:
+            found += list(address.teredo)
+        if address in _NAT64:
+            found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return found

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from secretsapi.management.base import cli_actor
+from secretsapi.management.base import cli_actor, migrate_pending
 from secretsapi.service.errors import ServiceError
 from webhooks import actions
 from webhooks.models import EVENTS
@@ -37,6 +37,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         actor = cli_actor()
+        migrate_pending()  # a fresh database, as every engine command
         try:
             getattr(self, f"_{options['verb']}")(options, actor)
         except ServiceError as exc:
