@@ -17,7 +17,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
 from metrics.collector import read_metrics
-from secretsapi.api.authentication import actor
+from secretsapi.api.authentication import actor, request_principal
 from secretsapi.api.docs import errors
 from secretsapi.api.views.base import StrictAPIView
 
@@ -36,6 +36,12 @@ class JSONErrorsNegotiation(BaseContentNegotiation):
 
 class MetricsView(StrictAPIView):
     content_negotiation_class = JSONErrorsNegotiation
+
+    def get_authenticators(self) -> Sequence[Any]:
+        # Public: a scraper without a key is let in; one that sends a key is still checked (and named).
+        if settings.SERVICE_METRICS_PUBLIC and "X-API-Key" not in self.request.headers:
+            return ()
+        return super().get_authenticators()
 
     def get_permissions(self) -> Sequence[Any]:
         if settings.SERVICE_METRICS_PUBLIC:
@@ -57,4 +63,6 @@ class MetricsView(StrictAPIView):
         tags=["service"],
     )
     def get(self, request: Request) -> HttpResponse:
-        return HttpResponse(read_metrics(actor=actor(request)), content_type=CONTENT_TYPE_LATEST)
+        # Public and without a key: nobody is named, as in insecure mode.
+        who = actor(request) if request_principal(request) is not None else None
+        return HttpResponse(read_metrics(actor=who), content_type=CONTENT_TYPE_LATEST)
