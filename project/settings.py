@@ -345,6 +345,11 @@ SPECTACULAR_SETTINGS = {
          "description": "What this service offers: generators, secret types, target kinds and providers."},
         {"name": "audit", "x-displayName": "Audit",
          "description": "The audit log: who did what, when, and whether it succeeded; newest first."},
+        {"name": "webhooks", "x-displayName": "Webhooks",
+         "description": "Signed notifications of rotations, syncs, drift and failed jobs: what was sent, and every "
+         "attempt."},
+        {"name": "metrics", "x-displayName": "Metrics",
+         "description": "Prometheus metrics, computed from the database at each scrape."},
     ],
     "ENUM_NAME_OVERRIDES": {},
 }

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from prometheus_client import CONTENT_TYPE_LATEST
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import BaseParser
@@ -20,6 +20,16 @@ from metrics.collector import read_metrics
 from secretsapi.api.authentication import actor, request_principal
 from secretsapi.api.docs import errors
 from secretsapi.api.views.base import StrictAPIView
+
+
+EXAMPLE = """\
+# HELP secretsapi_operations_total Operations recorded in the audit log, by outcome.
+# TYPE secretsapi_operations_total counter
+secretsapi_operations_total{operation="execute_rotation",outcome="succeeded"} 24.0
+# HELP secretsapi_secrets_overdue Secrets past their rotation period.
+# TYPE secretsapi_secrets_overdue gauge
+secretsapi_secrets_overdue 0.0
+"""
 
 
 class JSONErrorsNegotiation(BaseContentNegotiation):
@@ -60,7 +70,9 @@ class MetricsView(StrictAPIView):
         "computed from the database at each scrape, so every worker and instance answers the same figures. "
         "Needs a key with the `metrics` scope unless SERVICE_METRICS_PUBLIC=true. Labels name operations, "
         "outcomes and states only.",
-        tags=["service"],
+        examples=[OpenApiExample("Exposition", value=EXAMPLE, response_only=True, status_codes=["200"],
+                                 media_type="text/plain")],
+        tags=["metrics"],
     )
     def get(self, request: Request) -> HttpResponse:
         # Public and without a key: nobody is named, as in insecure mode.
