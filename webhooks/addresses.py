@@ -45,13 +45,14 @@ def check(url: str) -> None:
                 "otherwise non-public address; set SERVICE_WEBHOOK_ALLOW_PRIVATE=true to allow it")
 
 
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 # NAT64's well-known prefix: its addresses carry an IPv4 address in their last 32 bits.
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
-def _and_embedded(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list[ipaddress._BaseAddress]:
+def _and_embedded(address: Address) -> list[Address]:
     """The address and any IPv4 address an IPv6 one carries (mapped, 6to4, Teredo, NAT64)."""
-    found: list[ipaddress._BaseAddress] = [address]
+    found: list[Address] = [address]
     if isinstance(address, ipaddress.IPv6Address):
         found += [a for a in (address.ipv4_mapped, address.sixtofour) if a is not None]
         if address.teredo is not None:

@@ -33,7 +33,7 @@ def webhook_receiver() -> Iterator[Receiver]:
     receiver = Receiver(url="")
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             receiver.received.append(Received(self.path, dict(self.headers.items()), body))
             status = receiver.statuses.pop(0) if receiver.statuses else 204
@@ -43,7 +43,7 @@ def webhook_receiver() -> Iterator[Receiver]:
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's name
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

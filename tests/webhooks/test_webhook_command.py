@@ -61,7 +61,7 @@ def test_add_without_events_subscribes_to_every_event() -> None:
 def test_add_is_audited_with_the_url_and_events_of_the_cli_user() -> None:
     run("add", URL, "--event", "drift.detected")
     row = AuditEntry.objects.get(action="add_webhook")
-    assert row.success and row.user.startswith("cli:")
+    assert row.success and str(row.user).startswith("cli:")
     assert (row.details["url"], row.details["events"], row.details["webhook"]) == (
         URL, ["drift.detected"], Endpoint.objects.get().pk)
 

@@ -10,6 +10,7 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from prometheus_client import CONTENT_TYPE_LATEST
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import BaseParser
 from rest_framework.permissions import AllowAny
@@ -20,7 +21,6 @@ from metrics.collector import read_metrics
 from secretsapi.api.authentication import actor, request_principal
 from secretsapi.api.docs import errors
 from secretsapi.api.views.base import StrictAPIView
-
 
 EXAMPLE = """\
 # HELP secretsapi_operations_total Operations recorded in the audit log, by outcome.
@@ -47,10 +47,10 @@ class JSONErrorsNegotiation(BaseContentNegotiation):
 class MetricsView(StrictAPIView):
     content_negotiation_class = JSONErrorsNegotiation
 
-    def get_authenticators(self) -> Sequence[Any]:
+    def get_authenticators(self) -> list[BaseAuthentication]:
         # Public: a scraper without a key is let in; one that sends a key is still checked (and named).
         if settings.SERVICE_METRICS_PUBLIC and "X-API-Key" not in self.request.headers:
-            return ()
+            return []
         return super().get_authenticators()
 
     def get_permissions(self) -> Sequence[Any]:
