@@ -46,7 +46,7 @@ from secretsapi.service.results import (
     SyncResult,
     ValidationReport,
 )
-from secretsapi.service.workspace import ExtraLock
+from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
 from webhooks import events as webhook_events
 from webhooks import outbox

@@ -55,6 +55,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.TargetError: 500,
     errors.ValueReadDisabled: 403,
     errors.LockTimeout: 503,
+    errors.LockLost: 503,
     errors.LockfileUnwritable: 500,
     errors.LockfileStorageFull: 507,
     errors.EngineProcessDied: 503,

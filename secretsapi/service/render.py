@@ -7,14 +7,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from secretsapi.service import var_file_guard
-from secretsapi.service.definition.field_checks import check_plain
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.marked_environ import MarkedEnviron
 from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.loading.field_checks import check_plain
 from secretsapi.service.results import RenderResult
+from secretsapi.service.state import var_file_guard
 from secretsapi.service.targets.catalogue import redacted_auth, redacted_config
 from secretsapi.service.workspace import Workspace
 
@@ -36,7 +36,7 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     doc = load_yaml(text, source=ws.definition_path.name, max_bytes=ws.max_definition_bytes)
     if not isinstance(doc, Mapping):
         raise DefinitionInvalid(["definition must be a mapping"])
-    var_file_guard.check_before_reading(ws)
+    ws.check_var_files_before_reading()
     raw_variables = doc.get("variables")
     base: Mapping[str, Any] = raw_variables if isinstance(raw_variables, Mapping) else {}
     overlays = [*load_var_files(ws.definition_path.parent, ws.var_files), dict(variables or {})]
@@ -52,7 +52,8 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     if problems:
         raise DefinitionInvalid(problems)
     # The var files may have moved the targets: checked against where they now land.
-    var_file_guard.check_var_files(ws, ws.var_files, paths=var_file_guard.rendered_paths(config), loaded=True)
+    var_file_guard.check_var_files(ws.guarded_files(loaded=True), ws.var_files,
+                                   paths=var_file_guard.rendered_paths(config))
     # Before the redaction: rendering shares unchanged parts with ``doc``, which it edits.
     variables_used = sorted(name for name in _references(doc) if name in merged)
     _redact_statics(config)

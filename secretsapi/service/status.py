@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from secretsapi.service.definition.model import Definition, SecretDef
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined
 from secretsapi.service.results import SecretStatus, SecretSummary
-from secretsapi.service.rotation import due_time
+from secretsapi.service.state.due import due_time
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockEntry, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile
@@ -59,7 +59,7 @@ def secret_status(ws: Workspace, name: str) -> SecretStatus:
         with contextlib.suppress(SecretNotDefined):
             declared = definition.secret(name)
             lock_keys = [unit.lock_key for unit in declared.units]
-    doc = read_state(ws, definition) if definition is not None else read_lockfile(ws.lockfile_path)
+    doc = read_state(ws.lockfiles, definition) if definition is not None else read_lockfile(ws.lockfile_path)
     entries: list[LockEntry] = []
     for key in lock_keys:
         entry = doc.entry(key)  # a corrupted entry raises: the status cannot be read

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import TargetSpec
+from secretsapi.service.loading.loader import load_definition
 from secretsapi.service.targets import TargetKind, get_kind, kinds
 from secretsapi.service.targets.catalogue import declared_providers, provider_catalogue, target_catalogue
 

@@ -6,6 +6,7 @@ own state: a local target of the definition (as it renders without the requested
 it renders with them, and as the lockfiles record it), the definition itself (its static
 values), the lockfiles, the lock and temp files beside any of these, the lock stripe folder,
 and what the service writes elsewhere (``Workspace.service_paths``: its data folder, database).
+The workspace places these files and loads the var files; this module only compares paths.
 Paths are compared after resolving symlinks. SecretZero reads any file: targets are allowed
 again by ``Workspace.var_files_from_outputs`` (SERVICE_VAR_FILES_FROM_OUTPUTS), never the rest.
 """
@@ -18,21 +19,17 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import resolve_var_file
-from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, VarFileInvalid
+from secretsapi.service.errors import VarFileInvalid
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.locks import stripe_folder
 
-if TYPE_CHECKING:
-    from secretsapi.service.workspace import Workspace
-
-# SecretZero's machine-local lockfile beside the shared one (workspace.LOCAL_LOCKFILE_NAME,
-# which imports this module).
+# SecretZero's machine-local lockfile beside the shared one (workspace.LOCAL_LOCKFILE_NAME).
 LOCAL_LOCKFILE_NAME = ".gitsecrets.local.lock"
 
 RULE = ("a variable file may not be a target of the definition, the definition itself, a lockfile "
@@ -100,52 +97,30 @@ def _real(path: Path) -> Path:
         return path
 
 
-def guarded_definition(ws: Workspace, load: Callable[[Sequence[str]], Definition]) -> Definition:
-    """``load(ws.var_files)`` (the workspace's loader) with every var file checked: before the
-    requested ones are read, against the definition without them, then against the definition
-    they produce (they may move its targets)."""
-    try:
-        before: Definition | None = load(())
-    except DefinitionInvalid:  # it may need the var files to be valid
-        before = None
-    check_var_files(ws, (*_profile_var_files(before), *ws.var_files), definition=before)
-    full = load(ws.var_files)
-    check_var_files(ws, (*_profile_var_files(full), *ws.var_files), definition=full, loaded=True)
-    return full
+@dataclass(frozen=True)
+class GuardedFiles:
+    """What a var file may not be, as the workspace places it: plain paths and a setting."""
 
-
-def _profile_var_files(definition: Definition | None) -> tuple[str, ...]:
-    profile = definition.environments.selected if definition is not None else None
-    return profile.var_files if profile is not None else ()
-
-
-def check_before_reading(ws: Workspace) -> None:
-    """The requested var files checked against the definition without them (when it loads):
-    for the operations that read var files themselves (render, validate)."""
-    if not ws.var_files:
-        return
-    try:
-        base: Definition | None = replace(ws, var_files=()).definition()
-    except (DefinitionInvalid, DefinitionNotFound):
-        base = None
-    check_var_files(ws, ws.var_files, definition=base)
+    definition_path: Path
+    # The lockfiles (and so their local twins, lock files and stripe folders): where each is
+    # without the requested var files and, once those are loaded, with them.
+    lockfiles: frozenset[Path]
+    service_paths: tuple[Path, ...] = ()  # Workspace.service_paths
+    var_files_from_outputs: bool = False  # SERVICE_VAR_FILES_FROM_OUTPUTS
 
 
 def check_var_files(
-    ws: Workspace, var_files: Sequence[str], *, definition: Definition | None = None,
-    paths: Iterable[str] = (), loaded: bool = False,
+    files: GuardedFiles, var_files: Sequence[str], *, definition: Definition | None = None,
+    paths: Iterable[str] = (),
 ) -> None:
     """VarFileInvalid (naming the file and the rule) when one of ``var_files`` is protected;
-    ``definition`` and ``paths`` (local target paths as written) add targets to the lockfiles'.
-    Until the var files are ``loaded``, the lockfile is placed without them (placing it with
-    them reads them)."""
+    ``definition`` and ``paths`` (local target paths as written) add targets to the lockfiles'."""
     if not var_files:
         return
-    folder = ws.definition_path.parent
+    folder = files.definition_path.parent
     reals = [(given, resolve_var_file(folder, given)) for given in var_files]
-    lockfiles = {replace(ws, var_files=()).lockfile_path, *((ws.lockfile_path,) if loaded else ())}
     names = {name for _, real in reals for name in (real.name, *_covered(real.name))}
-    protected = _protected(ws, names, lockfiles, definition, paths)
+    protected = _protected(files, names, definition, paths)
     for given, real in reals:
         reason = protected.reason(real)
         if reason is not None:
@@ -156,16 +131,16 @@ def check_var_files(
 
 
 def _protected(
-    ws: Workspace, names: set[str], lockfiles: set[Path], definition: Definition | None, paths: Iterable[str]
+    files: GuardedFiles, names: set[str], definition: Definition | None, paths: Iterable[str]
 ) -> _Protected:
     protected = _Protected(names)
-    folder = Path(os.path.abspath(ws.definition_path.parent))
-    protected.add_file(folder, str(ws.definition_path), "the definition file")
-    lockfiles = lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in lockfiles}
+    folder = Path(os.path.abspath(files.definition_path.parent))
+    protected.add_file(folder, str(files.definition_path), "the definition file")
+    lockfiles = files.lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in files.lockfiles}
     for lockfile in lockfiles:
         protected.add_file(folder, str(lockfile), "a lockfile")
         protected.add_folder(stripe_folder(lockfile), "a lock file of the service")
-    for written in ws.service_paths:
+    for written in files.service_paths:
         if written.is_dir():
             # A data folder holding the definition would refuse every var file: its own
             # files are then protected one by one (service_paths names them too).
@@ -173,7 +148,7 @@ def _protected(
                 protected.add_folder(written, "in the service's data folder")
         else:
             protected.add_file(folder, str(written), "a file the service writes")
-    if not ws.var_files_from_outputs:
+    if not files.var_files_from_outputs:
         for lockfile in lockfiles:
             entries = read_lockfile(lockfile).raw_entries()
             protected.add_index(_INDEXES.get(entries, folder, functools.partial(_recorded_paths, entries)), _TARGET)

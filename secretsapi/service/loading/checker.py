@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
-from secretsapi.service.definition.field_checks import FieldChecks
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.model import (
     EnvironmentProfile,
@@ -22,6 +21,7 @@ from secretsapi.service.definition.model import (
 )
 from secretsapi.service.definition.units import Template, canon_gen, canon_targets, place, template_units
 from secretsapi.service.definition.var_files import deep_merge
+from secretsapi.service.loading.field_checks import FieldChecks
 from secretsapi.service.util.hashing import sha256_value
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")

@@ -14,8 +14,8 @@ from typing import Any
 
 from secretsapi.service.definition.model import GeneratorSpec
 from secretsapi.service.errors import GeneratorError
-from secretsapi.service.random_draws import Draw, password
-from secretsapi.service.script_runner import run_script
+from secretsapi.service.generators.random_draws import Draw, password
+from secretsapi.service.generators.script_runner import run_script
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_LENGTH = 65_536  # a bound so a typo cannot make the server build a gigabyte string
