@@ -19,6 +19,9 @@ ACTIONS = (
     "execute_rotation", "get_secret_status", "list_generators", "list_providers", "list_secret_types",
     "list_secrets", "list_targets", "read_audit_logs", "read_secret_value", "render_config",
     "request_refused", "sync", "validate_config",
+    # webhooks/actions.py and metrics/collector.py
+    "add_webhook", "deliver_webhooks", "disable_webhook", "enable_webhook", "list_webhooks", "read_metrics",
+    "read_webhook_deliveries", "remove_webhook",
 )
 
 
