@@ -3,36 +3,39 @@
 Several gunicorn workers and several instances share one database, so any of them answers a
 scrape with the same, complete figures; counters kept in a process's memory would give each
 worker's share only (prometheus_client's multiprocess mode fixes that for one host, not for
-several instances). Operations and their durations come from the audit rows, which every
-operation writes with ``duration_seconds``; deliveries from the webhook outbox. Labels hold
+several instances). Operations and their durations come from tallies written in the transaction
+of each operation's audit row (``metrics.tally``: a scrape reads a few dozen rows, not the audit
+log; bench/README.md has the figures); deliveries from the webhook outbox. Labels hold
 operation names, outcomes and states only: never a secret's name, value or hash.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from django.db.models import Count, FloatField, Max, Q, Sum
-from django.db.models.fields.json import KT
-from django.db.models.functions import Cast
+from django.db.models import Count, Q
 from django.utils import timezone
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from audit.models import AuditEntry
+from metrics.models import OperationTally
+from metrics.tally import BUCKETS
 from secretsapi import actions, service
 from secretsapi.service.errors import ServiceError
 from webhooks.models import Attempt, Delivery
 
-BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0)
 SCHEDULER = "scheduler"
 # The rotation check behind the due and overdue gauges reads the definition and the lockfile:
 # done at most once a minute per process, however often Prometheus scrapes.
 DUE_MAX_AGE = 60.0
+UNFINISHED_WINDOW = timedelta(days=1)
 
 
 class DatabaseCollector(Collector):
@@ -41,38 +44,40 @@ class DatabaseCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         now = self.now or timezone.now()
-        yield from _operations()
+        yield from _operations(now)
         yield from _due()
         yield from _scheduled(now)
         yield from _deliveries()
 
 
-def _operations() -> Iterator[Metric]:
-    rows = AuditEntry.objects.filter(action__in=actions.TIMED)
-    started = Q(details__state="started")
-    total = CounterMetricFamily("secretsapi_operations", "Operations recorded in the audit log, by outcome "
-                                "(started: begun and not yet ended, or its process died).",
+def _operations(now: datetime) -> Iterator[Metric]:
+    total = CounterMetricFamily("secretsapi_operations", "Operations ended, by outcome.",
                                 labels=["operation", "outcome"])
-    for action, success, is_started, count in (
-            rows.values("action", "success").annotate(started=Count("id", filter=started), n=Count("id"))
-            .values_list("action", "success", "started", "n").order_by("action", "success")):
-        if is_started:
-            total.add_metric([action, "started"], is_started)
-        if count - is_started:
-            total.add_metric([action, "succeeded" if success else "failed"], count - is_started)
-    yield total
-    duration = Cast(KT("details__duration_seconds"), FloatField())
-    timed = rows.filter(details__has_key="duration_seconds").annotate(seconds=duration)
-    aggregates = {f"le{i}": Count("id", filter=Q(seconds__lte=le)) for i, le in enumerate(BUCKETS)}
-    histogram = HistogramMetricFamily("secretsapi_operation_duration_seconds",
-                                      "How long operations took, from their audit rows.",
+    histogram = HistogramMetricFamily("secretsapi_operation_duration_seconds", "How long operations took.",
                                       labels=["operation", "outcome"])
-    for row in (timed.values("action", "success").annotate(n=Count("id"), total=Sum("seconds"), **aggregates)
-                .order_by("action", "success")):
-        buckets = [(str(le), row[f"le{i}"]) for i, le in enumerate(BUCKETS)] + [("+Inf", row["n"])]
-        histogram.add_metric([row["action"], "succeeded" if row["success"] else "failed"], buckets,
-                             row["total"] or 0.0)
+    tallies: dict[tuple[str, bool], dict[int, tuple[int, float]]] = defaultdict(dict)
+    for action, success, bucket, count, seconds in OperationTally.objects.values_list(
+            "action", "success", "bucket", "count", "seconds"):
+        tallies[(action, success)][bucket] = (count, seconds)
+    for (action, success), buckets in sorted(tallies.items()):
+        labels = [action, "succeeded" if success else "failed"]
+        cumulative, le_counts = 0, []
+        for i, bound in enumerate((*BUCKETS, math.inf)):
+            cumulative += buckets.get(i, (0, 0.0))[0]
+            le_counts.append(("+Inf" if bound == math.inf else str(bound), cumulative))
+        total.add_metric(labels, cumulative)
+        histogram.add_metric(labels, le_counts, sum(seconds for _, seconds in buckets.values()))
+    yield total
     yield histogram
+    # A range of the newest-first index: the rows of the last day, not the whole log.
+    unfinished = GaugeMetricFamily("secretsapi_operations_unfinished", "Operations begun in the last "
+                                   f"{UNFINISHED_WINDOW} and not ended: running, or their process died.",
+                                   labels=["operation"])
+    for action, count in (AuditEntry.objects.filter(timestamp__gte=now - UNFINISHED_WINDOW, action__in=actions.TIMED,
+                                                    success__in=[False], details__state="started")
+                          .values("action").annotate(n=Count("id")).values_list("action", "n").order_by("action")):
+        unfinished.add_metric([action], count)
+    yield unfinished
 
 
 _due_lock = threading.Lock()
@@ -102,14 +107,14 @@ def _due() -> Iterator[Metric]:
 
 
 def _scheduled(now: datetime) -> Iterator[Metric]:
-    last = dict(AuditEntry.objects.filter(user=SCHEDULER, success__in=[True],
-                                          action__in=["execute_rotation", "check_drift"])
-                .values_list("action").annotate(at=Max("timestamp")).values_list("action", "at"))
     for action, name in (("execute_rotation", "rotation"), ("check_drift", "drift_check")):
-        if action in last:
+        # The scheduler's rows newest first (an index), read until the first successful one.
+        last = (AuditEntry.objects.filter(user=SCHEDULER, action=action, success=True)
+                .order_by("-timestamp", "-id").values_list("timestamp", flat=True).first())
+        if last is not None:
             yield GaugeMetricFamily(f"secretsapi_last_scheduled_{name}_age_seconds",
                                     f"Seconds since the last successful scheduled {name.replace('_', ' ')} "
-                                    "(absent until one ran).", value=(now - last[action]).total_seconds())
+                                    "(absent until one ran).", value=(now - last).total_seconds())
 
 
 def _deliveries() -> Iterator[Metric]:

@@ -176,6 +176,7 @@ INSTALLED_APPS = [
     "apikeys",
     "secretsapi",
     "webhooks",
+    "metrics",
 ]
 
 MIDDLEWARE = [

@@ -25,6 +25,7 @@ from django.db.models import QuerySet
 
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit_name, record
+from metrics import tally
 from secretsapi import database_errors, database_locks, engine_processes, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
@@ -63,7 +64,7 @@ class Facts(dict[str, Any]):
     succeeded: bool = True
 
 
-# The operations whose rows carry ``duration_seconds`` (GET /metrics reads it).
+# The operations whose rows carry ``duration_seconds``, counted for GET /metrics (metrics.tally).
 TIMED = frozenset({"sync", "agent_sync", "check_rotation", "execute_rotation", "check_policy", "check_drift",
                    "validate_config", "render_config"})
 
@@ -86,17 +87,20 @@ def audited(
     started = time.monotonic()
 
     def write(success: bool, details: dict[str, Any]) -> None:
-        if action in TIMED:
+        timed = action in TIMED
+        if timed:
             details = {**details, "duration_seconds": round(time.monotonic() - started, 3)}
-        # The webhook events of the outcome commit with its row, or neither does.
+        # The outcome's webhook events and its count in the metrics commit with its row, or none does.
         events = webhook_events.raised(action, success, details)
-        with transaction.atomic() if events else contextlib.nullcontext():
+        with transaction.atomic() if events or timed else contextlib.nullcontext():
             if row_id is None:
                 written = record(action=action, resource=resource, user=actor, success=success, details=details)
             else:
                 finish(row_id, success=success, details=details)
                 written = row_id
             outbox.enqueue(events, actor=actor, audit_row=written)
+            if timed:
+                tally.add(action, success, details["duration_seconds"])
 
     try:
         yield facts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import time
@@ -15,7 +16,9 @@ from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
 from audit.recorder import record
-from metrics import collector
+from metrics import collector, tally
+from metrics.models import OperationTally
+from metrics.tally import BUCKETS
 from tests.factories import Project, definition, file_secret, named_key
 from tests.webhooks.support import endpoint
 from webhooks import outbox
@@ -55,15 +58,19 @@ def test_operations_are_counted_by_kind_and_outcome(authed_api: APIClient, proje
     assert samples[(("operation", "check_drift"), ("outcome", "succeeded"))] == 1
 
 
-def test_an_operation_begun_and_never_ended_counts_as_started(authed_api: APIClient, project: Project) -> None:
+def test_an_operation_begun_in_the_last_day_and_never_ended_is_unfinished(authed_api: APIClient,
+                                                                          project: Project) -> None:
     record(action="execute_rotation", resource="secrets", user="t", success=False, details={"state": "started"})
-    samples = scrape(authed_api)["secretsapi_operations_total"]
-    assert samples == {(("operation", "execute_rotation"), ("outcome", "started")): 1}
+    old = record(action="sync", resource="secrets", user="t", success=False, details={"state": "started"})
+    AuditEntry.objects.filter(pk=old).update(timestamp=timezone.now() - timedelta(days=2))
+    samples = scrape(authed_api)
+    assert samples["secretsapi_operations_unfinished"] == {(("operation", "execute_rotation"),): 1}
+    assert "secretsapi_operations_total" not in samples
 
 
-def test_durations_are_a_histogram_from_the_audit_rows(authed_api: APIClient, project: Project) -> None:
+def test_durations_are_a_histogram_of_the_tallies(authed_api: APIClient, project: Project) -> None:
     for seconds in (0.02, 0.3, 7.0):
-        record(action="sync", resource="secrets", user="t", success=True, details={"duration_seconds": seconds})
+        tally.add("sync", True, seconds)
     samples = scrape(authed_api)
     labels = (("operation", "sync"), ("outcome", "succeeded"))
     buckets = samples["secretsapi_operation_duration_seconds_bucket"]
@@ -75,10 +82,39 @@ def test_durations_are_a_histogram_from_the_audit_rows(authed_api: APIClient, pr
     assert samples["secretsapi_operation_duration_seconds_sum"][labels] == pytest.approx(7.32)
 
 
-def test_every_operation_row_records_its_duration(authed_api: APIClient, project: Project) -> None:
+def test_every_operation_row_records_its_duration_and_is_tallied_with_it(authed_api: APIClient,
+                                                                         project: Project) -> None:
     project.write(definition(monthly("db")))
     authed_api.post("/sync", {}, format="json")
-    assert AuditEntry.objects.get(action="sync").details["duration_seconds"] >= 0
+    seconds = AuditEntry.objects.get(action="sync").details["duration_seconds"]
+    row = OperationTally.objects.get()
+    assert (row.action, row.success, row.count, row.seconds) == ("sync", True, 1, seconds)
+    assert row.bucket == bisect.bisect_left(BUCKETS, seconds)
+
+
+def test_a_tally_row_adds_up_every_operation_in_its_bucket(db: None) -> None:
+    tally.add("check_drift", False, 0.2)
+    tally.add("check_drift", False, 0.21)
+    tally.add("check_drift", True, 0.2)
+    row = OperationTally.objects.get(action="check_drift", success=False)
+    assert row.count == 2
+    assert row.seconds == pytest.approx(0.41)
+    assert OperationTally.objects.count() == 2
+
+
+def test_an_operation_whose_row_is_not_completed_is_not_tallied(authed_api: APIClient, project: Project,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from secretsapi import actions
+
+    project.write(definition(monthly("db")))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the audit database refused the row")
+
+    monkeypatch.setattr(actions, "finish", refuse)
+    with pytest.raises(RuntimeError):
+        actions.sync(actions.workspace(), actor="t")
+    assert not OperationTally.objects.exists()
 
 
 def test_secrets_due_and_overdue_are_counted(authed_api: APIClient, project: Project) -> None:
