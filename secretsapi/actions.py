@@ -23,10 +23,11 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 
+from audit import activity
 from audit.models import AuditEntry, AuditMention
-from audit.recorder import begin, finish, fit_name, record
+from audit.recorder import begin, finish, fit, fit_name, record
 from metrics import tally
-from secretsapi import database_errors, database_locks, engine_processes, service
+from secretsapi import database_errors, database_locks, engine_processes, overview, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
     DefinitionInvalid,
@@ -52,6 +53,9 @@ from secretsapi.service.workspace import Workspace as Workspace  # interfaces na
 from webhooks import events as webhook_events
 from webhooks import outbox
 
+# A failed row's ``message`` is clipped (a definition's errors can run long).
+MESSAGE_MAX = 1000
+
 
 class Facts(dict[str, Any]):
     """What ``audited`` yields: the row's details, and ``succeeded``, the operation's outcome.
@@ -62,6 +66,9 @@ class Facts(dict[str, Any]):
     """
 
     succeeded: bool = True
+    # Secret names the row is about beyond those its details name (``audit.mentions``): a bulk
+    # read names thousands, which belong in the mentions table, not in the row's JSON.
+    mentioned: Sequence[str] = ()
 
 
 # The operations whose rows carry ``duration_seconds``, counted for GET /metrics (metrics.tally).
@@ -94,7 +101,8 @@ def audited(
         events = webhook_events.raised(action, success, details)
         with transaction.atomic() if events or timed else contextlib.nullcontext():
             if row_id is None:
-                written = record(action=action, resource=resource, user=actor, success=success, details=details)
+                written = record(action=action, resource=resource, user=actor, success=success, details=details,
+                                 mentions=facts.mentioned)
             else:
                 finish(row_id, success=success, details=details)
                 written = row_id
@@ -106,7 +114,9 @@ def audited(
         yield facts
     except ServiceError as exc:
         # An error may carry facts of its own (e.g. the targets a write changed before it failed).
-        write(False, {**facts, **getattr(exc, "details", {}), "error": exc.code})
+        # Its message is the one the caller is shown (written for users, never holding a value).
+        write(False, {**facts, **getattr(exc, "details", {}), "error": exc.code,
+                      "message": fit(exc.message, MESSAGE_MAX)})
         exc.audited = True  # type: ignore[attr-defined]
         raise
     except Exception as exc:
@@ -277,6 +287,29 @@ def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatu
         found = service.secret_status(ws, name)
         facts["exists"] = found.exists
     return found
+
+
+def secret_statuses(ws: Workspace, *, actor: str | None) -> list[SecretStatus]:
+    """Every declared secret's status: one audit row naming the count, the names as its mentions."""
+    with audited("get_secrets_status", "secrets", actor, {"var_files": list(ws.var_files)}) as facts:
+        found = service.secret_statuses(ws)
+        facts.update(count=len(found), missing=sum(1 for st in found if not st.exists))
+        facts.mentioned = [st.name for st in found]
+    return found
+
+
+def secrets_overview(ws: Workspace, *, actor: str | None) -> list[overview.SecretOverview]:
+    """Every declared secret with its rotation dates and last drift result (the admin's page)."""
+    with audited("read_secrets_overview", "secrets", actor, {"var_files": list(ws.var_files)}) as facts:
+        rows = overview.build(service.list_secrets(ws), service.secret_statuses(ws), ws.now())
+        facts.update(count=len(rows), overdue=sum(1 for row in rows if row.overdue))
+    return rows
+
+
+def audit_activity(*, actor: str | None, days: int) -> activity.Activity:
+    """Operations and rotations per day over the last ``days`` days (the admin's charts)."""
+    with audited("read_audit_activity", "audit", actor, {"days": days}):
+        return activity.activity(days)
 
 
 def sync(

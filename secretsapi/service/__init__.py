@@ -26,7 +26,7 @@ from secretsapi.service.recorded_values import without_recorded_values
 from secretsapi.service.render import render_definition
 from secretsapi.service.rotation import check_rotation, execute_rotation
 from secretsapi.service.state.locks import ExtraLock
-from secretsapi.service.status import list_secrets, secret_status
+from secretsapi.service.status import list_secrets, secret_status, secret_statuses
 from secretsapi.service.sync import sync
 from secretsapi.service.validate import validate_document, validate_file, validate_workspace
 from secretsapi.service.value_read import read_value
@@ -48,6 +48,7 @@ __all__ = [
     "read_value",
     "render_definition",
     "secret_status",
+    "secret_statuses",
     "secret_types",
     "sync",
     "target_catalogue",

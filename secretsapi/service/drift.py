@@ -164,9 +164,10 @@ def _unverifiable(check: _Check, back: ReadBack) -> DriftItem:
 
 
 def _secretzero_template(back: ReadBack, check: _Check) -> bool:
-    """SecretZero records a template target under the value's hash, not the output's: a kind that
-    holds no value (templates) can then only be checked for presence."""
-    return back.value is None and check.expected == check.unit_hash and check.kind.type == "local/template"
+    """SecretZero records a template (or ExternalSecret manifest) target under the value's hash, not
+    the output's: a kind that holds no value can then only be checked for presence."""
+    return (back.value is None and check.expected == check.unit_hash
+            and check.kind.type in ("local/template", "kubernetes/external_secret"))
 
 
 def _misencoded(back: ReadBack, expected: str) -> bool:

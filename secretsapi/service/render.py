@@ -12,6 +12,7 @@ from secretsapi.service.definition.marked_environ import MarkedEnviron
 from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.generators import STATIC_KINDS
 from secretsapi.service.loading.field_checks import check_plain
 from secretsapi.service.results import RenderResult
 from secretsapi.service.state import var_file_guard
@@ -92,7 +93,7 @@ def _redact_statics(config: dict[str, Any]) -> None:
                     generators.append(field["generator"])
     for generator in generators:
         options = generator.get("config")
-        if generator.get("kind") == "static" and isinstance(options, dict):
+        if generator.get("kind") in STATIC_KINDS and isinstance(options, dict):
             for key in ("value", "default"):
                 if key in options:
                     options[key] = REDACTED

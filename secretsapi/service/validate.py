@@ -35,7 +35,8 @@ _FAMILIES = {"aws": (aws.AUTH_KINDS, "AWS"), "vault": (vault_kv.AUTH_KINDS, "Vau
              "vercel": (vercel_env.AUTH_KINDS, "Vercel")}
 
 # The config fields of the local kinds that name a file (checked against the target roots).
-LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path")}
+LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path"),
+                     "kubernetes/external_secret": ("output_path",)}
 # The provider settings that name a file the store's client reads (remote.named_path); Vault's
 # ``verify`` too when it is a path.
 PROVIDER_PATH_SETTINGS = ("token_file", "kubeconfig", "config_file", "ca_cert", "certificate_authority", "verify")

@@ -32,8 +32,10 @@ class Command(EngineCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         ws = self.workspace(options)
-        names = [options["name"]] if options["name"] else [s.name for s in actions.list_secrets(ws, actor=cli_actor())]
-        statuses = [actions.secret_status(ws, name, actor=cli_actor()) for name in names]
+        if options["name"]:
+            statuses = [actions.secret_status(ws, options["name"], actor=cli_actor())]
+        else:
+            statuses = actions.secret_statuses(ws, actor=cli_actor())
         lines = columns([HEADER, *(row(st) for st in statuses)])
         self.emit(options, statuses if len(statuses) != 1 else statuses[0], "\n".join(lines))
         if not all(st.exists for st in statuses):

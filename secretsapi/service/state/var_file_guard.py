@@ -39,6 +39,9 @@ _TARGET = "a target of the definition"
 # atomic_files' temp names: ``.<name>.<mkstemp's letters, digits and _>.tmp``.
 _TEMP = re.compile(r"\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp")
 _LOCAL_PATH_FIELDS = ("path", "output_path")
+# Files a provider names that targets write: a git-crypt file holds values in plain text in the
+# work tree (an Ansible Vault file is kept too: a wider net is only safer).
+_PROVIDER_FILE_FIELDS = ("secret_file", "vault_file")
 
 
 class _Protected:
@@ -210,11 +213,23 @@ def _definition_paths(definition: Definition) -> Iterable[str]:
                     value = target.config.get(field)
                     if isinstance(value, str) and value and "\x00" not in value:
                         yield value
+    yield from _provider_paths(definition)
+
+
+def _provider_paths(definition: Definition) -> Iterable[str]:
+    for spec in definition.providers.values():
+        auth = spec.auth if isinstance(spec.auth, Mapping) else {}
+        for options in (spec.config, auth, auth.get("config")):
+            for field in _PROVIDER_FILE_FIELDS:
+                value = options.get(field) if isinstance(options, Mapping) else None
+                if isinstance(value, str) and value and "\x00" not in value:
+                    yield value
 
 
 def rendered_paths(config: Any) -> list[str]:
     """Local target paths in a rendered definition (render's output, before redaction): every
-    ``path`` or ``output_path`` in any ``targets`` list, whatever its provider (more is safer)."""
+    ``path`` or ``output_path`` in any ``targets`` list, whatever its provider, and every
+    ``secret_file`` or ``vault_file`` anywhere (more is safer)."""
     found: list[str] = []
     stack = [config]
     while stack:
@@ -227,6 +242,8 @@ def rendered_paths(config: Any) -> list[str]:
                         if isinstance(options, Mapping):
                             found += [str(options[f]) for f in _LOCAL_PATH_FIELDS
                                       if isinstance(options.get(f), str) and "\x00" not in options[f]]
+                elif key in _PROVIDER_FILE_FIELDS and isinstance(item, str) and "\x00" not in item:
+                    found.append(item)
                 stack.append(item)
         elif isinstance(value, list):
             stack.extend(value)
