@@ -59,8 +59,9 @@ def deliver_due(now: datetime | None = None, *, limit: int = BATCH) -> Outcome:
         if not Delivery.objects.filter(pk=pk, state=Delivery.PENDING, next_attempt_at=next_at).update(
                 next_attempt_at=lease):
             continue  # another worker took it
-        delivery = Delivery.objects.select_related("endpoint").get(pk=pk)
-        counts[_attempt(delivery, now)] += 1
+        delivery = Delivery.objects.select_related("endpoint").filter(pk=pk).first()
+        if delivery is not None:  # None: its endpoint was removed meanwhile
+            counts[_attempt(delivery, now)] += 1
     return Outcome(counts[Delivery.DELIVERED], counts[Delivery.PENDING], counts[Delivery.FAILED])
 
 
@@ -99,8 +100,9 @@ def _post(delivery: Delivery, now: datetime) -> tuple[int | None, str, int]:
     try:
         response = requests.post(endpoint.url, data=body, headers=headers, timeout=TIMEOUT_SECONDS, stream=True,
                                  allow_redirects=False)
-    except requests.RequestException as exc:
-        # The exception's class only: its text can quote the URL, which may carry a token.
+    except Exception as exc:
+        # Any failure to send fails this attempt, never the other deliveries of the batch. The
+        # exception's class only: its text can quote the URL, which may carry a token.
         return None, f"no answer: {type(exc).__name__}", _ms(started)
     response.close()
     error = "" if 200 <= response.status_code < 300 else f"answered {response.status_code}"
