@@ -25,6 +25,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from audit.models import AuditEntry
+from jobs.models import Job
 from metrics.models import OperationTally
 from metrics.tally import BUCKETS
 from secretsapi import actions, service
@@ -48,6 +49,7 @@ class DatabaseCollector(Collector):
         yield from _due()
         yield from _scheduled(now)
         yield from _deliveries()
+        yield from _jobs()
 
 
 def _operations(now: datetime) -> Iterator[Metric]:
@@ -131,6 +133,15 @@ def _deliveries() -> Iterator[Metric]:
     attempts.add_metric(["succeeded"], figures["ok"])
     attempts.add_metric(["failed"], figures["all"] - figures["ok"])
     yield attempts
+
+
+def _jobs() -> Iterator[Metric]:
+    jobs = GaugeMetricFamily("secretsapi_jobs", "Jobs queued and running.", labels=["state"])
+    counts = dict(Job.objects.filter(state__in=[Job.QUEUED, Job.RUNNING]).values_list("state")
+                  .annotate(n=Count("id")).values_list("state", "n"))
+    for state in (Job.QUEUED, Job.RUNNING):
+        jobs.add_metric([state], counts.get(state, 0))
+    yield jobs
 
 
 def read_metrics(*, actor: str | None, now: datetime | None = None) -> bytes:
