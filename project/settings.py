@@ -411,7 +411,9 @@ SPECTACULAR_SETTINGS = {
         {"name": "metrics", "x-displayName": "Metrics",
          "description": "Prometheus metrics, computed from the database at each scrape."},
     ],
-    "ENUM_NAME_OVERRIDES": {},
+    # A webhook delivery's state and a job's, two enums both named after their field "state".
+    "ENUM_NAME_OVERRIDES": {"DeliveryStateEnum": "webhooks.models.Delivery.STATES",
+                            "JobStateEnum": "jobs.models.Job.STATES"},
     # 414, insecure mode's 400 and 403, and no NUL in request strings (secretsapi/api/schema.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums", "secretsapi.api.schema.declare_server_answers",
