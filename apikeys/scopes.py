@@ -11,7 +11,9 @@ SCOPES: dict[str, tuple[str, ...]] = {
         "rotation-check", "policy-check", "policy", "drift-check", "drift", "config-validate", "config-render",
     ),
     "write": ("sync", "agent-sync", "rotation-execute"),
-    "audit": ("audit-logs",),
+    # Deliveries are a record of what the service sent, like the audit log.
+    "audit": ("audit-logs", "webhook-deliveries"),
+    "metrics": ("metrics",),
     # Also needs SERVICE_ALLOW_VALUE_READ=true: the scope alone reveals nothing.
     "reveal": ("secret-value",),
 }

@@ -30,6 +30,9 @@ ACTIONS = (
     "list_secret_types", "list_secrets", "list_targets", "read_audit_activity", "read_audit_logs", "read_job",
     "read_jobs", "read_secret_value", "read_secrets_overview", "render_config", "request_refused", "sync",
     "validate_config",
+    # webhooks/actions.py and metrics/collector.py
+    "add_webhook", "deliver_webhooks", "disable_webhook", "enable_webhook", "list_webhooks", "read_metrics",
+    "read_webhook_deliveries", "remove_webhook",
 )
 
 

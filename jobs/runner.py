@@ -29,6 +29,7 @@ from jobs.operations import OPERATIONS
 from secretsapi import actions
 from secretsapi.api.errors import error_answer
 from secretsapi.service.errors import WorkerDied
+from webhooks import events, outbox
 
 TASK = "jobs.runner.run_job"
 # A job's progress is written at most this often (a sync reports every secret).
@@ -97,9 +98,17 @@ def run_claimed(job: Job) -> None:
 
 
 def _end(job: Job, state: str, status: int, body: dict[str, Any]) -> bool:
-    """End a running job, unless another process ended it first; True when this one did."""
-    return bool(Job.objects.filter(pk=job.pk, state=Job.RUNNING, worker=job.worker).update(
-        state=state, status_code=status, result=body, finished_at=timezone.now(), payload=None))
+    """End a running job, unless another process ended it first; True when this one did.
+
+    A job that ends failed raises ``job.failed`` (webhooks), committed with its end.
+    """
+    with transaction.atomic():
+        ended = bool(Job.objects.filter(pk=job.pk, state=Job.RUNNING, worker=job.worker).update(
+            state=state, status_code=status, result=body, finished_at=timezone.now(), payload=None))
+        if ended and state == Job.FAILED:
+            outbox.enqueue([events.job_failed(str(job.pk), job.operation, job.actor, status, str(body.get("error")))],
+                           actor=job.actor, audit_row=job.audit_row)
+    return ended
 
 
 def _keep_audit_row(job_id: Any, row_id: int) -> None:

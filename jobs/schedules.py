@@ -26,6 +26,7 @@ from jobs.models import Job
 from jobs.operations import OPERATIONS
 from jobs.runner import run_claimed, worker_name
 from secretsapi import database_locks
+from webhooks.outbox import DELIVER
 
 ACTOR = "scheduler"
 PREFIX = "secretsapi:"
@@ -51,6 +52,8 @@ SCHEDULES: dict[str, Scheduled] = {s.name: s for s in (
 )}
 # Every minute each cluster ends the jobs of workers that died (jobs.runner.recover).
 RECOVER = PREFIX + "recover"
+# Every minute the webhook deliveries that are due (retries; new events are sent at once too).
+WEBHOOKS = PREFIX + "webhooks"
 
 
 def install() -> None:
@@ -79,6 +82,9 @@ def install() -> None:
         if not Schedule.objects.filter(name=RECOVER).exists():
             Schedule.objects.create(name=RECOVER, func="jobs.schedules.recover_jobs", schedule_type=Schedule.MINUTES,
                                     minutes=1, next_run=now, repeats=-1)
+        if not Schedule.objects.filter(name=WEBHOOKS).exists():
+            Schedule.objects.create(name=WEBHOOKS, func=DELIVER, schedule_type=Schedule.MINUTES, minutes=1,
+                                    next_run=now, repeats=-1)
 
 
 def run_scheduled(name: str) -> None:

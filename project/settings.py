@@ -130,6 +130,10 @@ SERVICE_PORT = env_int("SERVICE_PORT", 8000, minimum=1, maximum=65535)
 SERVICE_CONFIG = Path(env_str("SERVICE_CONFIG") or "Secretfile.yml").absolute()
 SERVICE_LOCKFILE = Path(lockfile).absolute() if (lockfile := env_str("SERVICE_LOCKFILE")) else None
 SERVICE_ALLOW_SCRIPTS = env_bool("SERVICE_ALLOW_SCRIPTS")
+# Webhooks may point to loopback, link-local and private addresses (off: such URLs are refused).
+SERVICE_WEBHOOK_ALLOW_PRIVATE = env_bool("SERVICE_WEBHOOK_ALLOW_PRIVATE")
+# GET /metrics answers without an API key (off: it needs a key with the metrics scope).
+SERVICE_METRICS_PUBLIC = env_bool("SERVICE_METRICS_PUBLIC")
 # A target file as a var file hands its values to render (issue 18): refused unless enabled.
 SERVICE_VAR_FILES_FROM_OUTPUTS = env_bool("SERVICE_VAR_FILES_FROM_OUTPUTS")
 # Folders local targets may write in; empty: the definition's folder.
@@ -228,6 +232,8 @@ INSTALLED_APPS = [
     "secretsapi",
     "django_q",
     "jobs",
+    "webhooks",
+    "metrics",
 ]
 
 MIDDLEWARE = [
@@ -399,8 +405,15 @@ SPECTACULAR_SETTINGS = {
          "description": "The audit log: who did what, when, and whether it succeeded; newest first."},
         {"name": "jobs", "x-displayName": "Jobs",
          "description": "The long operations run as jobs: their state, progress and, once ended, their result."},
+        {"name": "webhooks", "x-displayName": "Webhooks",
+         "description": "Signed notifications of rotations, syncs, drift and failed jobs: what was sent, and every "
+         "attempt."},
+        {"name": "metrics", "x-displayName": "Metrics",
+         "description": "Prometheus metrics, computed from the database at each scrape."},
     ],
-    "ENUM_NAME_OVERRIDES": {},
+    # A webhook delivery's state and a job's, two enums both named after their field "state".
+    "ENUM_NAME_OVERRIDES": {"DeliveryStateEnum": "webhooks.models.Delivery.STATES",
+                            "JobStateEnum": "jobs.models.Job.STATES"},
     # 414, insecure mode's 400 and 403, and no NUL in request strings (secretsapi/api/schema.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums", "secretsapi.api.schema.declare_server_answers",

@@ -8,8 +8,10 @@ command's; their ``progress`` (``service.progress``) is the caller's to give.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -19,12 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import QuerySet
 
 from audit import activity
 from audit import export as audit_export
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, record
+from metrics import tally
 from secretsapi import database_errors, database_locks, overview, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
@@ -51,6 +55,8 @@ from secretsapi.service.results import (
 from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
+from webhooks import events as webhook_events
+from webhooks import outbox
 
 # A failed row's ``message`` is clipped (a definition's errors can run long).
 MESSAGE_MAX = 1000
@@ -74,6 +80,10 @@ class Facts(dict[str, Any]):
 # that a job whose worker died completes that row rather than writing a second one.
 audit_row_started: ContextVar[Callable[[int], None] | None] = ContextVar("audit_row_started", default=None)
 
+# The operations whose rows carry ``duration_seconds``, counted for GET /metrics (metrics.tally).
+TIMED = frozenset({"sync", "agent_sync", "check_rotation", "execute_rotation", "check_policy", "check_drift",
+                   "validate_config", "render_config"})
+
 
 @contextmanager
 def audited(
@@ -92,13 +102,24 @@ def audited(
     row_id = begin(action=action, resource=resource, user=actor, details=facts) if changes else None
     if row_id is not None and (listener := audit_row_started.get()) is not None:
         listener(row_id)
+    started = time.monotonic()
 
     def write(success: bool, details: dict[str, Any]) -> None:
-        if row_id is None:
-            record(action=action, resource=resource, user=actor, success=success, details=details,
-                   mentions=facts.mentioned)
-        else:
-            finish(row_id, success=success, details=details)
+        timed = action in TIMED
+        if timed:
+            details = {**details, "duration_seconds": round(time.monotonic() - started, 3)}
+        # The outcome's webhook events and its count in the metrics commit with its row, or none does.
+        events = webhook_events.raised(action, success, details)
+        with transaction.atomic() if events or timed else contextlib.nullcontext():
+            if row_id is None:
+                written = record(action=action, resource=resource, user=actor, success=success, details=details,
+                                 mentions=facts.mentioned)
+            else:
+                finish(row_id, success=success, details=details)
+                written = row_id
+            outbox.enqueue(events, actor=actor, audit_row=written)
+            if timed:
+                tally.add(action, success, details["duration_seconds"])
 
     try:
         yield facts

@@ -22,6 +22,7 @@ from secretsapi.api.authentication import header_principal, request_principal
 from secretsapi.api.parsers import RefusedBody
 from secretsapi.service import errors
 from secretsapi.service.errors import ServiceError
+from webhooks.actions import WebhookNotFound, WebhookRefused
 
 logger = logging.getLogger("secretsapi.errors")
 
@@ -61,6 +62,8 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.LockfileUnwritable: 500,
     errors.LockfileStorageFull: 507,
     errors.WorkerDied: 503,
+    WebhookNotFound: 404,
+    WebhookRefused: 422,
 }
 
 # Engine errors whose ``error`` names them better than their status's title does.

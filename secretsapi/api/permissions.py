@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from django.urls import URLPattern
@@ -47,6 +48,6 @@ def endpoint_texts() -> dict[str, str]:
         view: Any = pattern.callback
         cls = view.view_class
         methods = [m.upper() for m in ("get", "post", "put", "patch", "delete") if hasattr(cls, m)]
-        route = "/" + str(pattern.pattern).replace("<str:", "{").replace(">", "}")
+        route = "/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", str(pattern.pattern))
         texts[str(pattern.name)] = f"{' '.join(methods)} {route}"
     return texts

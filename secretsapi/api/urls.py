@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from secretsapi.api.views import audit, config, discovery, jobs, meta, operations, secrets
+from secretsapi.api.views import audit, config, discovery, jobs, meta, metrics, operations, secrets, webhooks
 
 urlpatterns = [
     path("", meta.RootView.as_view(), name="root"),
@@ -30,4 +30,7 @@ urlpatterns = [
     path("audit/logs", audit.AuditLogListView.as_view(), name="audit-logs"),
     path("jobs", jobs.JobListView.as_view(), name="jobs"),
     path("jobs/<str:job_id>", jobs.JobDetailView.as_view(), name="job"),
+    path("webhooks/<str:webhook_id>/deliveries", webhooks.WebhookDeliveryListView.as_view(),
+         name="webhook-deliveries"),
+    path("metrics", metrics.MetricsView.as_view(), name="metrics"),
 ]

@@ -139,7 +139,9 @@ def test_operation_ids_are_chosen_names_not_generated_ones(api: APIClient) -> No
 
 def test_every_operation_shows_a_success_example(api: APIClient) -> None:
     for path, method, operation in operations(schema_of(api)):
-        success = operation["responses"]["200"]["content"]["application/json"]
+        # JSON, or /metrics' text exposition.
+        content = operation["responses"]["200"]["content"]
+        success = content.get("application/json") or content["text/plain"]
         assert success.get("examples"), f"{method.upper()} {path}"
 
 

@@ -1,0 +1,91 @@
+"""What a ``GET /metrics`` scrape costs on a large audit log (SQLite, the embedded default).
+
+Seeds ``--rows`` audit rows, one a second (the long operations with ``duration_seconds``, the
+reads without; a seventh of the rotations and drift checks by the scheduler), then times the
+collector's database parts (operations, durations, scheduled runs, deliveries) and the whole
+exposition, median of ``--runs``. Prints one line per figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+ACTIONS = ("sync", "check_rotation", "check_drift", "list_secrets", "get_secret_status", "read_audit_logs",
+           "execute_rotation", "authenticate", "read_metrics", "list_secrets")
+
+
+def seed(db: Path, rows: int) -> None:
+    con = sqlite3.connect(db)
+    base = datetime.now(UTC) - timedelta(seconds=rows)
+
+    def generate() -> Any:
+        for i in range(rows):
+            action = ACTIONS[i % len(ACTIONS)]
+            details = {"duration_seconds": (i % 997) / 100} if action in ("sync", "check_rotation", "check_drift",
+                                                                            "execute_rotation") else {"count": 1}
+            # The scheduler runs rotations and drift checks only; the others are callers'.
+            user = "scheduler" if action in ("execute_rotation", "check_drift") and i % 7 == 0 else "service"
+            yield ((base + timedelta(seconds=i)).strftime("%Y-%m-%d %H:%M:%S.%f"), action, "secrets", user,
+                   json.dumps(details), i % 17 != 0)
+
+    with con:
+        con.executemany("INSERT INTO audit_auditentry (timestamp, action, resource, user, details, success) "
+                        "VALUES (?, ?, ?, ?, ?, ?)", generate())
+    con.execute("ANALYZE")
+    con.close()
+
+
+def median_ms(fn: Callable[[], Any], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-metrics-"))
+    os.environ.update(SERVICE_DATA_DIR=str(folder), SERVICE_SECRET_KEY="bench-" + "x" * 50,
+                      SERVICE_CONFIG=str(folder / "Secretfile.yml"), DJANGO_SETTINGS_MODULE="project.settings")
+    os.environ.pop("DATABASE_URL", None)
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from metrics import collector
+
+    call_command("migrate", verbosity=0)
+    seed(Path(connection.settings_dict["NAME"]), args.rows)
+    figures: dict[str, Callable[[], Any]] = {
+        "operations and durations": lambda: list(collector._operations(datetime.now(UTC))),
+        "scheduled runs": lambda: list(collector._scheduled(datetime.now(UTC))),
+        "deliveries": lambda: list(collector._deliveries()),
+        "whole scrape (audited)": lambda: collector.read_metrics(actor="bench"),
+    }
+    for label, fn in figures.items():
+        fn()
+        print(f"{args.rows} rows  {label:28} {median_ms(fn, args.runs):9.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""``GET /metrics``: every figure computed from the database (and the definition) at scrape time.
+
+Several gunicorn workers and several instances share one database, so any of them answers a
+scrape with the same, complete figures; counters kept in a process's memory would give each
+worker's share only (prometheus_client's multiprocess mode fixes that for one host, not for
+several instances). Operations and their durations come from tallies written in the transaction
+of each operation's audit row (``metrics.tally``: a scrape reads a few dozen rows, not the audit
+log; bench/README.md has the figures); deliveries from the webhook outbox. Labels hold
+operation names, outcomes and states only: never a secret's name, value or hash.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Q
+from django.utils import timezone
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from audit.models import AuditEntry
+from jobs.models import Job
+from metrics.models import OperationTally
+from metrics.tally import BUCKETS
+from secretsapi import actions, service
+from secretsapi.service.errors import ServiceError
+from webhooks.models import Attempt, Delivery
+
+SCHEDULER = "scheduler"
+# The rotation check behind the due and overdue gauges reads the definition and the lockfile:
+# done at most once a minute per process, however often Prometheus scrapes.
+DUE_MAX_AGE = 60.0
+UNFINISHED_WINDOW = timedelta(days=1)
+
+
+class DatabaseCollector(Collector):
+    def __init__(self, now: datetime | None = None) -> None:
+        self.now = now
+
+    def collect(self) -> Iterator[Metric]:
+        now = self.now or timezone.now()
+        yield from _operations(now)
+        yield from _due()
+        yield from _scheduled(now)
+        yield from _deliveries()
+        yield from _jobs()
+
+
+def _operations(now: datetime) -> Iterator[Metric]:
+    total = CounterMetricFamily("secretsapi_operations", "Operations ended, by outcome.",
+                                labels=["operation", "outcome"])
+    histogram = HistogramMetricFamily("secretsapi_operation_duration_seconds", "How long operations took.",
+                                      labels=["operation", "outcome"])
+    tallies: dict[tuple[str, bool], dict[int, tuple[int, float]]] = defaultdict(dict)
+    for action, success, bucket, count, seconds in OperationTally.objects.values_list(
+            "action", "success", "bucket", "count", "seconds"):
+        tallies[(action, success)][bucket] = (count, seconds)
+    for (action, success), buckets in sorted(tallies.items()):
+        labels = [action, "succeeded" if success else "failed"]
+        cumulative, le_counts = 0, []
+        for i, bound in enumerate((*BUCKETS, math.inf)):
+            cumulative += buckets.get(i, (0, 0.0))[0]
+            le_counts.append(("+Inf" if bound == math.inf else str(bound), cumulative))
+        total.add_metric(labels, cumulative)
+        histogram.add_metric(labels, le_counts, sum(seconds for _, seconds in buckets.values()))
+    yield total
+    yield histogram
+    # A range of the newest-first index: the rows of the last day, not the whole log.
+    unfinished = GaugeMetricFamily("secretsapi_operations_unfinished", "Operations begun in the last "
+                                   f"{UNFINISHED_WINDOW} and not ended: running, or their process died.",
+                                   labels=["operation"])
+    for action, count in (AuditEntry.objects.filter(timestamp__gte=now - UNFINISHED_WINDOW, action__in=actions.TIMED,
+                                                    success__in=[False], details__state="started")
+                          .values("action").annotate(n=Count("id")).values_list("action", "n").order_by("action")):
+        unfinished.add_metric([action], count)
+    yield unfinished
+
+
+_due_lock = threading.Lock()
+_due_cache: dict[str, tuple[float, tuple[int, int] | None]] = {}
+
+
+def _due() -> Iterator[Metric]:
+    ws = actions.workspace()
+    key = str(ws.definition_path)
+    with _due_lock:
+        cached = _due_cache.get(key)
+        if cached is None or time.monotonic() - cached[0] > DUE_MAX_AGE:
+            try:
+                result = service.check_rotation(ws)
+                figures: tuple[int, int] | None = (len(result.secrets_due), len(result.secrets_overdue))
+            except ServiceError:
+                figures = None
+            cached = _due_cache[key] = (time.monotonic(), figures)
+    ok = GaugeMetricFamily("secretsapi_rotation_check_ok", "1 when the definition could be checked for "
+                           "due secrets (the due and overdue gauges are then present).")
+    ok.add_metric([], 0 if cached[1] is None else 1)
+    yield ok
+    if cached[1] is not None:
+        yield GaugeMetricFamily("secretsapi_secrets_due", "Secrets due for rotation.", value=cached[1][0])
+        yield GaugeMetricFamily("secretsapi_secrets_overdue", "Secrets past their rotation period.",
+                                value=cached[1][1])
+
+
+def _scheduled(now: datetime) -> Iterator[Metric]:
+    for action, name in (("execute_rotation", "rotation"), ("check_drift", "drift_check")):
+        # The scheduler's rows newest first (an index), read until the first successful one.
+        last = (AuditEntry.objects.filter(user=SCHEDULER, action=action, success=True)
+                .order_by("-timestamp", "-id").values_list("timestamp", flat=True).first())
+        if last is not None:
+            yield GaugeMetricFamily(f"secretsapi_last_scheduled_{name}_age_seconds",
+                                    f"Seconds since the last successful scheduled {name.replace('_', ' ')} "
+                                    "(absent until one ran).", value=(now - last).total_seconds())
+
+
+def _deliveries() -> Iterator[Metric]:
+    deliveries = GaugeMetricFamily("secretsapi_webhook_deliveries", "Webhook deliveries in the outbox, by state.",
+                                   labels=["state"])
+    counts = dict(Delivery.objects.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
+    for state, _ in Delivery.STATES:
+        deliveries.add_metric([state], counts.get(state, 0))
+    yield deliveries
+    attempts = CounterMetricFamily("secretsapi_webhook_attempts", "Webhook delivery attempts, by outcome.",
+                                   labels=["outcome"])
+    ok = Q(status__gte=200, status__lt=300)
+    figures = Attempt.objects.aggregate(ok=Count("id", filter=ok), all=Count("id"))
+    attempts.add_metric(["succeeded"], figures["ok"])
+    attempts.add_metric(["failed"], figures["all"] - figures["ok"])
+    yield attempts
+
+
+def _jobs() -> Iterator[Metric]:
+    jobs = GaugeMetricFamily("secretsapi_jobs", "Jobs queued and running.", labels=["state"])
+    counts = dict(Job.objects.filter(state__in=[Job.QUEUED, Job.RUNNING]).values_list("state")
+                  .annotate(n=Count("id")).values_list("state", "n"))
+    for state in (Job.QUEUED, Job.RUNNING):
+        jobs.add_metric([state], counts.get(state, 0))
+    yield jobs
+
+
+def read_metrics(*, actor: str | None, now: datetime | None = None) -> bytes:
+    """The exposition, in Prometheus' text format; the scrape is audited like any read."""
+    with actions.audited("read_metrics", "metrics", actor):
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(DatabaseCollector(now))
+        return generate_latest(registry)

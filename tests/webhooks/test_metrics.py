@@ -1,0 +1,224 @@
+"""GET /metrics: Prometheus' text format, computed from the database, parsed with prometheus_client's parser."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
+from rest_framework.test import APIClient
+
+from audit.models import AuditEntry
+from audit.recorder import record
+from metrics import collector, tally
+from metrics.models import OperationTally
+from metrics.tally import BUCKETS
+from tests.factories import Project, definition, file_secret, named_key
+from tests.webhooks.support import endpoint
+from webhooks import outbox
+from webhooks.models import Attempt, Delivery
+
+
+def scrape(client: APIClient) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    """sample name -> labels -> value."""
+    response = client.get("/metrics")
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/plain")
+    samples: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for family in text_string_to_metric_families(response.content.decode()):
+        for sample in family.samples:
+            samples.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return samples
+
+
+def monthly(name: str) -> dict[str, Any]:
+    return file_secret(name, "out/a.json", kind="random_hex", rotation_period="30d")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_due_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(collector, "_due_cache", {})
+
+
+def test_operations_are_counted_by_kind_and_outcome(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(monthly("db")))
+    authed_api.post("/sync", {}, format="json")
+    authed_api.post("/sync", {}, format="json")
+    authed_api.post("/sync", {"secret_name": "missing"}, format="json")
+    authed_api.post("/drift/check", {}, format="json")
+    samples = scrape(authed_api)["secretsapi_operations_total"]
+    assert samples[(("operation", "sync"), ("outcome", "succeeded"))] == 2
+    assert samples[(("operation", "sync"), ("outcome", "failed"))] == 1
+    assert samples[(("operation", "check_drift"), ("outcome", "succeeded"))] == 1
+
+
+def test_an_operation_begun_in_the_last_day_and_never_ended_is_unfinished(authed_api: APIClient,
+                                                                          project: Project) -> None:
+    record(action="execute_rotation", resource="secrets", user="t", success=False, details={"state": "started"})
+    old = record(action="sync", resource="secrets", user="t", success=False, details={"state": "started"})
+    AuditEntry.objects.filter(pk=old).update(timestamp=timezone.now() - timedelta(days=2))
+    samples = scrape(authed_api)
+    assert samples["secretsapi_operations_unfinished"] == {(("operation", "execute_rotation"),): 1}
+    assert "secretsapi_operations_total" not in samples
+
+
+def test_durations_are_a_histogram_of_the_tallies(authed_api: APIClient, project: Project) -> None:
+    for seconds in (0.02, 0.3, 7.0):
+        tally.add("sync", True, seconds)
+    samples = scrape(authed_api)
+    labels = (("operation", "sync"), ("outcome", "succeeded"))
+    buckets = samples["secretsapi_operation_duration_seconds_bucket"]
+    assert buckets[(("le", "0.05"), *labels)] == 1
+    assert buckets[(("le", "0.5"), *labels)] == 2
+    assert buckets[(("le", "10.0"), *labels)] == 3
+    assert buckets[(("le", "+Inf"), *labels)] == 3
+    assert samples["secretsapi_operation_duration_seconds_count"][labels] == 3
+    assert samples["secretsapi_operation_duration_seconds_sum"][labels] == pytest.approx(7.32)
+
+
+def test_every_operation_row_records_its_duration_and_is_tallied_with_it(authed_api: APIClient,
+                                                                         project: Project) -> None:
+    project.write(definition(monthly("db")))
+    authed_api.post("/sync", {}, format="json")
+    seconds = AuditEntry.objects.get(action="sync").details["duration_seconds"]
+    row = OperationTally.objects.get()
+    assert (row.action, row.success, row.count, row.seconds) == ("sync", True, 1, seconds)
+    assert row.bucket == bisect.bisect_left(BUCKETS, seconds)
+
+
+def test_a_tally_row_adds_up_every_operation_in_its_bucket(db: None) -> None:
+    tally.add("check_drift", False, 0.2)
+    tally.add("check_drift", False, 0.21)
+    tally.add("check_drift", True, 0.2)
+    row = OperationTally.objects.get(action="check_drift", success=False)
+    assert row.count == 2
+    assert row.seconds == pytest.approx(0.41)
+    assert OperationTally.objects.count() == 2
+
+
+def test_an_operation_whose_row_is_not_completed_is_not_tallied(authed_api: APIClient, project: Project,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from secretsapi import actions
+
+    project.write(definition(monthly("db")))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the audit database refused the row")
+
+    monkeypatch.setattr(actions, "finish", refuse)
+    with pytest.raises(RuntimeError):
+        actions.sync(actions.workspace(), actor="t")
+    assert not OperationTally.objects.exists()
+
+
+def test_secrets_due_and_overdue_are_counted(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(monthly("db"), monthly("api"), monthly("fresh")))
+    authed_api.post("/sync", {}, format="json")
+    project.backdate("db", 45)
+    project.backdate("api", 28)  # inside the 3-day warning window of a 30-day period
+    samples = scrape(authed_api)
+    assert samples["secretsapi_rotation_check_ok"][()] == 1
+    assert samples["secretsapi_secrets_overdue"][()] == 1
+    assert samples["secretsapi_secrets_due"][()] == 1
+
+
+def test_an_unreadable_definition_is_a_zero_check_gauge_without_due_figures(authed_api: APIClient,
+                                                                            project: Project) -> None:
+    project.definition.write_text("secrets: [unclosed\n")
+    samples = scrape(authed_api)
+    assert samples["secretsapi_rotation_check_ok"][()] == 0
+    assert "secretsapi_secrets_due" not in samples
+
+
+def test_secrets_due_are_checked_again_once_the_cached_figures_are_a_minute_old(
+        authed_api: APIClient, project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    project.write(definition(monthly("db")))
+    authed_api.post("/sync", {}, format="json")
+    assert scrape(authed_api)["secretsapi_secrets_overdue"][()] == 0
+    project.backdate("db", 45)
+    assert scrape(authed_api)["secretsapi_secrets_overdue"][()] == 0  # within the minute: the same figures
+    clock = time.monotonic() + collector.DUE_MAX_AGE + 1
+    monkeypatch.setattr(time, "monotonic", lambda: clock)
+    assert scrape(authed_api)["secretsapi_secrets_overdue"][()] == 1
+
+
+def test_seconds_since_the_last_successful_scheduled_runs(authed_api: APIClient, project: Project) -> None:
+    assert "secretsapi_last_scheduled_rotation_age_seconds" not in scrape(authed_api)
+    then = timezone.now() - timedelta(hours=2)
+    for action in ("execute_rotation", "check_drift"):
+        row = record(action=action, resource="secrets", user="scheduler", success=True)
+        AuditEntry.objects.filter(pk=row).update(timestamp=then)
+    record(action="execute_rotation", resource="secrets", user="scheduler", success=False)
+    record(action="execute_rotation", resource="secrets", user="cli:alice", success=True)
+    samples = scrape(authed_api)
+    assert samples["secretsapi_last_scheduled_rotation_age_seconds"][()] == pytest.approx(7200, abs=60)
+    assert samples["secretsapi_last_scheduled_drift_check_age_seconds"][()] == pytest.approx(7200, abs=60)
+
+
+def test_webhook_deliveries_are_counted_by_state_and_attempts_by_outcome(authed_api: APIClient, project: Project,
+                                                                         settings: Any) -> None:
+    endpoint("http://127.0.0.1:9/")
+    outbox.enqueue([("sync.completed", {}), ("drift.detected", {})], actor="t", audit_row=1)
+    first, second = Delivery.objects.order_by("id")
+    Delivery.objects.filter(pk=first.pk).update(state="delivered")
+    Attempt.objects.create(delivery=first, at=timezone.now(), status=500)
+    Attempt.objects.create(delivery=first, at=timezone.now(), status=200)
+    Attempt.objects.create(delivery=second, at=timezone.now(), error="no answer: ConnectTimeout")
+    samples = scrape(authed_api)
+    assert samples["secretsapi_webhook_deliveries"] == {
+        (("state", "pending"),): 1, (("state", "delivered"),): 1, (("state", "failed"),): 0}
+    assert samples["secretsapi_webhook_attempts_total"] == {(("outcome", "succeeded"),): 1,
+                                                           (("outcome", "failed"),): 2}
+
+
+def test_no_secret_name_value_or_hash_is_in_the_exposition(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(monthly("db_password")))
+    authed_api.post("/sync", {}, format="json")
+    project.backdate("db_password", 45)
+    authed_api.post("/rotation/execute", {}, format="json")
+    text = authed_api.get("/metrics").content.decode()
+    values = set(json.loads((project.root / "out/a.json").read_text()).values())
+    hashes = set(re.findall(r"[0-9a-f]{64}", project.lockfile.read_text()))
+    assert values and hashes
+    for secret in values | hashes | {"db_password"}:
+        assert secret not in text
+
+
+def test_a_key_needs_the_metrics_scope(db: None, project: Project) -> None:
+    for scopes, status in ((("metrics",), 200), (("read", "write", "audit"), 403)):
+        client = APIClient()
+        client.credentials(HTTP_X_API_KEY=named_key("-".join(scopes), *scopes))
+        assert client.get("/metrics").status_code == status
+
+
+def test_without_a_key_it_is_401_with_the_error_body_whatever_the_scraper_accepts(api: APIClient) -> None:
+    response = api.get("/metrics", HTTP_ACCEPT="application/openmetrics-text; version=1.0.0, text/plain;q=0.5")
+    assert response.status_code == 401
+    assert set(response.json()) == {"error", "detail", "timestamp"}
+    assert response["WWW-Authenticate"]
+
+
+def test_with_metrics_public_it_answers_without_a_key(api: APIClient, project: Project, settings: Any) -> None:
+    settings.SERVICE_METRICS_PUBLIC = True
+    assert "secretsapi_webhook_deliveries" in scrape(api)
+    assert AuditEntry.objects.get(action="read_metrics").user is None
+
+
+def test_a_query_parameter_is_refused(authed_api: APIClient) -> None:
+    assert authed_api.get("/metrics?debug=1").status_code == 422
+
+
+def test_each_scrape_is_audited(authed_api: APIClient, project: Project) -> None:
+    authed_api.get("/metrics")
+    assert AuditEntry.objects.filter(action="read_metrics", user="service", success=True).count() == 1
+
+
+def test_with_metrics_public_a_wrong_key_is_still_refused(api: APIClient, project: Project, settings: Any) -> None:
+    settings.SERVICE_METRICS_PUBLIC = True
+    assert api.get("/metrics", HTTP_X_API_KEY="wrong-key-0123456789").status_code == 401

@@ -1,0 +1,55 @@
+"""Endpoints, deliveries and attempts in the admin: read-only, and never an endpoint's secret."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from webhooks.models import Attempt, Delivery, Endpoint
+
+
+class ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Endpoint)
+class EndpointAdmin(ReadOnly):
+    list_display = ("id", "url", "enabled", "created_at")
+    fields = ("url", "events", "enabled", "created_at")  # not the secret
+
+
+class AttemptInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = Attempt
+    fields = ("at", "status", "error", "duration_ms")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(ReadOnly):
+    list_display = ("id", "endpoint", "event", "state", "attempts", "next_attempt_at", "last_status", "created_at")
+    list_filter = ("state", "event")
+    date_hierarchy = "created_at"
+    fields = ("endpoint", "event", "payload", "state", "attempts", "next_attempt_at", "last_status", "last_error",
+              "created_at", "updated_at")
+    inlines = (AttemptInline,)
+
+
+@admin.register(Attempt)
+class AttemptAdmin(ReadOnly):
+    list_display = ("id", "delivery", "at", "status", "error", "duration_ms")
+    list_filter = ("status",)
+    date_hierarchy = "at"
