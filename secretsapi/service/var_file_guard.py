@@ -108,14 +108,14 @@ def guarded_definition(ws: Workspace, load: Callable[[Sequence[str]], Definition
         before: Definition | None = load(())
     except DefinitionInvalid:  # it may need the var files to be valid
         before = None
-    check_var_files(ws, (*_profile_var_files(before), *ws.var_files), definition=before)
+    check_var_files(ws, (*_profile_var_files(ws, before), *ws.var_files), definition=before)
     full = load(ws.var_files)
-    check_var_files(ws, (*_profile_var_files(full), *ws.var_files), definition=full, loaded=True)
+    check_var_files(ws, (*_profile_var_files(ws, full), *ws.var_files), definition=full, loaded=True)
     return full
 
 
-def _profile_var_files(definition: Definition | None) -> tuple[str, ...]:
-    profile = definition.environments.selected if definition is not None else None
+def _profile_var_files(ws: Workspace, definition: Definition | None) -> tuple[str, ...]:
+    profile = definition.environments.resolve(ws.environment)[1] if definition is not None else None
     return profile.var_files if profile is not None else ()
 
 

@@ -17,6 +17,7 @@ from secretsapi.service.definition.model import (
     PolicySpec,
     ProviderSpec,
     SecretDef,
+    TargetProfile,
     TargetSpec,
     Unit,
 )
@@ -34,8 +35,9 @@ KEPT_SECRET_KEYS = ("agent_instructions",)
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
-# Parsed by _environments, apart from the sections above: only the default lane's lockfile is used.
+# Parsed by _environments and _target_profiles, apart from the sections above.
 ENVIRONMENTS_KEY = "environments"
+TARGET_PROFILES_KEY = "target_profiles"
 POLICY_KINDS = ("rotation", "access", "compliance")
 SEVERITIES = ("error", "warning", "info")
 STANDARDS = ("soc2", "iso27001")
@@ -53,13 +55,19 @@ class ParsedDefinition:
     secrets: list[SecretDef] = field(default_factory=list)
     policies: dict[str, PolicySpec] = field(default_factory=dict)
     environments: Environments = field(default_factory=Environments)
+    target_profiles: dict[str, TargetProfile] = field(default_factory=dict)
 
 
 class DefinitionChecker(FieldChecks):
     """Walks a parsed document once, collecting errors and warnings that name the place."""
 
-    def __init__(self, environ: Mapping[str, str], *, strict: bool, limits: InterpolationLimits | None = None) -> None:
+    def __init__(
+        self, environ: Mapping[str, str], *, strict: bool, limits: InterpolationLimits | None = None,
+        target_profile: str | None = None,
+    ) -> None:
+        """``target_profile``: the selected lane's ``target_profile``, merged into every target."""
         super().__init__(environ)
+        self.target_profile_name = target_profile
         self.limits = limits
         self.strict = strict  # /config/validate: version and secrets required, rotation warnings
         self._consume = False
@@ -76,7 +84,7 @@ class DefinitionChecker(FieldChecks):
             self.errors.append(f"definition must be a mapping, got {got}")
             return out
         for key in doc:
-            if key not in TOP_LEVEL_KEYS and key != ENVIRONMENTS_KEY:
+            if key not in TOP_LEVEL_KEYS and key not in (ENVIRONMENTS_KEY, TARGET_PROFILES_KEY):
                 self.warnings.append(f"unknown top-level key '{key}' (kept, not used)")
         for key in ("version", "secrets") if self.strict else ():
             if key not in doc:
@@ -95,6 +103,9 @@ class DefinitionChecker(FieldChecks):
         sections = {k: interpolator.render(doc.get(k), k) for k in TOP_LEVEL_KEYS[2:]}
         self.errors.extend(interpolator.errors)
         out.environments = self._environments(doc.get(ENVIRONMENTS_KEY))
+        out.target_profiles = self._target_profiles(doc.get(TARGET_PROFILES_KEY), out.environments)
+        if self.target_profile_name is not None:
+            self.target_profile = out.target_profiles.get(self.target_profile_name)
         self._set_unresolved(interpolator.unresolved)
         if consume and isinstance(doc, dict):
             self._consume = True
@@ -128,10 +139,11 @@ class DefinitionChecker(FieldChecks):
         return local
 
     def _environments(self, value: Any) -> Environments:
-        """SecretZero's ``environments`` block: ``default`` and ``profiles.<name>.{var_files, lockfile}``.
+        """SecretZero's ``environments`` block: ``default`` and
+        ``profiles.<name>.{var_files, lockfile, target_profile}``.
 
-        Shapes SecretZero refuses are errors; its other profile keys (target_profile, labels)
-        are kept out of the model, unused.
+        Shapes SecretZero refuses are errors; its other profile keys (labels) are kept out of
+        the model, unused.
         """
         if value is None:
             return Environments()
@@ -154,11 +166,40 @@ class DefinitionChecker(FieldChecks):
             if lockfile is not None and not isinstance(lockfile, str):
                 self.errors.append(f"{where}.lockfile: must be a string")
                 lockfile = None
-            profiles[str(name)] = EnvironmentProfile(tuple(var_files), lockfile or None)
+            target_profile = body.get("target_profile")
+            if target_profile is not None and not isinstance(target_profile, str):
+                self.errors.append(f"{where}.target_profile: must be a string")
+                target_profile = None
+            profiles[str(name)] = EnvironmentProfile(tuple(var_files), lockfile or None, target_profile or None)
         if default is not None and default not in profiles:
             known = ", ".join(sorted(profiles)) or "none"
             self.warnings.append(f"environments.default: no profile named '{default}' (known: {known})")
-        return Environments(default, profiles)
+        return Environments(default, profiles, declared=True)
+
+    def _target_profiles(self, value: Any, environments: Environments) -> dict[str, TargetProfile]:
+        """SecretZero's ``target_profiles.<name>.{provider_overrides, target_overrides}``, each a
+        mapping of provider alias (or target kind) to config; a lane naming a profile that is not
+        there is refused, as SecretZero refuses it. ``identity_policies`` (SecretZero's
+        provider-identity policies) is kept, not used."""
+        profiles: dict[str, TargetProfile] = {}
+        if value is not None:
+            seen = len(self._interpolator.errors)
+            raw = self._mapping(self._interpolator.render(value, TARGET_PROFILES_KEY), TARGET_PROFILES_KEY)
+            self.errors.extend(self._interpolator.errors[seen:])
+            for name, body in raw.items():
+                where = f"{TARGET_PROFILES_KEY}.{name}"
+                entry = self._mapping(body, where)
+                overrides = [
+                    {str(k): self._mapping(v, f"{where}.{key}.{k}")
+                     for k, v in self._mapping(entry.get(key), f"{where}.{key}").items()}
+                    for key in ("provider_overrides", "target_overrides")
+                ]
+                profiles[str(name)] = TargetProfile(*overrides)
+        for lane, profile in environments.profiles.items():
+            if profile.target_profile is not None and profile.target_profile not in profiles:
+                self.errors.append(f"environments.profiles.{lane}.target_profile: "
+                                   f"no target profile named '{profile.target_profile}'")
+        return profiles
 
     def _metadata(self, value: Any) -> dict[str, Any]:
         metadata = self._mapping(value, "metadata")
