@@ -12,6 +12,7 @@ from secretsapi.api.docs import EXAMPLE_SECRET, NO_STORE, HeaderedResponse, erro
 from secretsapi.api.errors import BadRequest
 from secretsapi.api.serializers import config as c
 from secretsapi.api.views.base import StrictAPIView
+from secretsapi.api.views.operations import lane_workspace
 
 
 class ConfigValidateView(StrictAPIView):
@@ -95,6 +96,6 @@ class ConfigRenderView(StrictAPIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.render_config(
-            actions.workspace(var_files=q["var_files"]), actor=actor(request), variables=q["variables"]
+            lane_workspace(q), actor=actor(request), variables=q["variables"]
         )
         return Response(c.ConfigRenderResultSerializer(result).data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -15,6 +16,11 @@ from secretsapi.api.serializers import operations as s
 from secretsapi.api.views.base import StrictAPIView
 
 BODY_ERRORS = (400, 401, 404, 413, 415, 422, 500)
+
+
+def lane_workspace(q: Mapping[str, Any]) -> actions.Workspace:
+    """The workspace an operation's body names: its ``var_files`` and ``environment``."""
+    return actions.workspace(var_files=q["var_files"], environment=q["environment"])
 
 VAR_FILES_NOTE = ("Pass the `var_files` the secrets were synced with: the targets' paths depend on the "
                   "variables.")
@@ -63,7 +69,7 @@ class SyncView(StrictAPIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.sync(
-            actions.workspace(var_files=q["var_files"]), actor=actor(request),
+            lane_workspace(q), actor=actor(request),
             dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"], repair=q["repair"],
         )
         return Response(s.SyncResultSerializer(result).data)
@@ -109,7 +115,7 @@ class RotationCheckView(StrictAPIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.check_rotation(
-            actions.workspace(var_files=q["var_files"]), actor=actor(request), secret_name=q["secret_name"]
+            lane_workspace(q), actor=actor(request), secret_name=q["secret_name"]
         )
         return Response(s.RotationCheckResultSerializer(result).data)
 
@@ -143,7 +149,7 @@ class RotationExecuteView(StrictAPIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.execute_rotation(
-            actions.workspace(var_files=q["var_files"]), actor=actor(request),
+            lane_workspace(q), actor=actor(request),
             secret_name=q["secret_name"], force=q["force"],
         )
         return Response(s.RotationExecuteResultSerializer(result).data)
@@ -183,7 +189,7 @@ class PolicyCheckView(StrictAPIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.check_policy(
-            actions.workspace(var_files=q["var_files"]), actor=actor(request), fail_on_warning=q["fail_on_warning"]
+            lane_workspace(q), actor=actor(request), fail_on_warning=q["fail_on_warning"]
         )
         return Response(s.PolicyResultSerializer(result).data)
 
@@ -232,7 +238,7 @@ class DriftCheckView(StrictAPIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.check_drift(
-            actions.workspace(var_files=q["var_files"]), actor=actor(request), secret_name=q["secret_name"]
+            lane_workspace(q), actor=actor(request), secret_name=q["secret_name"]
         )
         return Response(s.DriftResultSerializer(result).data)
 
@@ -278,7 +284,7 @@ class AgentSyncView(StrictAPIView):
         body.is_valid(raise_exception=True)
         q = body.validated_data
         result = actions.agent_sync(
-            actions.workspace(var_files=q["var_files"]), actor=actor(request),
+            lane_workspace(q), actor=actor(request),
             dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"], repair=q["repair"],
         )
         data = {**s.SyncResultSerializer(result.sync).data, "status": result.status,
