@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
+from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, cli_actor
 
 
@@ -28,11 +29,4 @@ class Command(EngineCommand):
             dry_run=options["dry_run"], force=options["force"], secret_name=options["secret_name"],
             repair=options["repair"],
         )
-        lines = [result.message]
-        lines += [f"  generated  {name}" for name in result.secrets_generated]
-        lines += [f"  repaired   {name}" for name in result.secrets_repaired]
-        lines += [f"  skipped    {name}" for name in result.secrets_skipped]
-        lines += [f"  error      {e.secret} [{e.target or '-'}]: {e.message}" for e in result.errors]
-        self.emit(options, result, "\n".join(lines))
-        if result.errors:
-            raise self.failure(f"{len(result.errors)} error(s) during sync")
+        self.report(options, reports.sync_report(result))
