@@ -12,7 +12,7 @@ from typing import Any
 from secretsapi.service import var_file_guard
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.loader import load_definition
-from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.model import Definition, EnvironmentProfile
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
 from secretsapi.service.errors import DefinitionInvalid, EnvironmentNotFound, ServiceError, TargetError
 from secretsapi.service.state.locks import lockfile_lock, stripe_locks
@@ -131,6 +131,10 @@ class Workspace:
         if profile.var_files:
             var_file_guard.check_var_files(self, profile.var_files, definition=definition)
         return self._load(profile.var_files, profile.target_profile)
+
+    def lane(self) -> tuple[str | None, EnvironmentProfile | None]:
+        """The environment in effect and its profile, read from the definition without var files."""
+        return self._load(()).environments.resolve(self.environment)
 
     def _with_profile(self, var_files: Sequence[str]) -> Definition:
         definition = self._load(var_files)
