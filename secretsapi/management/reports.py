@@ -8,7 +8,7 @@ the failure to raise once it is printed: a finding (exit 2) or a failure (exit 1
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,9 +146,12 @@ def status_row(st: SecretStatus) -> tuple[str, ...]:
             to_the_second(st.due_at) if st.due_at else "never")
 
 
-def status_report(statuses: Sequence[SecretStatus], *, single: bool) -> Report:
-    """``single``: one secret was named, so the JSON is its object rather than a list."""
+def status_report(statuses: Sequence[SecretStatus], *, single: bool, verbose: bool = False) -> Report:
+    """``single``: one secret was named, so the JSON is its object rather than a list;
+    ``verbose``: the text also lists each secret's target ids."""
     lines = columns([STATUS_HEADER, *(status_row(st) for st in statuses)])
+    if verbose:
+        lines += [f"  {st.name}: {', '.join(st.targets) or '-'}" for st in statuses]
     data = plain(statuses[0]) if single and len(statuses) == 1 else plain(list(statuses))
     problem = None if all(st.exists for st in statuses) else finding("some secrets are not generated")
     return Report(data, "\n".join(lines), problem)
@@ -192,12 +195,16 @@ def validation_report(report: ValidationReport) -> Report:
     return Report(plain(report), "\n".join(lines), None if report.valid else finding(f"{len(report.errors)} error(s)"))
 
 
-def table_report(key: str, rows: list[dict[str, Any]], header: Sequence[str], fields: Sequence[str]) -> Report:
-    """A listing: ``{key: rows, "count": n}`` as JSON, columns of ``fields`` as text."""
+def table_report(key: str, rows: list[dict[str, Any]], header: Sequence[str],
+                 cells: Callable[[dict[str, Any]], Sequence[Any]]) -> Report:
+    """A listing as SecretZero's ``list`` prints it: ``{key: rows, "total": n}`` as JSON, and
+    as text a column per ``header`` entry, each row's ``cells``."""
     def cell(value: Any) -> str:
         if isinstance(value, list | tuple):
             return ", ".join(str(v) for v in value) or "-"
+        if isinstance(value, dict):
+            return ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
         return "-" if value is None or value == "" else str(value)
 
-    lines = columns([tuple(header), *(tuple(cell(row.get(f)) for f in fields) for row in rows)], indent="")
-    return Report({key: rows, "count": len(rows)}, "\n".join(lines))
+    lines = columns([tuple(header), *(tuple(cell(v) for v in cells(row)) for row in rows)], indent="")
+    return Report({key: rows, "total": len(rows)}, "\n".join(lines))

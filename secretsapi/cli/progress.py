@@ -1,0 +1,44 @@
+"""A Rich progress bar on stderr for work that takes over a second, on a terminal only.
+
+Piped or redirected output (CI logs, ``--format json | jq``) and ``--quiet`` get none; a step
+list shorter than a second never shows one (the bar starts once a second has passed).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+# Work shorter than this shows no bar: it would only flicker.
+SHOW_AFTER_SECONDS = 1.0
+
+
+@contextmanager
+def steps(total: int, label: str, *, quiet: bool) -> Iterator[Callable[[], None]]:
+    """Yields ``advance``, to call after each of ``total`` steps."""
+    console = Console(stderr=True)
+    if quiet or total < 2 or not console.is_terminal:
+        yield lambda: None
+        return
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                   console=console, transient=True)
+    task = bar.add_task(label, total=total)
+    begun = time.monotonic()
+    shown = False
+
+    def advance() -> None:
+        nonlocal shown
+        bar.advance(task)
+        if not shown and time.monotonic() - begun >= SHOW_AFTER_SECONDS:
+            bar.start()
+            shown = True
+
+    try:
+        yield advance
+    finally:
+        if shown:
+            bar.stop()
