@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from secretsapi.service.definition import lanes
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.field_checks import FieldChecks
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.model import (
-    EnvironmentProfile,
     Environments,
     GeneratorSpec,
     PolicySpec,
@@ -35,9 +35,9 @@ KEPT_SECRET_KEYS = ("agent_instructions",)
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
-# Parsed by _environments and _target_profiles, apart from the sections above.
-ENVIRONMENTS_KEY = "environments"
-TARGET_PROFILES_KEY = "target_profiles"
+# Parsed by ``lanes``, apart from the sections above.
+ENVIRONMENTS_KEY = lanes.ENVIRONMENTS_KEY
+TARGET_PROFILES_KEY = lanes.TARGET_PROFILES_KEY
 POLICY_KINDS = ("rotation", "access", "compliance")
 SEVERITIES = ("error", "warning", "info")
 STANDARDS = ("soc2", "iso27001")
@@ -102,8 +102,8 @@ class DefinitionChecker(FieldChecks):
         # Everything but `variables` (resolved above) and unknown keys is interpolated.
         sections = {k: interpolator.render(doc.get(k), k) for k in TOP_LEVEL_KEYS[2:]}
         self.errors.extend(interpolator.errors)
-        out.environments = self._environments(doc.get(ENVIRONMENTS_KEY))
-        out.target_profiles = self._target_profiles(doc.get(TARGET_PROFILES_KEY), out.environments)
+        out.environments = lanes.environments(self, doc.get(ENVIRONMENTS_KEY))
+        out.target_profiles = lanes.target_profiles(self, doc.get(TARGET_PROFILES_KEY), out.environments)
         if self.target_profile_name is not None:
             self.target_profile = out.target_profiles.get(self.target_profile_name)
         self._set_unresolved(interpolator.unresolved)
@@ -137,69 +137,6 @@ class DefinitionChecker(FieldChecks):
                         "use local/file or local/template targets, or set local_allow_cloud: true"
                     )
         return local
-
-    def _environments(self, value: Any) -> Environments:
-        """SecretZero's ``environments`` block: ``default`` and
-        ``profiles.<name>.{var_files, lockfile, target_profile}``.
-
-        Shapes SecretZero refuses are errors; its other profile keys (labels) are kept out of
-        the model, unused.
-        """
-        if value is None:
-            return Environments()
-        seen = len(self._interpolator.errors)
-        raw = self._mapping(self._interpolator.render(value, ENVIRONMENTS_KEY), ENVIRONMENTS_KEY)
-        self.errors.extend(self._interpolator.errors[seen:])
-        default = raw.get("default")
-        if default is not None and not isinstance(default, str):
-            self.errors.append("environments.default: must be a string")
-            default = None
-        profiles: dict[str, EnvironmentProfile] = {}
-        for name, profile in self._mapping(raw.get("profiles"), "environments.profiles").items():
-            where = f"environments.profiles.{name}"
-            body = self._mapping(profile, where)
-            var_files = body.get("var_files") or []
-            if not isinstance(var_files, list) or not all(isinstance(item, str) for item in var_files):
-                self.errors.append(f"{where}.var_files: must be a list of strings")
-                var_files = []
-            lockfile = body.get("lockfile")
-            if lockfile is not None and not isinstance(lockfile, str):
-                self.errors.append(f"{where}.lockfile: must be a string")
-                lockfile = None
-            target_profile = body.get("target_profile")
-            if target_profile is not None and not isinstance(target_profile, str):
-                self.errors.append(f"{where}.target_profile: must be a string")
-                target_profile = None
-            profiles[str(name)] = EnvironmentProfile(tuple(var_files), lockfile or None, target_profile or None)
-        if default is not None and default not in profiles:
-            known = ", ".join(sorted(profiles)) or "none"
-            self.warnings.append(f"environments.default: no profile named '{default}' (known: {known})")
-        return Environments(default, profiles, declared=True)
-
-    def _target_profiles(self, value: Any, environments: Environments) -> dict[str, TargetProfile]:
-        """SecretZero's ``target_profiles.<name>.{provider_overrides, target_overrides}``, each a
-        mapping of provider alias (or target kind) to config; a lane naming a profile that is not
-        there is refused, as SecretZero refuses it. ``identity_policies`` (SecretZero's
-        provider-identity policies) is kept, not used."""
-        profiles: dict[str, TargetProfile] = {}
-        if value is not None:
-            seen = len(self._interpolator.errors)
-            raw = self._mapping(self._interpolator.render(value, TARGET_PROFILES_KEY), TARGET_PROFILES_KEY)
-            self.errors.extend(self._interpolator.errors[seen:])
-            for name, body in raw.items():
-                where = f"{TARGET_PROFILES_KEY}.{name}"
-                entry = self._mapping(body, where)
-                overrides = [
-                    {str(k): self._mapping(v, f"{where}.{key}.{k}")
-                     for k, v in self._mapping(entry.get(key), f"{where}.{key}").items()}
-                    for key in ("provider_overrides", "target_overrides")
-                ]
-                profiles[str(name)] = TargetProfile(*overrides)
-        for lane, profile in environments.profiles.items():
-            if profile.target_profile is not None and profile.target_profile not in profiles:
-                self.errors.append(f"environments.profiles.{lane}.target_profile: "
-                                   f"no target profile named '{profile.target_profile}'")
-        return profiles
 
     def _metadata(self, value: Any) -> dict[str, Any]:
         metadata = self._mapping(value, "metadata")
