@@ -52,7 +52,7 @@ def test_a_lane_naming_a_missing_target_profile_is_an_invalid_definition(lanes: 
     doc = lane_definition()
     doc["target_profiles"].pop("files_prod")
     lanes.write(doc)
-    with pytest.raises(DefinitionInvalid, match="environments.profiles.prod.target_profile: no target profile"):
+    with pytest.raises(DefinitionInvalid, match=r"environments\.profiles\.prod\.target_profile: no target profile"):
         actions.workspace().definition()
 
 
