@@ -211,7 +211,7 @@ def _names(secret_name: str | None, secrets: Sequence[str]) -> list[str | None]:
 # -- the program --------------------------------------------------------------------------------
 
 
-@click.group(cls=Program, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(name=PROG, cls=Program, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name=PROG)
 @click.option("-f", "--file", "file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Definition file for every subcommand (default: SERVICE_CONFIG, else ./Secretfile.yml).")
