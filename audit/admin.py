@@ -1,23 +1,34 @@
-"""Read-only admin for audit rows: list, filter, search, drill down by date; nothing else."""
+"""Read-only admin for audit rows: list, filter, search, drill down by date; and the secrets overview
+and the charts pages, which read through ``actions`` like every other interface."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import URLPattern, path
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from apikeys.models import ApiKey
-from audit.models import AuditEntry
+from audit import admin_views, display
+from audit.models import AuditEntry, AuditMention
+from audit.recorder import fit_name
+
+# Names shown in a row's "secrets" column; a bulk row names thousands, the filter finds them all.
+SECRETS_SHOWN = 5
 
 # Every action a row can name (a test compares it with actions.py). A fixed list: asking the
 # table for its distinct values would scan a million rows on every page.
 ACTIONS = (
     "admin_lockout", "admin_login", "agent_sync", "apikey_create", "apikey_revoke", "apikey_rotate", "authenticate",
     "check_drift", "check_policy", "check_rotation",
-    "execute_rotation", "get_secret_status", "list_generators", "list_providers", "list_secret_types",
-    "list_secrets", "list_targets", "read_audit_logs", "read_secret_value", "render_config",
+    "execute_rotation", "get_secret_status", "get_secrets_status", "list_generators", "list_providers",
+    "list_secret_types", "list_secrets", "list_targets", "read_audit_activity", "read_audit_logs", "read_secret_value",
+    "read_secrets_overview", "render_config",
     "request_refused", "sync", "validate_config",
 )
 
@@ -58,21 +69,81 @@ class UserKindFilter(admin.SimpleListFilter):
         return queryset.filter(**kind[1]) if kind else queryset
 
 
+class SecretFilter(admin.SimpleListFilter):
+    """``?secret=<name>``: the rows naming that secret, as the API's filter finds them (the
+    mentions table: a bulk row's lists count, not only its resource). A box, since the names
+    are unbounded."""
+
+    title = "secret"
+    parameter_name = "secret"
+    template = "admin/audit/secret_filter.html"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        value = self.value()
+        return [(value, value)] if value else []
+
+    def has_output(self) -> bool:
+        return True
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[AuditEntry]) -> QuerySet[AuditEntry]:
+        value = self.value()
+        if not value:
+            return queryset
+        return queryset.filter(id__in=AuditMention.objects.filter(secret=fit_name(value)).values("entry_id"))
+
+
 @admin.register(AuditEntry)
 class AuditEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("timestamp", "action", "resource", "user", "success", "attempts")
-    list_filter = ("success", ActionFilter, UserKindFilter, ("timestamp", admin.DateFieldListFilter))
+    list_display = ("when", "action", "resource", "secrets", "user", "outcome", "attempts")
+    list_filter = ("success", ActionFilter, UserKindFilter, SecretFilter, ("timestamp", admin.DateFieldListFilter))
     search_fields = ("action", "resource", "user")
     date_hierarchy = "timestamp"
-    readonly_fields = ("timestamp", "action", "resource", "user", "details", "success")
+    fields = ("when", "action", "resource", "user", "outcome", "secrets_named", "details_readable")
+    readonly_fields = fields
     # A page must not count the whole table.
     show_full_result_count = False
+
+    @admin.display(description="time", ordering="timestamp")
+    def when(self, obj: AuditEntry) -> str:
+        return display.when(obj.timestamp)
+
+    @admin.display(description="outcome", ordering="success")
+    def outcome(self, obj: AuditEntry) -> str:
+        return display.outcome(obj.success, obj.details)
+
+    @admin.display(description="secrets")
+    def secrets(self, obj: AuditEntry) -> SafeString:
+        """The first names the row mentions (by name: the order of the mentions' unique index, so a
+        bulk row's thousands are not sorted for five), each a link to the rows naming it."""
+        names = list(obj.mentions.order_by("secret").values_list("secret", flat=True)[: SECRETS_SHOWN + 1])
+        links = format_html_join(", ", '<a href="?{}">{}</a>',
+                                 ((urlencode({"secret": n}), n) for n in names[:SECRETS_SHOWN]))
+        return format_html("{}{}", links, ", ..." if len(names) > SECRETS_SHOWN else "")
+
+    @admin.display(description="secrets named")
+    def secrets_named(self, obj: AuditEntry) -> SafeString:
+        count = obj.mentions.count()
+        names = list(obj.mentions.order_by("secret").values_list("secret", flat=True)[: display.LIST_SHOWN])
+        return format_html("{} {}", count, display.details_html(names) if names else "")
+
+    @admin.display(description="details")
+    def details_readable(self, obj: AuditEntry) -> SafeString:
+        return display.details_html(obj.details)
 
     @admin.display(description="attempts")
     def attempts(self, obj: AuditEntry) -> int:
         """How many attempts the row stands for: a tally's count (failed authentication), else 1."""
         count = obj.details.get("count") if obj.tally_key is not None and isinstance(obj.details, dict) else None
         return count if isinstance(count, int) else 1
+
+    def get_urls(self) -> list[URLPattern]:
+        pages = [
+            path("secrets/", self.admin_site.admin_view(admin_views.SecretsOverview(self.admin_site).view),
+                 name="audit_secrets_overview"),
+            path("charts/", self.admin_site.admin_view(admin_views.Charts(self.admin_site).view),
+                 name="audit_charts"),
+        ]
+        return [*pages, *super().get_urls()]
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
         # ``?user=<name>`` and ``?resource=<name>``: exact matches on indexed columns.

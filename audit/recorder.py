@@ -6,7 +6,7 @@ import hashlib
 import logging
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, cast
 
@@ -28,17 +28,19 @@ def record(
     user: str | None,
     success: bool,
     details: Mapping[str, Any] | None = None,
+    mentions: Iterable[str] = (),
 ) -> int:
     """Write one row and return its id. Errors propagate: an operation must not succeed unrecorded.
 
     ``details`` must hold names, counts and hashes only, never secret values. The secrets the
-    row is about (``audit.mentions``) are written with it, in one transaction. On SQLite the
-    write waits for the others in ``audit_write_gate`` (see bench/README.md for the figures).
+    row is about (``audit.mentions``, and ``mentions``) are written with it, in one transaction.
+    On SQLite the write waits for the others in ``audit_write_gate`` (see bench/README.md for
+    the figures).
     """
     if _unwritten:
         complete_unwritten()
     details = _storable(dict(details or {}))
-    names = mentioned_secrets(resource, details)
+    names = list(dict.fromkeys([*mentioned_secrets(resource, details), *mentions]))
     fields = {"timestamp": timezone.now(), "action": action, "resource": fit(resource, RESOURCE_MAX),
               "user": None if user is None else fit(user, RESOURCE_MAX), "details": details,
               "success": bool(success)}

@@ -191,7 +191,7 @@ def _definition(data: Path) -> dict[str, Any]:
 
     from secretsapi.service import sync
     from secretsapi.service.definition import yaml_loader
-    from secretsapi.service.definition.loader import clear_definition_cache
+    from secretsapi.service.loading.loader import clear_definition_cache
     from secretsapi.service.workspace import Workspace
 
     folder = data / "definition"

@@ -21,7 +21,7 @@ import bench_support as b
 
 from secretsapi.service import sync
 from secretsapi.service.definition import yaml_loader
-from secretsapi.service.definition.loader import clear_definition_cache
+from secretsapi.service.loading.loader import clear_definition_cache
 from secretsapi.service.workspace import Workspace
 
 

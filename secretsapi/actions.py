@@ -20,9 +20,10 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet
 
+from audit import activity
 from audit.models import AuditEntry, AuditMention
-from audit.recorder import begin, finish, fit_name, record
-from secretsapi import database_errors, database_locks, engine_processes, service
+from audit.recorder import begin, finish, fit, fit_name, record
+from secretsapi import database_errors, database_locks, engine_processes, overview, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
     DefinitionInvalid,
@@ -43,8 +44,11 @@ from secretsapi.service.results import (
     SyncResult,
     ValidationReport,
 )
-from secretsapi.service.workspace import ExtraLock
+from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
+
+# A failed row's ``message`` is clipped (a definition's errors can run long).
+MESSAGE_MAX = 1000
 
 
 class Facts(dict[str, Any]):
@@ -56,6 +60,9 @@ class Facts(dict[str, Any]):
     """
 
     succeeded: bool = True
+    # Secret names the row is about beyond those its details name (``audit.mentions``): a bulk
+    # read names thousands, which belong in the mentions table, not in the row's JSON.
+    mentioned: Sequence[str] = ()
 
 
 @contextmanager
@@ -76,7 +83,8 @@ def audited(
 
     def write(success: bool, details: dict[str, Any]) -> None:
         if row_id is None:
-            record(action=action, resource=resource, user=actor, success=success, details=details)
+            record(action=action, resource=resource, user=actor, success=success, details=details,
+                   mentions=facts.mentioned)
         else:
             finish(row_id, success=success, details=details)
 
@@ -84,7 +92,9 @@ def audited(
         yield facts
     except ServiceError as exc:
         # An error may carry facts of its own (e.g. the targets a write changed before it failed).
-        write(False, {**facts, **getattr(exc, "details", {}), "error": exc.code})
+        # Its message is the one the caller is shown (written for users, never holding a value).
+        write(False, {**facts, **getattr(exc, "details", {}), "error": exc.code,
+                      "message": fit(exc.message, MESSAGE_MAX)})
         exc.audited = True  # type: ignore[attr-defined]
         raise
     except Exception as exc:
@@ -265,6 +275,29 @@ def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatu
         found = service.secret_status(ws, name)
         facts["exists"] = found.exists
     return found
+
+
+def secret_statuses(ws: Workspace, *, actor: str | None) -> list[SecretStatus]:
+    """Every declared secret's status: one audit row naming the count, the names as its mentions."""
+    with audited("get_secrets_status", "secrets", actor, _lane(ws)) as facts:
+        found = service.secret_statuses(ws)
+        facts.update(count=len(found), missing=sum(1 for st in found if not st.exists))
+        facts.mentioned = [st.name for st in found]
+    return found
+
+
+def secrets_overview(ws: Workspace, *, actor: str | None) -> list[overview.SecretOverview]:
+    """Every declared secret with its rotation dates and last drift result (the admin's page)."""
+    with audited("read_secrets_overview", "secrets", actor, _lane(ws)) as facts:
+        rows = overview.build(service.list_secrets(ws), service.secret_statuses(ws), ws.now())
+        facts.update(count=len(rows), overdue=sum(1 for row in rows if row.overdue))
+    return rows
+
+
+def audit_activity(*, actor: str | None, days: int) -> activity.Activity:
+    """Operations and rotations per day over the last ``days`` days (the admin's charts)."""
+    with audited("read_audit_activity", "audit", actor, {"days": days}):
+        return activity.activity(days)
 
 
 def sync(

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.errors import DefinitionInvalid
+from secretsapi.service.loading.loader import load_definition
 from secretsapi.service.workspace import Workspace
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer

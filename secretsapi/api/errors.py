@@ -8,8 +8,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -55,6 +58,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.TargetError: 500,
     errors.ValueReadDisabled: 403,
     errors.LockTimeout: 503,
+    errors.LockLost: 503,
     errors.LockfileUnwritable: 500,
     errors.LockfileStorageFull: 507,
     errors.EngineProcessDied: 503,
@@ -232,7 +236,11 @@ def handler403(request: HttpRequest, exception: Exception | None = None) -> Json
     return refused(request, 403, "permission_denied", "You do not have permission to perform this action.")
 
 
-def handler404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    # The admin is a site for people: its wrong URLs get its own HTML page, the API JSON.
+    if request.path.startswith(reverse("admin:index")):
+        context = {**admin.site.each_context(request), "title": "Page not found"}
+        return render(request, "admin/404.html", context, status=404)
     return refused(request, 404, "no_endpoint", f"No endpoint at {request.path}.")
 
 

@@ -293,14 +293,15 @@ def status(ctx: click.Context, /, secrets: tuple[str, ...], verbose: bool, **par
     lane = _lane(ctx, params)
 
     def produce() -> Report:
-        ws = lane.workspace()
-        names = list(dict.fromkeys(secrets)) or [s.name for s in actions.list_secrets(ws, actor=cli_actor())]
+        ws, names = lane.workspace(), list(dict.fromkeys(secrets))
+        if not names:  # every secret, in one pass
+            return status_report(actions.secret_statuses(ws, actor=cli_actor()), single=False, verbose=verbose)
         statuses = []
         with steps(len(names), "status", quiet=lane.quiet) as advance:
             for name in names:
                 statuses.append(actions.secret_status(ws, name, actor=cli_actor()))
                 advance()
-        return status_report(statuses, single=len(secrets) == 1, verbose=verbose)
+        return status_report(statuses, single=len(names) == 1, verbose=verbose)
 
     _finish(ctx, lane, produce)
 

@@ -1,10 +1,12 @@
 """Framework-free secrets engine: definitions, generators, lockfile, targets and operations.
 
 The operations are importable from here (``from secretsapi.service import sync``); the
-sub-packages hold what they are built from: ``definition`` (what the file declares),
-``state`` (the lockfile, its locks, and the write that stores values), ``targets`` (where
-values go), ``util`` (hashing, atomic files, a memo). Errors live in ``errors``, results in
-``results``. Nothing in this package may import Django; a guard test enforces it.
+sub-packages hold what they are built from, each importing only those before it:
+``definition`` (what the file declares: the model), ``generators`` (values) and ``targets``
+(where values go), ``loading`` (a file checked into the model), ``state`` (the lockfile, its
+locks, and ``state.write``, the one write path), and ``workspace`` (the settings, a value);
+``util`` (hashing, atomic files, a memo). Errors live in ``errors``, results in ``results``.
+Nothing in this package may import Django; a guard test enforces it.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from secretsapi.service.policy import check_policies
 from secretsapi.service.recorded_values import without_recorded_values
 from secretsapi.service.render import render_definition
 from secretsapi.service.rotation import check_rotation, execute_rotation
-from secretsapi.service.status import list_secrets, secret_status
+from secretsapi.service.state.locks import ExtraLock
+from secretsapi.service.status import list_secrets, secret_status, secret_statuses
 from secretsapi.service.sync import sync
 from secretsapi.service.validate import validate_document, validate_file, validate_workspace
 from secretsapi.service.value_read import read_value
-from secretsapi.service.workspace import ExtraLock, Workspace
+from secretsapi.service.workspace import Workspace
 
 __all__ = [
     "ExtraLock",
@@ -45,6 +48,7 @@ __all__ = [
     "read_value",
     "render_definition",
     "secret_status",
+    "secret_statuses",
     "secret_types",
     "sync",
     "target_catalogue",

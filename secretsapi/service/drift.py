@@ -12,8 +12,8 @@ from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import DriftItem, DriftResult
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
+from secretsapi.service.state.write import ENTRIES_HASH
 from secretsapi.service.state.write_only import changed_after, recorded_at
-from secretsapi.service.state.write_transaction import ENTRIES_HASH
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
 from secretsapi.service.targets.fanout import read_groups
 from secretsapi.service.targets.secretzero_ids import aliases, recorded_hash
@@ -48,7 +48,7 @@ class _Check:
 
 def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResult:
     definition = ws.definition()
-    doc = read_state(ws, definition)
+    doc = read_state(ws.lockfiles, definition)
     ctx = TargetContext.of(definition)
     items: list[DriftItem] = []
     checks: list[_Check] = []
@@ -164,9 +164,10 @@ def _unverifiable(check: _Check, back: ReadBack) -> DriftItem:
 
 
 def _secretzero_template(back: ReadBack, check: _Check) -> bool:
-    """SecretZero records a template target under the value's hash, not the output's: a kind that
-    holds no value (templates) can then only be checked for presence."""
-    return back.value is None and check.expected == check.unit_hash and check.kind.type == "local/template"
+    """SecretZero records a template (or ExternalSecret manifest) target under the value's hash, not
+    the output's: a kind that holds no value can then only be checked for presence."""
+    return (back.value is None and check.expected == check.unit_hash
+            and check.kind.type in ("local/template", "kubernetes/external_secret"))
 
 
 def _misencoded(back: ReadBack, expected: str) -> bool:

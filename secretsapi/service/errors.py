@@ -121,6 +121,18 @@ class LockTimeout(ServiceError):
     code = "lock_timeout"
 
 
+class LockLost(ServiceError):
+    """A lock held across instances (a database advisory lock) was lost while a write held it:
+    another instance may be writing, so the write stopped with nothing more changed.
+    ``details``: audit facts (how many targets took new values before it stopped)."""
+
+    code = "lock_lost"
+
+    def __init__(self, message: str, details: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.details = dict(details or {})
+
+
 class LockfileUnwritable(ServiceError):
     """The lockfile (or its temp file) cannot be written: a read-only file system, no
     permission, an I/O error. ``details``: audit facts (names, counts), e.g. which targets a

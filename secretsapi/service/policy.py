@@ -9,7 +9,7 @@ from secretsapi.service.definition.model import Definition, PolicySpec, SecretDe
 from secretsapi.service.definition.periods import parse_period
 from secretsapi.service.errors import LockEntryCorrupted
 from secretsapi.service.results import PolicyItem, PolicyResult
-from secretsapi.service.rotation import rotation_status
+from secretsapi.service.state.due import rotation_status
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.workspace import Workspace
@@ -27,7 +27,7 @@ STANDARDS = {"soc2": Standard("SOC2", 90), "iso27001": Standard("ISO27001", 365)
 def check_policies(ws: Workspace, *, fail_on_warning: bool = False) -> PolicyResult:
     """``compliant``: no errors, and with ``fail_on_warning`` no warnings; info never counts."""
     definition = ws.definition()
-    doc = read_state(ws, definition)
+    doc = read_state(ws.lockfiles, definition)
     items = list(_all_items(definition, doc, ws))
     errors = [i for i in items if i.severity == "error"]
     warnings = [i for i in items if i.severity == "warning"]

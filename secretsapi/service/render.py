@@ -7,14 +7,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from secretsapi.service import var_file_guard
-from secretsapi.service.definition.field_checks import check_plain
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.marked_environ import MarkedEnviron
 from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.generators import STATIC_KINDS
+from secretsapi.service.loading.field_checks import check_plain
 from secretsapi.service.results import RenderResult
+from secretsapi.service.state import var_file_guard
 from secretsapi.service.targets.catalogue import redacted_auth, redacted_config
 from secretsapi.service.workspace import Workspace
 
@@ -36,10 +37,10 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     doc = load_yaml(text, source=ws.definition_path.name, max_bytes=ws.max_definition_bytes)
     if not isinstance(doc, Mapping):
         raise DefinitionInvalid(["definition must be a mapping"])
-    var_file_guard.check_before_reading(ws)
+    ws.check_var_files_before_reading()
     lane_files, target_profile = _lane(ws)
     if lane_files:
-        var_file_guard.check_var_files(ws, lane_files)
+        var_file_guard.check_var_files(ws.guarded_files(), lane_files)
     raw_variables = doc.get("variables")
     base: Mapping[str, Any] = raw_variables if isinstance(raw_variables, Mapping) else {}
     overlays = [*load_var_files(ws.definition_path.parent, (*lane_files, *ws.var_files)), dict(variables or {})]
@@ -57,7 +58,8 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     if target_profile is not None:
         _apply_target_profile(config, target_profile)
     # The var files may have moved the targets: checked against where they now land.
-    var_file_guard.check_var_files(ws, ws.var_files, paths=var_file_guard.rendered_paths(config), loaded=True)
+    var_file_guard.check_var_files(ws.guarded_files(loaded=True), ws.var_files,
+                                   paths=var_file_guard.rendered_paths(config))
     # Before the redaction: rendering shares unchanged parts with ``doc``, which it edits.
     variables_used = sorted(name for name in _references(doc) if name in merged)
     _redact_statics(config)
@@ -133,7 +135,7 @@ def _redact_statics(config: dict[str, Any]) -> None:
                     generators.append(field["generator"])
     for generator in generators:
         options = generator.get("config")
-        if generator.get("kind") == "static" and isinstance(options, dict):
+        if generator.get("kind") in STATIC_KINDS and isinstance(options, dict):
             for key in ("value", "default"):
                 if key in options:
                     options[key] = REDACTED

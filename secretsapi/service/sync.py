@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from secretsapi.service.definition.model import Definition, SecretDef, Unit
-from secretsapi.service.errors import LockEntryCorrupted
+from secretsapi.service.definition.model import Definition, SecretDef
 from secretsapi.service.results import OperationError, SyncResult
-from secretsapi.service.state import write_transaction
+from secretsapi.service.state import write
 from secretsapi.service.state.lock_state import read_state
-from secretsapi.service.state.lockfile import LockDocument
+from secretsapi.service.state.plans import SyncRequest, plan_sync
 from secretsapi.service.state.repair import RepairPlan, plan_repairs
 from secretsapi.service.state.value_store import written_targets
-from secretsapi.service.state.write_transaction import Plan
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.workspace import Workspace
 
@@ -29,18 +27,19 @@ def sync(
     """
     definition = ws.definition()
     selected = definition.select(secret_name)
+    request = SyncRequest(selected, force)
     if dry_run:
-        doc = read_state(ws, definition)
-        dry = plan(doc, selected, force=force)
+        doc = read_state(ws.lockfiles, definition)
+        dry = plan_sync(doc, request)
         generated = [secret.name for secret, _ in dry.work]
-        fixes = _plan_repairs(definition, doc, selected, generated) if repair else RepairPlan([], [])
+        fixes = (plan_repairs(doc, _not_busy(selected, generated), TargetContext.of(definition)) if repair
+                 else RepairPlan([], []))
         skipped = [name for name in dry.skipped if name not in fixes.secrets]
         return SyncResult(generated, skipped, [], without_environment(definition, dry.errors + fixes.errors), True,
                           _message(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets)
 
-    written, outcome = write_transaction.write(
-        ws, definition, lambda doc: plan(doc, selected, force=force), rotation=False
-    )
+    place = ws.write_place
+    written, outcome = write.write(place, definition, request)
     blocked = [error.secret for error in written.errors]
     generated = outcome.stored if outcome is not None else []
     failed = blocked + (outcome.failed if outcome is not None else [])
@@ -48,12 +47,10 @@ def sync(
     repaired: list[str] = []
     if repair:
         busy = [secret.name for secret, _ in written.work] + blocked
-        fixed = write_transaction.repair(
-            ws, definition, lambda doc: _plan_repairs(definition, doc, selected, busy)
-        )
+        fixed = write.repair(place, definition, _not_busy(selected, busy))
         repaired, errors = fixed.repaired, errors + fixed.errors
     if outcome is None and not repaired:
-        write_transaction.record_definition_if_stale(ws, definition)
+        write.record_definition_if_stale(place, definition)
     skipped = [name for name in written.skipped if name not in repaired]
     partial = (written_targets(outcome, partial_only=True, hide=definition.environment_hidden)
                if outcome is not None else {})
@@ -68,37 +65,9 @@ def without_environment(definition: Definition, errors: Sequence[OperationError]
     return [OperationError(e.secret, e.target and hide(e.target), hide(e.message)) for e in errors]
 
 
-def _plan_repairs(
-    definition: Definition, doc: LockDocument, selected: Sequence[SecretDef], busy: Sequence[str]
-) -> RepairPlan:
-    """Repairs of the selected secrets this sync does not generate (or could not read)."""
-    rest = [secret for secret in selected if secret.name not in busy]
-    return plan_repairs(doc, rest, TargetContext.of(definition))
-
-
-def plan(doc: LockDocument, secrets: tuple[SecretDef, ...], *, force: bool) -> Plan:
-    """Which units to generate: missing ones, or every one when forced.
-
-    A corrupted lockfile entry blocks its secret unless forced (then it is replaced), so a
-    sync never silently overwrites state it cannot read.
-    """
-    work: list[tuple[SecretDef, Sequence[Unit]]] = []
-    skipped: list[str] = []
-    errors: list[OperationError] = []
-    for secret in secrets:
-        todo: list[Unit] = []
-        try:
-            for unit in secret.units:
-                if force or doc.entry(unit.lock_key) is None:
-                    todo.append(unit)
-        except LockEntryCorrupted as exc:
-            errors.append(OperationError(secret.name, None, f"{exc.message}; sync with force to replace it"))
-            continue
-        if todo:
-            work.append((secret, todo))
-        else:
-            skipped.append(secret.name)
-    return Plan(work, skipped, errors)
+def _not_busy(selected: Sequence[SecretDef], busy: Sequence[str]) -> list[SecretDef]:
+    """The selected secrets a repair may take: not those this sync generates (or could not read)."""
+    return [secret for secret in selected if secret.name not in busy]
 
 
 def _message(

@@ -10,19 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
-from secretsapi.service.definition.checker import DefinitionChecker
 from secretsapi.service.definition.marked_environ import MarkedEnviron
 from secretsapi.service.definition.model import Environments, TargetSpec
 from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, TargetError
+from secretsapi.service.loading.checker import DefinitionChecker
 from secretsapi.service.results import ValidationReport
 from secretsapi.service.targets import aws, azure_keyvault, kubernetes_secret, vault_kv, vercel_env
 from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.paths import outside_message, path_problem, refused_message, within_roots
 from secretsapi.service.targets.registry import get_kind
 from secretsapi.service.targets.remote import checked_provider, provider_of
-from secretsapi.service.var_file_guard import check_before_reading
 from secretsapi.service.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -36,7 +35,8 @@ _FAMILIES = {"aws": (aws.AUTH_KINDS, "AWS"), "vault": (vault_kv.AUTH_KINDS, "Vau
              "vercel": (vercel_env.AUTH_KINDS, "Vercel")}
 
 # The config fields of the local kinds that name a file (checked against the target roots).
-LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path")}
+LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path"),
+                     "kubernetes/external_secret": ("output_path",)}
 # The provider settings that name a file the store's client reads (remote.named_path); Vault's
 # ``verify`` too when it is a path.
 PROVIDER_PATH_SETTINGS = ("token_file", "kubeconfig", "config_file", "ca_cert", "certificate_authority", "verify")
@@ -68,7 +68,7 @@ def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence
 def validate_workspace(ws: Workspace) -> ValidationReport:
     """``validate_file`` for the workspace's definition and var files; a var file holding what the
     service guards is refused before it is read (var_file_guard)."""
-    check_before_reading(ws)
+    ws.check_var_files_before_reading()
     return validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes, var_files=ws.var_files,
                          target_roots=ws.target_roots, limits=ws.interpolation_limits)
 

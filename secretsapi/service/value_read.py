@@ -25,7 +25,7 @@ class UnitValue:
 def read_value(ws: Workspace, name: str) -> RevealedSecret:
     definition = ws.definition()
     secret = definition.secret(name)
-    doc = read_state(ws, definition)
+    doc = read_state(ws.lockfiles, definition)
     ctx = TargetContext.of(definition)
     values: dict[str, UnitValue] = {}
     recorded: list[tuple[Unit, str]] = []

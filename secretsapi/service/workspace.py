@@ -2,30 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from secretsapi.service import var_file_guard
 from secretsapi.service.definition.budget import InterpolationLimits
-from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import Definition, EnvironmentProfile
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
-from secretsapi.service.errors import DefinitionInvalid, EnvironmentNotFound, ServiceError, TargetError
-from secretsapi.service.state.locks import lockfile_lock, stripe_locks
+from secretsapi.service.errors import (
+    DefinitionInvalid,
+    DefinitionNotFound,
+    EnvironmentNotFound,
+    ServiceError,
+    TargetError,
+)
+from secretsapi.service.loading.loader import load_definition
+from secretsapi.service.state import var_file_guard
+from secretsapi.service.state.lock_state import LockfilePaths
+from secretsapi.service.state.locks import ExtraLock
+from secretsapi.service.state.write import Place
 from secretsapi.service.targets.paths import named_file, refused_message
 
 LOCKFILE_NAME = ".gitsecrets.lock"
 DEFINITION_NAME = "Secretfile.yml"
 # SecretZero's machine-local lockfile, beside the shared one, for secrets marked ``local: true``.
 LOCAL_LOCKFILE_NAME = var_file_guard.LOCAL_LOCKFILE_NAME
-
-# Builds a lock that serializes writers beyond this machine (e.g. a database advisory lock):
-# called with the lockfile's absolute path and the timeout in seconds (negative: no limit).
-ExtraLock = Callable[[Path, float], AbstractContextManager[Any]]
 
 
 def utc_now() -> datetime:
@@ -122,19 +125,53 @@ class Workspace:
         guards (a target, a lockfile...) is refused before it is read (var_file_guard).
         """
         if self.var_files:
-            return var_file_guard.guarded_definition(self, self._with_profile)
+            return self._guarded_definition()
         # Inline, not through the guard: a deeply nested definition has few stack frames to spare.
         definition = self._load(())
         _, profile = definition.environments.resolve(self.environment)
         if profile is None or not (profile.var_files or profile.target_profile):
             return definition
         if profile.var_files:
-            var_file_guard.check_var_files(self, profile.var_files, definition=definition)
+            var_file_guard.check_var_files(self.guarded_files(), profile.var_files, definition=definition)
         return self._load(profile.var_files, profile.target_profile)
 
     def lane(self) -> tuple[str | None, EnvironmentProfile | None]:
         """The environment in effect and its profile, read from the definition without var files."""
         return self._load(()).environments.resolve(self.environment)
+
+    def _guarded_definition(self) -> Definition:
+        """The definition with ``var_files``, every var file checked: before the requested ones
+        are read, against the definition without them, then against the definition they
+        produce (they may move its targets)."""
+        try:
+            before: Definition | None = self._with_profile(())
+        except DefinitionInvalid:  # it may need the var files to be valid
+            before = None
+        var_file_guard.check_var_files(self.guarded_files(),
+                                       (*_profile_var_files(before, self.environment), *self.var_files),
+                                       definition=before)
+        full = self._with_profile(self.var_files)
+        var_file_guard.check_var_files(self.guarded_files(loaded=True),
+                                       (*_profile_var_files(full, self.environment), *self.var_files), definition=full)
+        return full
+
+    def check_var_files_before_reading(self) -> None:
+        """The requested var files checked against the definition without them (when it loads):
+        for the operations that read var files themselves (render, validate)."""
+        if not self.var_files:
+            return
+        try:
+            base: Definition | None = replace(self, var_files=()).definition()
+        except (DefinitionInvalid, DefinitionNotFound):
+            base = None
+        var_file_guard.check_var_files(self.guarded_files(), self.var_files, definition=base)
+
+    def guarded_files(self, *, loaded: bool = False) -> var_file_guard.GuardedFiles:
+        """What a var file may not be (var_file_guard). Until the var files are ``loaded``, the
+        lockfile is placed without them (placing it with them reads them)."""
+        lockfiles = {replace(self, var_files=()).lockfile_path, *((self.lockfile_path,) if loaded else ())}
+        return var_file_guard.GuardedFiles(self.definition_path, frozenset(lockfiles), self.service_paths,
+                                           self.var_files_from_outputs)
 
     def _with_profile(self, var_files: Sequence[str]) -> Definition:
         definition = self._load(var_files)
@@ -154,16 +191,16 @@ class Workspace:
     def now(self) -> datetime:
         return self.clock()
 
-    def target_locks(self, stripes: Iterable[int]) -> AbstractContextManager[None]:
-        """Held by a write from before it writes its targets until its lockfile commit is done."""
-        return stripe_locks(self.lockfile_path, stripes, timeout=self.lock_timeout, extra=self.extra_lock)
+    @property
+    def lockfiles(self) -> LockfilePaths:
+        return LockfilePaths(self.lockfile_path, self.local_lockfile_path)
 
-    def write_lock(self) -> AbstractContextManager[None]:
-        """Held around every read-modify-write of the lockfile, inside the target locks.
+    @property
+    def write_place(self) -> Place:
+        """What a write needs of these settings (``state.write``): it builds its own locks."""
+        return Place(self.lockfiles, self.lock_timeout, self.extra_lock, self.allow_scripts, self.clock)
 
-        The file lock serializes the writers of one machine (threads, workers, the CLI); the
-        extra lock, entered inside it, the instances on other machines.
-        """
-        path = Path(self.lockfile_path).absolute()
-        extra = self.extra_lock(path, self.lock_timeout) if self.extra_lock is not None else None
-        return lockfile_lock(path, timeout=self.lock_timeout, extra=extra)
+
+def _profile_var_files(definition: Definition | None, environment: str | None) -> tuple[str, ...]:
+    profile = definition.environments.resolve(environment)[1] if definition is not None else None
+    return profile.var_files if profile is not None else ()

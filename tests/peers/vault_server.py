@@ -6,12 +6,18 @@ KV v2 ``GET/POST/PUT/DELETE /v1/<mount>/data/<path>`` (``?version=``, check-and-
 version's metadata), ``GET/DELETE /v1/<mount>/metadata/<path>``; KV v1
 ``GET/POST/PUT/DELETE /v1/<mount>/<path>``; unknown mounts: 404 ``no handler for route``.
 
+AppRole login (``approle``): ``POST /v1/auth/approle/login`` with ``role_id`` and ``secret_id``
+answers Vault's ``auth`` block (``client_token``, ``lease_duration``, ``token_policies``...) with
+a new token every KV call then accepts; a wrong pair: 400 ``invalid role or secret ID``.
+
 Throttling as Vault answers it (``throttle``): 429 ``rate limit quota exceeded``, 503
 ``Vault is sealed``, with a Retry-After header when the test names one.
 
 Not covered: LIST, KV v2 PATCH (``kv.v2.patch``), undelete/destroy endpoints, metadata
 writes, ``max_versions`` and ``cas_required``, ``sys/*`` (mounts, health, seal status),
-auth methods other than a fixed token, token policies (one token can do everything),
+auth methods other than a fixed token and AppRole login (no secret-id creation, role reads,
+CIDR bounds, token expiry or renewal: issued tokens last as long as the server), token policies
+(one token can do everything),
 namespaces (the ``X-Vault-Namespace`` header is ignored), response wrapping, leases, TLS,
 and mount paths with more than one segment.
 """
@@ -41,9 +47,13 @@ def _errors(*messages: str) -> dict[str, Any]:
 
 
 class VaultServer(Peer):
-    def __init__(self, token: str = "root-token", mounts: dict[str, int] | None = None) -> None:
+    def __init__(self, token: str = "root-token", mounts: dict[str, int] | None = None,
+                 approle: tuple[str, str] | None = None, lease_duration: int = 1200) -> None:
         super().__init__()
         self.token = token
+        self.approle = approle  # (role_id, secret_id) the login accepts
+        self.lease_duration = lease_duration
+        self.issued: list[str] = []  # tokens from AppRole logins, in order
         self.mounts = dict(mounts or {"secret": 2, "kv1": 1})  # mount -> KV version
         self.v1: dict[tuple[str, str], dict[str, Any]] = {}
         # (mount, path) -> {"current": n, "versions": {n: {"data", "created_time", "deletion_time", "destroyed"}}}
@@ -92,7 +102,11 @@ class VaultServer(Peer):
     # -- the HTTP API --------------------------------------------------------------------------
 
     def handle(self, method: str, path: str, query: str, headers: Any, body: bytes) -> tuple[int, Any]:
-        if headers.get("X-Vault-Token") != self.token:
+        if path == "/v1/auth/approle/login" and method in ("POST", "PUT"):
+            return self._approle_login(body)
+        with self.lock:
+            known = headers.get("X-Vault-Token") in (self.token, *self.issued)
+        if not known:
             return 403, _errors("permission denied")
         if not path.startswith("/v1/"):
             return 404, _errors("unsupported path")
@@ -113,6 +127,25 @@ class VaultServer(Peer):
             if section == "metadata":
                 return self._v2_metadata(method, mount, secret_path.strip("/"))
             return 404, _errors("unsupported path")
+
+    def _approle_login(self, body: bytes) -> tuple[int, Any]:
+        try:
+            payload = json.loads(body) if body else {}
+        except ValueError:
+            return 400, _errors("failed to parse JSON input")
+        pair = (payload.get("role_id"), payload.get("secret_id")) if isinstance(payload, dict) else None
+        if self.approle is None or pair != self.approle:
+            return 400, _errors("invalid role or secret ID")
+        token = f"hvs.{uuid.uuid4().hex}"
+        with self.lock:
+            self.issued.append(token)
+        out = _response(None)
+        out["mount_type"] = ""
+        out["auth"] = {"client_token": token, "accessor": str(uuid.uuid4()), "policies": ["default"],
+                       "token_policies": ["default"], "metadata": {"role_name": "app"},
+                       "lease_duration": self.lease_duration, "renewable": True,
+                       "entity_id": str(uuid.uuid4()), "token_type": "service", "orphan": True}
+        return 200, out
 
     def _v1(self, method: str, mount: str, path: str, payload: Any) -> tuple[int, Any]:
         key = (mount, path)

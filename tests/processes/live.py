@@ -151,13 +151,17 @@ def server_env(
     return env
 
 
-def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_level: str = "info") -> LiveServer:
-    """Start ``serve`` and wait until /health answers; retried on another port if it cannot bind."""
+def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_level: str = "info",
+                 prefix: tuple[str, ...] = ()) -> LiveServer:
+    """Start ``serve`` and wait until /health answers; retried on another port if it cannot bind.
+
+    ``prefix`` runs it through a wrapper command (which must exec it, keeping its process group).
+    """
     for _attempt in range(3):
         port = free_port()
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(
-                [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", str(workers),
+                [*prefix, sys.executable, "manage.py", "serve", "--port", str(port), "--workers", str(workers),
                  "--log-level", log_level],
                 cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,

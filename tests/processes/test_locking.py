@@ -16,6 +16,7 @@ import pytest
 
 from secretsapi import actions
 from secretsapi import database_locks as locking
+from secretsapi.service.state import write
 from secretsapi.service.workspace import Workspace
 from tests.processes.live import ROOT
 
@@ -37,7 +38,7 @@ def test_the_workspace_enters_its_extra_lock_inside_the_file_lock_with_the_lockf
         seen.append(("out", path, timeout))
 
     ws = Workspace(tmp_path / "Secretfile.yml", lock_timeout=7.0, extra_lock=extra)
-    with ws.write_lock():
+    with write.write_lock(ws.write_place):
         seen.append(("body", ws.lockfile_path, 0))
     lock = (tmp_path / ".gitsecrets.lock").absolute()
     assert seen == [("in", lock, 7.0), ("body", lock, 0), ("out", lock, 7.0)]

@@ -9,6 +9,7 @@ import json
 import socket
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -24,7 +25,7 @@ def synced_nothing(project: Project, api_key: str, db: None) -> Project:
     return project.write(definition(file_secret("db", "out/app.env")))
 
 
-def post_without_length(protocol: str, method: str = "POST") -> Client:
+def post_without_length(protocol: str, method: str = "POST") -> Any:
     """A test client request shaped like a server's environ for a request with no length header."""
     return Client(SERVER_PROTOCOL=protocol, HTTP_X_API_KEY=TEST_KEY).generic(method, "/sync", b"",
                                                                          CONTENT_TYPE="application/json")

@@ -24,7 +24,7 @@ def client(authed_api: APIClient) -> APIClient:
     return authed_api
 
 
-@pytest.fixture(params=DAMAGE.values(), ids=DAMAGE.keys())
+@pytest.fixture(params=list(DAMAGE.values()), ids=list(DAMAGE.keys()))
 def damaged(request: Any, client: APIClient, project: Project) -> Project:
     """Two synced secrets with a rotation period; ``bad``'s entry carries the attacker's times."""
     project.write(definition(file_secret("good", "out/good.env", rotation_period="30d"),

@@ -237,3 +237,16 @@ def test_a_providers_block_of_another_shape_is_not_shown(
     response = render(authed_api)
     assert response.status_code == 200
     assert b"s.LISTED" not in response.content
+
+
+@pytest.mark.parametrize("field", ["secret_file", "vault_file"])
+def test_a_file_a_provider_names_for_its_targets_is_refused_as_a_var_file(
+        authed_api: APIClient, project: Project, field: str) -> None:
+    """A git-crypt file holds its values in plain text in the work tree."""
+    (project.root / "secrets").mkdir()
+    (project.root / "secrets/app.yaml").write_text("APP_DB_PASSWORD: plain-in-the-work-tree\n")
+    kind = "git_crypt" if field == "secret_file" else "ansible_vault"
+    project.write(definition(file_secret("db", "out/app.env"),
+                             providers={"repo": {"kind": kind, "config": {field: "secrets/app.yaml"}}}))
+    assert_refused(render(authed_api, var_files=["secrets/app.yaml"]), "secrets/app.yaml",
+                   "plain-in-the-work-tree")

@@ -293,7 +293,8 @@ def test_interpolated_values_are_not_echoed_in_messages() -> None:
 
 
 def test_catalogue_describes_every_kind_and_option() -> None:
-    assert set(GENERATORS) == {"random_password", "random_string", "random_hex", "uuid", "static", "script"}
+    assert set(GENERATORS) == {"random_password", "random_string", "random_hex", "uuid", "static", "azure_app_reg",
+                               "script"}
     for entry in GENERATORS.values():
         assert isinstance(entry["description"], str) and entry["description"]
         for option in entry["options"].values():
@@ -306,3 +307,11 @@ def test_catalogue_defaults_match_the_spec() -> None:
     assert all(password[flag]["default"] is True for flag in ("upper", "lower", "number", "special"))
     assert GENERATORS["random_string"]["options"]["charset"]["default"] == "alphanumeric"
     assert GENERATORS["script"]["options"]["timeout"]["default"] == 30
+
+
+def test_azure_app_reg_writes_its_value_as_static_does() -> None:
+    mapping = {"tenant_id": "t", "client_id": "c", "client_secret": "s"}
+    assert generate(GeneratorSpec("azure_app_reg", {"value": mapping}), allow_scripts=False) == (
+        '{"client_id":"c","client_secret":"s","tenant_id":"t"}')
+    assert validate_generator(GeneratorSpec("azure_app_reg", {}), "g") == [
+        "g.config.value: static generator needs a value (or default)"]

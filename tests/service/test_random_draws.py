@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from secretsapi.service import random_draws
-from secretsapi.service.random_draws import Draw, password
+from secretsapi.service.generators import random_draws
+from secretsapi.service.generators.random_draws import Draw, password
 
 
 def _feed(monkeypatch: pytest.MonkeyPatch, data: bytes) -> list[int]:

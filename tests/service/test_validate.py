@@ -263,7 +263,7 @@ _VAULT = {"address": "http://127.0.0.1:1", "token": "t"}
 
 @pytest.mark.parametrize(("provider", "accepted"), [
     ({"kind": "vault", "auth": {"kind": "token"}, "config": {**_VAULT, "timeout": 30}}, True),
-    ({"kind": "vault", "auth": {"kind": "approle"}, "config": _VAULT}, False),
+    ({"kind": "vault", "auth": {"kind": "kubernetes"}, "config": _VAULT}, False),
     ({"kind": "vault", "config": {**_VAULT, "timeout": 0}}, False),
     ({"kind": "vault", "auth": {"kind": "ambient", "config": {"timeout": "5"}}, "config": _VAULT}, False),
     ({"kind": "vault", "config": {**_VAULT, "max_concurrency": 1}}, True),

@@ -21,6 +21,8 @@ class Command(EngineCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         ws = self.workspace(options)
-        names = [options["name"]] if options["name"] else [s.name for s in actions.list_secrets(ws, actor=cli_actor())]
-        statuses = [actions.secret_status(ws, name, actor=cli_actor()) for name in names]
-        self.report(options, reports.status_report(statuses, single=len(names) == 1))
+        if options["name"]:
+            statuses = [actions.secret_status(ws, options["name"], actor=cli_actor())]
+        else:
+            statuses = actions.secret_statuses(ws, actor=cli_actor())
+        self.report(options, reports.status_report(statuses, single=True))

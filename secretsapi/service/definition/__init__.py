@@ -1,1 +1,2 @@
-"""What a definition file declares: YAML loading, interpolation, checking, and the model it becomes."""
+"""What a definition file declares: YAML, var files, interpolation, and the model it becomes
+(``loading`` checks a file into it)."""

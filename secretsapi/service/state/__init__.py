@@ -1,1 +1,2 @@
-"""What exists: the lockfile, the locks around it, and the write that generates, stores and records values."""
+"""What exists: the lockfile, the locks around it, and the one write that plans, generates,
+stores and records values (``write``)."""

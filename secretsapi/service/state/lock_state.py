@@ -12,10 +12,20 @@ stages both (``StagedState``) before it touches a target and renames them in tha
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.lockfile_io import StagedLockfile, read_lockfile, write_lockfile
-from secretsapi.service.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class LockfilePaths:
+    """The shared lockfile and SecretZero's machine-local one beside it."""
+
+    shared: Path
+    local: Path
 
 
 class SplitLockDocument(LockDocument):
@@ -59,13 +69,13 @@ def local_keys(definition: Definition) -> frozenset[str]:
     return frozenset(unit.lock_key for secret in definition.secrets if secret.local for unit in secret.units)
 
 
-def read_state(ws: Workspace, definition: Definition, *, exact: bool = False) -> LockDocument:
+def read_state(paths: LockfilePaths, definition: Definition, *, exact: bool = False) -> LockDocument:
     """The lockfile as operations see it; the local file is read only when a secret is local."""
-    shared = read_lockfile(ws.lockfile_path, exact=exact)
+    shared = read_lockfile(paths.shared, exact=exact)
     keys = local_keys(definition)
     if not keys:
         return shared
-    return SplitLockDocument(shared, read_lockfile(ws.local_lockfile_path, exact=exact), keys)
+    return SplitLockDocument(shared, read_lockfile(paths.local, exact=exact), keys)
 
 
 class StagedState:
@@ -78,12 +88,12 @@ class StagedState:
     commit removes the temp files.
     """
 
-    def __init__(self, ws: Workspace, expected: LockDocument) -> None:
+    def __init__(self, paths: LockfilePaths, expected: LockDocument) -> None:
         self._files: list[tuple[StagedLockfile, bool]] = []
         try:
             if isinstance(expected, SplitLockDocument) and expected.local_changed:
-                self._files.append((StagedLockfile(ws.local_lockfile_path), True))
-            self._files.append((StagedLockfile(ws.lockfile_path), False))
+                self._files.append((StagedLockfile(paths.local), True))
+            self._files.append((StagedLockfile(paths.shared), False))
             self.write(expected)
         except BaseException:
             self.close()
@@ -108,9 +118,9 @@ class StagedState:
         self.close()
 
 
-def write_state(ws: Workspace, doc: LockDocument) -> None:
-    """Write what changed, the local file first; the caller holds ``ws.write_lock()``."""
+def write_state(paths: LockfilePaths, doc: LockDocument) -> None:
+    """Write what changed, the local file first; the caller holds the lockfile lock."""
     if isinstance(doc, SplitLockDocument) and doc.local_changed:
-        write_lockfile(ws.local_lockfile_path, doc.local)
+        write_lockfile(paths.local, doc.local)
         doc.local_changed = False
-    write_lockfile(ws.lockfile_path, doc)
+    write_lockfile(paths.shared, doc)

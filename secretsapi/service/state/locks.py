@@ -11,6 +11,11 @@ number of locks whatever the number of targets.
 Stripes are taken in ascending order, the lockfile lock only after them, and the extra lock
 (e.g. a database advisory lock for other hosts) right after each file lock: every holder
 climbs the same ladder, so no two can deadlock.
+
+An extra lock can be lost while held (its database session ends): each yields a probe, and
+the write asks ``Held.check`` before each batch of target writes and before its lockfile
+rename, so a write that lost a lock stops with ``LockLost`` instead of writing over another
+instance's work.
 """
 
 from __future__ import annotations
@@ -22,15 +27,40 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
 
 import filelock
 
-from secretsapi.service.errors import LockTimeout
+from secretsapi.service.errors import LockLost, LockTimeout
 from secretsapi.service.util.atomic_files import make_folders
 
 STRIPES = 64
 ALL_STRIPES = frozenset(range(STRIPES))
+
+# Whether an extra lock is still held. Equal probes are asked once per check (one database
+# session answers for every lock it holds).
+Probe = Callable[[], bool]
+# Builds a lock that serializes writers beyond this machine (e.g. a database advisory lock):
+# called with a name derived from the lockfile's absolute path and the timeout in seconds
+# (negative: no limit); yields its probe, or None when it cannot be lost.
+ExtraLock = Callable[[Path, float], AbstractContextManager[Probe | None]]
+
+
+class Held:
+    """The extra locks a write holds, for ``check``."""
+
+    def __init__(self, *parts: Held) -> None:
+        self._probes: dict[Probe, None] = {probe: None for part in parts for probe in part._probes}
+
+    def add(self, probe: Probe | None) -> None:
+        if probe is not None:
+            self._probes[probe] = None
+
+    def check(self) -> None:
+        """LockLost when any extra lock was lost since it was taken."""
+        for probe in self._probes:
+            if not probe():
+                raise LockLost("the write lost its lock across instances (its database session ended); "
+                               "it stopped before changing anything more")
 
 
 def acquire_file_lock(
@@ -70,8 +100,8 @@ def stripe_locks(
     stripes: Iterable[int],
     *,
     timeout: float,
-    extra: Callable[[Path, float], AbstractContextManager[Any]] | None = None,
-) -> Iterator[None]:
+    extra: ExtraLock | None = None,
+) -> Iterator[Held]:
     """Hold the given stripes' locks; LockTimeout when all of them take longer than ``timeout``.
 
     A negative timeout waits forever. ``extra`` is called with a per-stripe name derived from
@@ -80,6 +110,7 @@ def stripe_locks(
     folder = stripe_folder(lockfile)
     make_folders(folder)
     deadline = None if timeout < 0 else time.monotonic() + timeout
+    held = Held()
     with contextlib.ExitStack() as stack:
         for stripe in sorted(set(stripes)):
             left = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
@@ -88,8 +119,8 @@ def stripe_locks(
             stack.callback(lock.release)
             if extra is not None:
                 left = -1.0 if deadline is None else max(0.001, deadline - time.monotonic())
-                stack.enter_context(extra(folder / f"{stripe:02d}", left))
-        yield
+                held.add(stack.enter_context(extra(folder / f"{stripe:02d}", left)))
+        yield held
 
 
 _held = threading.local()
@@ -97,27 +128,29 @@ _held = threading.local()
 
 @contextlib.contextmanager
 def lockfile_lock(path: Path, timeout: float = 60.0,
-                  extra: contextlib.AbstractContextManager[Any] | None = None) -> Iterator[None]:
+                  extra: AbstractContextManager[Probe | None] | None = None) -> Iterator[Held]:
     """Serialize read-modify-write of ``path`` across threads and processes.
 
     Locks the sidecar ``<name>.lck`` (the lockfile itself is replaced by rename, so a lock on
     it would guard a vanished inode), then enters ``extra`` (e.g. a database advisory lock for
     several hosts); always in that order, so combined locks cannot deadlock. Re-entrant in
-    one thread. A negative timeout waits forever.
+    one thread (the inner holder gets no probe: the outer one checks). A negative timeout
+    waits forever.
     """
     sidecar = Path(path).absolute().with_name(Path(path).name + ".lck")
     held: set[Path] = _held.__dict__.setdefault("paths", set())
     if sidecar in held:
-        yield
+        yield Held()
         return
     make_folders(sidecar.parent)
     lock = acquire_file_lock(sidecar, timeout, f"the lockfile lock {sidecar}")
     held.add(sidecar)
     try:
         with contextlib.ExitStack() as stack:
+            probes = Held()
             if extra is not None:
-                stack.enter_context(extra)
-            yield
+                probes.add(stack.enter_context(extra))
+            yield probes
     finally:
         held.discard(sidecar)
         lock.release()

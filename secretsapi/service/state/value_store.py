@@ -1,23 +1,24 @@
 """Generate values and store them: one write per target group, then the lockfile entries.
 
-Shared by sync and rotation (through ``write_transaction``) so both write targets and record state
-the same way: ``store`` writes the targets while the caller holds their locks, ``record`` puts
-the entries into the lockfile document the caller then commits.
+Shared by sync and rotation (through ``state.write``) so both write targets and record state
+the same way: ``generate_values`` makes the values, ``store`` writes the targets while the
+caller holds their locks, ``record`` puts the entries into the lockfile document the caller
+then commits.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
-from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, TargetError
+from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, LockfileUnwritable, LockLost, TargetError
 from secretsapi.service.generators import generate
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
-from secretsapi.service.state.locks import ALL_STRIPES, stripe_of
+from secretsapi.service.state.locks import ALL_STRIPES, Held, stripe_of
 from secretsapi.service.state.readback import read_back
 from secretsapi.service.targets import TargetContext, TargetKind, get_kind
 from secretsapi.service.targets.fanout import Call, fan_out
@@ -49,23 +50,42 @@ class _Job:
     value: str = field(repr=False)  # never in a log line or a traceback
 
 
-def store(
+@dataclass(frozen=True)
+class Values:
+    """A write's new values, generated before any target is touched (see ``generate_values``)."""
+
+    work: Sequence[tuple[SecretDef, Sequence[Unit]]]
+    jobs: list[_Job]
+    failed: frozenset[str]  # secrets a generator failed for: none of their targets is written
+    errors: list[OperationError]  # the generators'
+    ctx: TargetContext  # reads other units' current values (templates, ``merge: false`` files)
+    definition: Definition
+
+    def expected(self) -> StoreOutcome:
+        """``store``'s outcome if every target is written: each placement recorded with a hash
+        of the length a write records (64 hex digits), so the lockfile it gives is as large."""
+        expected = StoreOutcome()
+        for job in self.jobs:
+            hashes = {placement_id: sha256_text(job.value) for placement_id in _target_ids(job.unit, self.ctx)}
+            expected.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))
+        for secret, _ in self.work:
+            (expected.failed if secret.name in self.failed else expected.stored).append(secret.name)
+        return expected
+
+
+def generate_values(
     definition: Definition,
     doc: LockDocument,
     work: Sequence[tuple[SecretDef, Sequence[Unit]]],
     *,
     allow_scripts: bool,
-    before_writes: Callable[[StoreOutcome], None] | None = None,
-) -> StoreOutcome:
-    """Generate a new value for every unit in ``work`` and write its targets.
+) -> Values:
+    """A new value for every unit in ``work``; a generator that fails fails its secret.
 
     ``doc`` is only read (other units' current values, for templates and ``merge: false``
-    files). A target that fails leaves the others written (rule 5); the unit is then recorded
-    with only the targets that hold the new value. ``before_writes`` gets the outcome expected
-    if every target is written, once the values exist and before the first target is touched:
-    an exception it raises stops the write with nothing changed.
+    files, when ``store`` writes).
     """
-    outcome = StoreOutcome()
+    errors: list[OperationError] = []
     failed: set[str] = set()
     jobs: list[_Job] = []
     for secret, units in work:
@@ -74,38 +94,44 @@ def store(
                 value = generate(unit.generator, allow_scripts=allow_scripts, cwd=definition.base_dir)
                 jobs.append(_Job(secret, unit, value))
             except GeneratorError as exc:
-                outcome.errors.append(OperationError(secret.name, None, exc.message))
+                errors.append(OperationError(secret.name, None, exc.message))
                 failed.add(secret.name)
+    ctx = _context(definition, doc, {job.unit.lock_key: job.value for job in jobs})
+    return Values(work, jobs, frozenset(failed), errors, ctx, definition)
 
-    values = {job.unit.lock_key: job.value for job in jobs}
-    ctx = _context(definition, doc, values)
-    if before_writes is not None:
-        before_writes(_expected(work, jobs, failed, ctx))
-    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, outcome.errors)
+
+def store(values: Values, locks: Held) -> StoreOutcome:
+    """Write every placement of ``values``' units; the caller holds ``locks`` (checked before
+    each batch of target writes: LockLost stops the write there).
+
+    A target that fails leaves the others written (rule 5); the unit is then recorded with
+    only the targets that hold the new value.
+    """
+    outcome = StoreOutcome(errors=list(values.errors))
+    failed = set(values.failed)
+    jobs = values.jobs
+    written: dict[str, dict[str, str]] = defaultdict(dict)
+    try:
+        _write_targets(jobs + _exclusive_companions(values.definition, jobs, values.ctx), values.ctx,
+                       outcome.errors, locks, written)
+    except LockLost as exc:
+        hide = values.definition.environment_hidden
+        keys = {job.unit.lock_key for job in jobs}  # companions were rewritten with their own values
+        changed = {key: [hide(target) for target in hashes] for key, hashes in written.items() if key in keys}
+        if not changed:
+            raise
+        raise after_writes(exc, changed) from None
 
     for job in jobs:
-        hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), ctx)
+        hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), values.ctx)
         if job.unit.placements and not hashes:
             failed.add(job.secret.name)
             continue
         outcome.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))
 
-    for secret, _ in work:
+    for secret, _ in values.work:
         (outcome.failed if secret.name in failed else outcome.stored).append(secret.name)
     return outcome
-
-
-def _expected(work: Sequence[tuple[SecretDef, Sequence[Unit]]], jobs: Sequence[_Job], failed: set[str],
-              ctx: TargetContext) -> StoreOutcome:
-    """``store``'s outcome if every target is written: each placement recorded with a hash of
-    the length a write records (64 hex digits), so the lockfile it gives is as large."""
-    expected = StoreOutcome()
-    for job in jobs:
-        hashes = {placement_id: sha256_text(job.value) for placement_id in _target_ids(job.unit, ctx)}
-        expected.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))
-    for secret, _ in work:
-        (expected.failed if secret.name in failed else expected.stored).append(secret.name)
-    return expected
 
 
 def _target_ids(unit: Unit, ctx: TargetContext) -> list[str]:
@@ -129,8 +155,24 @@ def written_targets(
             if not partial_only or item.secret.name in troubled}
 
 
+# Units named in the audit facts of a write that stopped after its targets were written.
+WRITTEN_LISTED = 100
+
+
+def after_writes(exc: LockfileUnwritable | LockLost,
+                 written: Mapping[str, list[str]]) -> LockfileUnwritable | LockLost:
+    """``exc`` (the lockfile failed, or a lock was lost) once targets took new values: its
+    message says how many, its details which (``written``: lock key -> target ids)."""
+    targets = sum(len(ids) for ids in written.values())
+    details: dict[str, object] = {"written_targets": dict(list(written.items())[:WRITTEN_LISTED])}
+    if len(written) > WRITTEN_LISTED:
+        details["written_targets_not_listed"] = len(written) - WRITTEN_LISTED
+    return type(exc)(f"{exc.message}; {targets} target(s) now hold new values the lockfile does not "
+                     "record (the audit row lists them)", details)
+
+
 def rewrite(
-    definition: Definition, doc: LockDocument, units: Sequence[tuple[SecretDef, Unit, str]],
+    definition: Definition, doc: LockDocument, units: Sequence[tuple[SecretDef, Unit, str]], locks: Held,
 ) -> tuple[dict[str, dict[str, str]], list[OperationError]]:
     """Write each unit's known ``value`` to its placements (a repair: nothing is generated).
 
@@ -140,7 +182,8 @@ def rewrite(
     jobs = [_Job(secret, unit, value) for secret, unit, value in units]
     ctx = _context(definition, doc, {job.unit.lock_key: job.value for job in jobs})
     errors: list[OperationError] = []
-    written = _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, errors)
+    written: dict[str, dict[str, str]] = defaultdict(dict)
+    _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, errors, locks, written)
     keys = {job.unit.lock_key for job in jobs}
     return {key: hashes for key, hashes in written.items() if key in keys}, errors
 
@@ -249,13 +292,20 @@ def _group_of(placement: Placement, ctx: TargetContext) -> tuple[str, Hashable] 
     return kind.type, kind.group(placement.target, ctx)
 
 
+# Target group writes between two checks that the write still holds its locks.
+BATCH = 64
+
+
 def _write_targets(
-    jobs: Iterable[_Job], ctx: TargetContext, errors: list[OperationError]
-) -> dict[str, dict[str, str]]:
-    """Write every placement, one call per target group; returns lock key -> {target id: hash}.
+    jobs: Iterable[_Job], ctx: TargetContext, errors: list[OperationError], locks: Held,
+    written: dict[str, dict[str, str]],
+) -> None:
+    """Write every placement, one call per target group, into ``written``: lock key -> {target
+    id: hash} (what was written so far, when LockLost stops it).
 
     Groups are written concurrently (``fanout``: a pool per remote provider), templates after
-    every other kind. The caller holds every group's lock until it commits the lockfile.
+    every other kind, ``BATCH`` groups at a time, ``locks`` checked before each batch. The
+    caller holds every group's lock until it commits the lockfile.
     """
     groups: dict[tuple[str, Hashable], list[tuple[_Job, Placement]]] = defaultdict(list)
     for job in jobs:
@@ -266,22 +316,27 @@ def _write_targets(
             except TargetError as exc:
                 errors.append(OperationError(job.secret.name, placement.target.type, exc.message))
 
-    written: dict[str, dict[str, str]] = defaultdict(dict)
     ordered = sorted(groups.items(), key=lambda g: g[0][0])
     # Value-holding kinds first: a template renders the values the others just received.
     for templates in (False, True):
-        batch = [(get_kind(type_), members) for (type_, _), members in ordered
+        kinds = [(get_kind(type_), members) for (type_, _), members in ordered
                  if (type_ == "local/template") == templates]
-        calls = [Call(kind, members[0][1].target, _writer(kind, members, ctx)) for kind, members in batch]
-        for (kind, members), hashes in zip(batch, fan_out(calls, ctx), strict=True):
-            if isinstance(hashes, TargetError):
-                for job, placement in members:
-                    errors.append(OperationError(job.secret.name, kind.target_id(placement.target, ctx),
-                                                 hashes.message))
-                continue
+        for start in range(0, len(kinds), BATCH):
+            _write_batch(kinds[start:start + BATCH], ctx, errors, locks, written)
+
+
+def _write_batch(batch: list[tuple[TargetKind, list[tuple[_Job, Placement]]]], ctx: TargetContext,
+                 errors: list[OperationError], locks: Held, written: dict[str, dict[str, str]]) -> None:
+    locks.check()
+    calls = [Call(kind, members[0][1].target, _writer(kind, members, ctx)) for kind, members in batch]
+    for (kind, members), hashes in zip(batch, fan_out(calls, ctx), strict=True):
+        if isinstance(hashes, TargetError):
             for job, placement in members:
-                written[job.unit.lock_key][kind.target_id(placement.target, ctx)] = hashes[placement.key]
-    return written
+                errors.append(OperationError(job.secret.name, kind.target_id(placement.target, ctx),
+                                             hashes.message))
+            continue
+        for job, placement in members:
+            written[job.unit.lock_key][kind.target_id(placement.target, ctx)] = hashes[placement.key]
 
 
 def _writer(kind: TargetKind, members: list[tuple[_Job, Placement]],

@@ -33,7 +33,8 @@ from secretsapi.service.targets.remote import (
 )
 from secretsapi.service.util.hashing import sha256_text
 
-AUTH_KINDS = ("ambient", "env", "static", "access_key", "profile")
+AUTH_KINDS = ("ambient", "env", "static", "access_key", "profile", "assume_role")
+DEFAULT_SESSION_NAME = "secretzero-session"  # SecretZero's RoleSessionName
 _ENV = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
         "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE")
 _AUTH_CODES = {
@@ -78,10 +79,57 @@ def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str)
                 connect_timeout=timeout, read_timeout=timeout, max_pool_connections=connections,
                 retries={"total_max_attempts": MAX_ATTEMPTS, "mode": "adaptive"},
             )
+            if role is not None:
+                session = _assumed_role(session, role, options, config)
             return session.client(service, endpoint_url=options["endpoint_url"], config=config)
 
-    return _clients.get((service, options, timeout, connections,
+    role = _role(provider)
+    return _clients.get((service, options, role, timeout, connections,
                          {name: os.environ.get(name) for name in _ENV}), make)
+
+
+def _role(provider: Provider) -> dict[str, str] | None:
+    """AssumeRole's parameters for auth kind ``assume_role`` (SecretZero's ``role_arn`` and
+    ``session_name``, plus ``external_id`` for roles that require one)."""
+    if provider.auth_kind != "assume_role":
+        return None
+    role_arn = provider.text("role_arn")
+    if role_arn is None:
+        raise TargetError(f"provider '{provider.alias}': auth kind assume_role needs role_arn")
+    request = {"RoleArn": role_arn, "RoleSessionName": provider.text("session_name") or DEFAULT_SESSION_NAME}
+    external_id = provider.text("external_id")
+    if external_id is not None:
+        request["ExternalId"] = external_id
+    sts_endpoint = provider.text("sts_endpoint_url")
+    if sts_endpoint is not None:
+        request["sts_endpoint_url"] = sts_endpoint
+    return request
+
+
+def _assumed_role(base: Any, role: dict[str, str], options: Mapping[str, str | None],
+                  config: Any) -> Any:
+    """A session with the role's temporary credentials, from STS AssumeRole called with the base
+    session's (the provider's keys, profile or the usual chain). botocore refreshes them before
+    they expire, so a cached client outlives the first hour."""
+    request = {k: v for k, v in role.items() if k != "sts_endpoint_url"}
+    sts = base.client("sts", endpoint_url=role.get("sts_endpoint_url") or options["endpoint_url"],
+                      config=config)
+    credentials = load_sdk("botocore.credentials", "boto3", "aws")
+    botocore_session = load_sdk("botocore.session", "boto3", "aws")
+
+    def fetch() -> dict[str, str]:
+        issued = sts.assume_role(**request)["Credentials"]
+        return {"access_key": issued["AccessKeyId"], "secret_key": issued["SecretAccessKey"],
+                "token": issued["SessionToken"], "expiry_time": issued["Expiration"].isoformat()}
+
+    refreshing = credentials.RefreshableCredentials.create_from_metadata(
+        metadata=fetch(), refresh_using=fetch, method="sts-assume-role")
+    core = botocore_session.get_session()
+    # boto3 has no public way to hand a session refreshable credentials: this is botocore's own
+    # slot for them (what its assume-role provider fills).
+    core._credentials = refreshing
+    boto3 = load_sdk("boto3", "boto3", "aws")
+    return boto3.session.Session(botocore_session=core, region_name=options["region"])
 
 
 def _options(provider: Provider) -> dict[str, str | None]:

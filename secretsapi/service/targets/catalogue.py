@@ -64,6 +64,13 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
                 "access_key_id": _opt("string", None, "access key id (with secret_access_key)"),
                 "secret_access_key": _opt("string", None, "secret access key"),
                 "session_token": _opt("string", None, "session token of temporary credentials"),
+                "role_arn": _opt("string", None, "auth kind assume_role: the role STS AssumeRole "
+                                                 "gives credentials of"),
+                "session_name": _opt("string", "secretzero-session", "assume_role: the role "
+                                                                     "session's name"),
+                "external_id": _opt("string", None, "assume_role: the external id the role requires"),
+                "sts_endpoint_url": _opt("string", None, "assume_role: STS endpoint override "
+                                                         "(endpoint_url by default)"),
             },
         },
     },
@@ -83,8 +90,38 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
                 "token": _opt("string", None, "Vault token"),
                 "token_file": _opt("string", None, "file holding the token (relative to the "
                                                    "definition folder)"),
+                "role_id": _opt("string", None, "auth kind approle: the AppRole's role id"),
+                "secret_id": _opt("string", None, "approle: the secret id"),
+                "approle_mount": _opt("string", "approle", "approle: the auth method's mount"),
             },
         },
+    },
+    "ansible_vault": {
+        "description": "An Ansible Vault encrypted file (ansible-core's VaultLib; `ansible-vault "
+                       "view` decrypts it), inside the allowed target roots.",
+        "config": {
+            "vault_file": _opt("string", None, "the encrypted file, relative to the definition folder"),
+            "format": _opt("string", "yaml", "yaml | json | dotenv, inside the vault"),
+        },
+        "auth": {
+            "kinds": ["ambient", "password", "password_env"],
+            "config": {
+                "vault_password": _opt("string", None, "vault password"),
+                "vault_password_file": _opt("string", None, "file holding the vault password "
+                                                           "(inside the allowed target roots)"),
+                "vault_password_env": _opt("string", "ANSIBLE_VAULT_PASSWORD",
+                                           "environment variable holding the vault password"),
+            },
+        },
+    },
+    "git_crypt": {
+        "description": "A plain-text file in an unlocked git-crypt repository, where .gitattributes "
+                       "sets filter=git-crypt (encrypted when committed).",
+        "config": {
+            "secret_file": _opt("string", None, "the file, relative to the definition folder"),
+            "format": _opt("string", "yaml", "yaml | json | dotenv"),
+        },
+        "auth": {"kinds": ["ambient"], "config": {}},
     },
     "kubernetes": {
         "description": "A Kubernetes cluster through the kubernetes client: host and token, else a "

@@ -30,6 +30,8 @@ def _register_builtins() -> None:
     # Imported here, not at module top, so the kind modules can import this one freely.
     # The remote kinds import their SDKs only when used, so the engine runs without them.
     from secretsapi.service.targets.azure_keyvault import AzureKeyVaultKind
+    from secretsapi.service.targets.encrypted_files import AnsibleVaultFileKind, GitCryptFileKind
+    from secretsapi.service.targets.external_secret import ExternalSecretKind
     from secretsapi.service.targets.files import LocalFileKind
     from secretsapi.service.targets.github_secret import GitHubSecretKind
     from secretsapi.service.targets.gitlab_variable import GitLabGroupVariableKind, GitLabVariableKind
@@ -50,6 +52,9 @@ def _register_builtins() -> None:
     register(GitLabVariableKind())
     register(GitLabGroupVariableKind())
     register(JenkinsCredentialKind())
+    register(AnsibleVaultFileKind())
+    register(GitCryptFileKind())
+    register(ExternalSecretKind())
 
 
 _register_builtins()

@@ -9,14 +9,18 @@ set to something other than the default ``value``, so secrets sharing a path und
 keys have distinct ids.
 
 Provider settings: ``address`` (``url``; else VAULT_ADDR), ``token`` or ``token_file`` (else
-VAULT_TOKEN, then ~/.vault-token), ``namespace`` (else VAULT_NAMESPACE), ``verify`` (true,
-false or a CA bundle path; else VAULT_CACERT / VAULT_SKIP_VERIFY), ``timeout`` (default 5 s),
+VAULT_TOKEN, then ~/.vault-token) or, with auth kind ``approle``, ``role_id`` and ``secret_id``
+(a login at ``auth/approle/login``, or ``auth/<approle_mount>/login``), ``namespace`` (else
+VAULT_NAMESPACE), ``verify`` (true, false or a CA bundle path; else VAULT_CACERT /
+VAULT_SKIP_VERIFY), ``timeout`` (default 5 s),
 ``max_concurrency`` (default 8). Answers 429 and 503 are retried with backoff (``throttle_retry``).
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -25,10 +29,12 @@ from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
 from secretsapi.service.targets.remote import (
     ClientCache,
+    Provider,
     check_text,
     checked_group,
     checked_provider,
     collect,
+    digest,
     load_sdk,
     named_path,
     same_config,
@@ -40,7 +46,7 @@ from secretsapi.service.util.hashing import sha256_text, sha256_value
 
 DEFAULT_MOUNT = "secret"
 DEFAULT_KEY = "value"
-AUTH_KINDS = ("token", "token_file", "env", "ambient")
+AUTH_KINDS = ("token", "token_file", "env", "ambient", "approle")
 
 # hvac clients hold a requests.Session, which requests does not document as thread-safe.
 _clients = ClientCache(64, per_thread=True)
@@ -151,15 +157,19 @@ class VaultKvKind:
         if not address:
             raise TargetError(f"provider '{provider.alias}': no Vault address (set address in the "
                               "provider, or VAULT_ADDR)")
-        token = provider.token(ctx)
-        if token is None:
-            token = hvac.utils.get_token_from_env()  # VAULT_TOKEN, then ~/.vault-token
-        if not token:
-            raise TargetError(f"provider '{provider.alias}': no Vault token (set token or "
-                              "token_file in the provider's auth, or VAULT_TOKEN)")
         namespace = provider.text("namespace") or os.environ.get("VAULT_NAMESPACE") or None
         verify = _verify(provider.settings.get("verify"), ctx, provider.alias)
         timeout = provider.timeout
+        token: str | None
+        if provider.auth_kind == "approle":
+            token = _approle_token(hvac, provider, address, namespace, verify, timeout)
+        else:
+            token = provider.token(ctx)
+            if token is None:
+                token = hvac.utils.get_token_from_env()  # VAULT_TOKEN, then ~/.vault-token
+        if not token:
+            raise TargetError(f"provider '{provider.alias}': no Vault token (set token or "
+                              "token_file in the provider's auth, or VAULT_TOKEN)")
         return _clients.get((address, token, namespace, verify, timeout), lambda: hvac.Client(
             url=address, token=token, namespace=namespace, verify=verify, timeout=timeout,
             session=_session()))
@@ -187,6 +197,42 @@ class VaultKvKind:
             return {}, False
         data = response.get("data") if isinstance(response, Mapping) else None
         return (dict(data) if isinstance(data, Mapping) else {}), True
+
+
+# AppRole logins by settings digest: (token, monotonic time it stops being used). A token is used
+# until APPROLE_MARGIN of its lease is left, then a new login gets another.
+_approle_tokens: dict[str, tuple[str, float]] = {}
+_approle_lock = threading.Lock()
+APPROLE_MARGIN = 0.2
+
+
+def _approle_token(hvac: Any, provider: Provider, address: str, namespace: str | None,
+                   verify: bool | str, timeout: float) -> str:
+    """A token from ``auth/<approle_mount>/login`` with the provider's ``role_id`` and ``secret_id``
+    (SecretZero's settings), reused while its lease lasts."""
+    role_id, secret_id = provider.text("role_id"), provider.text("secret_id")
+    if role_id is None or secret_id is None:
+        raise TargetError(f"provider '{provider.alias}': auth kind approle needs role_id and secret_id")
+    mount = provider.text("approle_mount") or "approle"
+    key = digest(address, namespace, mount, role_id, secret_id)
+    with _approle_lock:
+        cached = _approle_tokens.get(key)
+        if cached is not None and time.monotonic() < cached[1]:
+            return cached[0]
+        client = hvac.Client(url=address, namespace=namespace, verify=verify, timeout=timeout,
+                             session=_session())
+        with sdk_errors(_error, f"provider '{provider.alias}'", "AppRole login"):
+            response = client.auth.approle.login(role_id=role_id, secret_id=secret_id,
+                                                 use_token=False, mount_point=mount)
+        auth = response.get("auth") if isinstance(response, Mapping) else None
+        token = auth.get("client_token") if isinstance(auth, Mapping) else None
+        if not isinstance(token, str) or not token:
+            raise TargetError(f"provider '{provider.alias}': AppRole login gave no token")
+        lease = auth.get("lease_duration") if isinstance(auth, Mapping) else 0
+        # lease 0: a token that does not expire (root-like); else renew before the end.
+        lifetime = float(lease) * (1 - APPROLE_MARGIN) if isinstance(lease, int) and lease > 0 else float("inf")
+        _approle_tokens[key] = (token, time.monotonic() + lifetime)
+        return token
 
 
 def _session() -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from secretsapi.service.definition.loader import clear_definition_cache
+from secretsapi.service.loading.loader import clear_definition_cache
 
 
 @pytest.fixture(autouse=True)

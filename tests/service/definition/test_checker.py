@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from secretsapi.service.definition.checker import DefinitionChecker
+from secretsapi.service.loading.checker import DefinitionChecker
 from secretsapi.service.validate import validate_document
 from tests.factories import bare_secret as secret
 from tests.factories import load_document as load

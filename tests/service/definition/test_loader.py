@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, VarFileInvalid, VarFileNotFound
+from secretsapi.service.loading.loader import load_definition
 from secretsapi.service.validate import validate_document
 from tests.factories import COMPAT, load_errors, subfolder
 from tests.factories import bare_secret as secret

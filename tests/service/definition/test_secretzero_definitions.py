@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from secretsapi.service.definition.checker import DefinitionChecker
+from secretsapi.service.loading.checker import DefinitionChecker
 from secretsapi.service.validate import validate_document
 from tests.factories import bare_secret as secret
 from tests.factories import load_document as load
@@ -206,7 +206,7 @@ def test_a_vault_kind_alias_is_not_reported_as_unsupported() -> None:
 
 
 @pytest.mark.parametrize(("provider", "kind"), [("keeper", "keeper_record"), ("local", "sops_file"),
-                                                ("kubernetes", "external_secret"), ("infisical", "infisical_secret")])
+                                                ("infisical", "infisical_secret"), ("azure_devops", "azdo_pipeline")])
 def test_an_unsupported_target_kind_is_a_warning_naming_the_kind_and_the_secret(provider: str, kind: str) -> None:
     target = {"provider": provider, "kind": kind, "config": {}}
     checker = checked({"secrets": [secret(name="db", rotation_period="30d", targets=[target])]})
@@ -281,3 +281,14 @@ def test_a_template_field_static_without_a_value_names_its_environment_variable_
 def test_agent_instructions_are_a_known_secret_key() -> None:
     checker = checked({"secrets": [secret(rotation_period="30d", agent_instructions={"summary": "ask the team"})]})
     assert checker.warnings == []
+
+
+def test_azure_app_reg_is_a_static_under_secretzeros_other_name(tmp_path: Path) -> None:
+    app = {"name": "app_reg", "kind": "azure_app_reg", "config": {"default": "${NOT_SET}"}}
+    definition = load(tmp_path, {"secrets": [app]}, environ={"APP_REG": "client-secret-from-env"})
+    generator = definition.secret("app_reg").units[0].generator
+    assert (generator.kind, generator.unavailable, generator.config["default"]) == (
+        "azure_app_reg", None, "client-secret-from-env")
+    report = validate_document({"version": "1", "secrets": [{**app, "config": {}, "rotation_period": "30d"}]})
+    (warning,) = report.warnings
+    assert report.valid and "static value is not set" in warning and "secret 'app_reg'" in warning

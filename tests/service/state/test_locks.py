@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from secretsapi.service.errors import LockTimeout
+from secretsapi.service.errors import LockLost, LockTimeout
 from secretsapi.service.rotation import execute_rotation
-from secretsapi.service.state import value_store
+from secretsapi.service.state import value_store, write
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.locks import ALL_STRIPES, STRIPES, stripe_folder, stripe_of
 from secretsapi.service.sync import sync
@@ -56,12 +56,12 @@ class _Gate:
         self.open = threading.Event()
         original = value_store._write_targets
 
-        def gated(jobs: Any, ctx: Any, errors: Any) -> Any:
+        def gated(jobs: Any, *rest: Any) -> Any:
             jobs = list(jobs)
             if any(job.secret.name == secret for job in jobs):
                 self.inside.set()
                 assert self.open.wait(WAIT)
-            return original(jobs, ctx, errors)
+            return original(jobs, *rest)
 
         monkeypatch.setattr(value_store, "_write_targets", gated)
 
@@ -137,10 +137,10 @@ def test_two_rotations_of_one_due_secret_rotate_it_once(tmp_path: Path, monkeypa
 
 def test_a_held_target_lock_times_out_with_lock_timeout(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, file_secret("a", "out/app.env"), timeout=0.2)
-    with ws.target_locks({_stripe(tmp_path, "out/app.env")}), _in_thread(sync, ws) as results:
+    with write.target_locks(ws.write_place, {_stripe(tmp_path, "out/app.env")}), _in_thread(sync, ws) as results:
         pass
     assert len(results) == 1 and isinstance(results[0], LockTimeout)
-    with pytest.raises(LockTimeout), ws.target_locks(ALL_STRIPES):
+    with pytest.raises(LockTimeout), write.target_locks(ws.write_place, ALL_STRIPES):
         sync(ws)  # a second holder in this thread: the file lock is not re-entrant
     assert not ws.lockfile_path.exists()
 
@@ -167,7 +167,7 @@ def test_the_extra_lock_is_taken_per_stripe_in_ascending_order_inside_its_file_l
         seen.append(("out", path.name))
 
     ws = Workspace(tmp_path / "Secretfile.yml", lock_timeout=5.0, extra_lock=extra)
-    with ws.target_locks({9, 2, 40}):
+    with write.target_locks(ws.write_place, {9, 2, 40}):
         pass
     assert [name for step, name in seen if step == "in"] == ["02", "09", "40"]
     assert sorted(seen) == sorted([("in", n) for n in ("02", "09", "40")] + [("out", n) for n in ("02", "09", "40")])
@@ -190,3 +190,60 @@ def test_the_lock_files_and_the_folders_the_service_creates_for_them_are_private
         "state/deep/.gitsecrets.lock.lck": 0o600, "state/deep/.gitsecrets.lock.targets": 0o700,
         **{f"state/deep/.gitsecrets.lock.targets/{p.name}": 0o600 for p in stripes.iterdir()},
     }
+
+
+def _losing_extra_lock(checks_held: int) -> Any:
+    """An extra lock (like a database advisory lock) whose probes say it is held for the first
+    ``checks_held`` checks of the write, then that it was lost."""
+    asked: list[int] = []
+
+    def probe() -> bool:
+        asked.append(1)
+        return len(asked) <= checks_held
+
+    @contextmanager
+    def extra(path: Path, timeout: float) -> Iterator[Any]:
+        yield probe
+
+    return extra
+
+
+def test_a_write_that_lost_its_extra_lock_before_the_lockfile_rename_stops_and_commits_nothing(
+    tmp_path: Path,
+) -> None:
+    secret_path = "out/app.env"
+    ws = _workspace(tmp_path, file_secret("db", secret_path))
+    sync(ws)
+    before = (tmp_path / ".gitsecrets.lock").read_bytes()
+    # Held at the check before the one batch of target writes, lost at the one before the rename.
+    lost = Workspace(ws.definition_path, lock_timeout=WAIT, extra_lock=_losing_extra_lock(1))
+    with pytest.raises(LockLost) as raised:
+        sync(lost, force=True)
+    assert (tmp_path / ".gitsecrets.lock").read_bytes() == before
+    assert raised.value.details["written_targets"] == {"db": ["local/file/out/app.env"]}
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_write_that_lost_its_extra_lock_before_a_batch_of_target_writes_writes_no_more(tmp_path: Path) -> None:
+    paths = [f"out/f{i}.env" for i in range(value_store.BATCH + 1)]
+    ws = _workspace(tmp_path, *(file_secret(f"s{i}", path) for i, path in enumerate(paths)))
+    sync(ws)
+    before = {path: (tmp_path / path).read_text() for path in paths}
+    lost = Workspace(ws.definition_path, lock_timeout=WAIT, extra_lock=_losing_extra_lock(1))
+    with pytest.raises(LockLost) as raised:
+        sync(lost, force=True)
+    changed = [path for path in paths if (tmp_path / path).read_text() != before[path]]
+    assert changed == paths[:value_store.BATCH]  # the first batch; the second was never started
+    assert raised.value.details == {"written_targets": {f"s{i}": [f"local/file/{paths[i]}"]
+                                                        for i in range(value_store.BATCH)}}
+
+
+def test_a_write_that_lost_its_extra_lock_before_its_first_target_write_changes_nothing(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, file_secret("db", "out/app.env"))
+    sync(ws)
+    before = {path: path.read_bytes() for path in (tmp_path / ".gitsecrets.lock", tmp_path / "out" / "app.env")}
+    lost = Workspace(ws.definition_path, lock_timeout=WAIT, extra_lock=_losing_extra_lock(0))
+    with pytest.raises(LockLost) as raised:
+        sync(lost, force=True)
+    assert {path: path.read_bytes() for path in before} == before
+    assert raised.value.details == {}

@@ -12,13 +12,13 @@ from secretsapi.service.errors import TargetError
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.remote import checked_group, sdk_errors, sdk_failure
 
-AWS_KINDS = "ambient, env, static, access_key, profile"
+AWS_KINDS = "ambient, env, static, access_key, profile, assume_role"
 
 
 @pytest.mark.parametrize(("type_", "config", "family", "supported"), [
     ("aws/ssm_parameter", {"name": "x"}, "AWS", AWS_KINDS),
     ("aws/secrets_manager", {"name": "x"}, "AWS", AWS_KINDS),
-    ("vault/vault_kv", {"path": "x"}, "Vault", "token, token_file, env, ambient"),
+    ("vault/vault_kv", {"path": "x"}, "Vault", "token, token_file, env, ambient, approle"),
     ("kubernetes/kubernetes_secret", {"secret_name": "x"}, "Kubernetes",
      "token, kubeconfig, in_cluster, ambient, env"),
 ])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.definition.model import TargetSpec
+from secretsapi.service.loading.loader import load_definition
 from secretsapi.service.targets import TargetKind, get_kind, kinds
 from secretsapi.service.targets.catalogue import declared_providers, provider_catalogue, target_catalogue
 
@@ -67,12 +67,17 @@ def test_target_catalogue_lists_every_kind_with_its_config_keys_and_defaults() -
 
 def test_provider_catalogue_lists_each_provider_kind_and_the_targets_it_offers() -> None:
     providers = {entry["kind"]: entry for entry in provider_catalogue()}
-    assert set(providers) >= {"local", "aws", "vault", "kubernetes", "azure", "vercel", "github", "gitlab", "jenkins"}
+    assert set(providers) >= {"local", "aws", "vault", "kubernetes", "azure", "vercel", "github", "gitlab", "jenkins",
+                              "ansible_vault", "git_crypt"}
     assert all(entry["targets"] for entry in providers.values())  # every provider kind writes something
     assert providers["aws"]["targets"] == ["aws/secrets_manager", "aws/ssm_parameter"]
     assert providers["local"]["targets"] == ["local/file", "local/template"]
     assert {o["name"] for o in providers["vault"]["config"]} >= {"address", "namespace", "verify", "timeout"}
-    assert {o["name"] for o in providers["vault"]["auth_config"]} == {"token", "token_file"}
+    assert {o["name"] for o in providers["vault"]["auth_config"]} == {"token", "token_file", "role_id",
+                                                                      "secret_id", "approle_mount"}
+    assert {o["name"] for o in providers["aws"]["auth_config"]} >= {"role_arn", "session_name"}
+    assert providers["ansible_vault"]["targets"] == ["ansible_vault/ansible_vault_file"]
+    assert providers["git_crypt"]["targets"] == ["git_crypt/git_crypt_file"]
     assert {o["name"] for o in providers["kubernetes"]["config"]} >= {"kubeconfig", "context", "host"}
     json.dumps(provider_catalogue())
 
@@ -102,5 +107,5 @@ def test_declared_providers_never_show_credentials(tmp_path: Path) -> None:
     assert declared["vault"]["config"]["nested"] == {"password": "***"}
     assert declared["vault"]["auth_keys"] == ["token"]
     assert declared["cluster"]["config"] == {"kubeconfig": "kube.yaml", "context": "prod"}
-    assert declared["cluster"]["targets"] == ["kubernetes/kubernetes_secret"]
+    assert declared["cluster"]["targets"] == ["kubernetes/external_secret", "kubernetes/kubernetes_secret"]
     assert declared["cluster"]["known"] is True

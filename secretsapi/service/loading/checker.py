@@ -7,9 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from secretsapi.service.definition import lanes
 from secretsapi.service.definition.budget import InterpolationLimits
-from secretsapi.service.definition.field_checks import FieldChecks
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.model import (
     Environments,
@@ -23,6 +21,8 @@ from secretsapi.service.definition.model import (
 )
 from secretsapi.service.definition.units import Template, canon_gen, canon_targets, place, template_units
 from secretsapi.service.definition.var_files import deep_merge
+from secretsapi.service.loading import lanes
+from secretsapi.service.loading.field_checks import FieldChecks
 from secretsapi.service.util.hashing import sha256_value
 
 TOP_LEVEL_KEYS = ("version", "variables", "metadata", "providers", "secrets", "templates", "policies")

@@ -1,4 +1,5 @@
-"""Value generators (random_password, random_string, random_hex, uuid, static, script)."""
+"""Value generators (random_password, random_string, random_hex, uuid, static, azure_app_reg,
+script)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from typing import Any
 
 from secretsapi.service.definition.model import GeneratorSpec
 from secretsapi.service.errors import GeneratorError
-from secretsapi.service.random_draws import Draw, password
-from secretsapi.service.script_runner import run_script
+from secretsapi.service.generators.random_draws import Draw, password
+from secretsapi.service.generators.script_runner import run_script
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_LENGTH = 65_536  # a bound so a typo cannot make the server build a gigabyte string
@@ -40,9 +41,12 @@ PASSWORD_CLASSES: dict[str, str] = {
 # SecretZero's generator kinds this service does not run: a definition using them is valid,
 # and those secrets fail at sync (named in the validation warnings).
 SECRETZERO_ONLY_GENERATORS = (
-    "azdo_pat", "azure_app_reg", "entra-agent-blueprint", "github_pat", "gitlab_group_service_account",
+    "azdo_pat", "entra-agent-blueprint", "github_pat", "gitlab_group_service_account",
     "gitlab_group_token", "gitlab_project_token", "provider_backed",
 )  # fmt: skip
+# SecretZero's azure_app_reg is its static generator under another name (Entra app registration
+# credentials typed in by hand); it makes no remote call.
+STATIC_KINDS = ("static", "azure_app_reg")
 DEFAULT_CHARSET = "alphanumeric"
 STATIC_MISMATCH = "does not match the validation pattern"  # never the value: it is a secret
 
@@ -91,6 +95,12 @@ GENERATORS: dict[str, dict[str, Any]] = {
             "validation": _opt("string", None, "Regular expression a text value must match from its start."),
         },
     },
+    "azure_app_reg": {
+        "description": "An Entra (Azure AD) app registration credential (tenant id, client id, "
+                       "client secret) given in the definition: the static generator under "
+                       "SecretZero's name for it; no call to Azure.",
+        "options": {},  # static's, filled in below
+    },
     "script": {
         "description": "Output of a command (stdout, stripped); disabled unless allowed by configuration.",
         "options": {
@@ -105,6 +115,9 @@ GENERATORS: dict[str, dict[str, Any]] = {
         },
     },
 }
+
+
+GENERATORS["azure_app_reg"]["options"] = GENERATORS["static"]["options"]
 
 
 def _int_option(config: Mapping[str, Any], name: str, default: int, where: str, errors: list[str]) -> int:
@@ -244,7 +257,7 @@ def validate_generator(
             errors.append(f"{where}.config.charset: must be a string, got a value {shown}")
     elif spec.kind == "random_hex":
         _int_option(config, "length", 32, where, errors)
-    elif spec.kind == "static":
+    elif spec.kind in STATIC_KINDS:
         _validate_static(config, where, errors)
     elif spec.kind == "script":
         _validate_script(config, where, errors)
@@ -288,6 +301,6 @@ def generate(spec: GeneratorSpec, *, allow_scripts: bool, cwd: Path | None = Non
         return secrets.token_hex((length + 1) // 2)[:length]
     if spec.kind == "uuid":
         return str(uuid.UUID(bytes=secrets.token_bytes(16), version=4))
-    if spec.kind == "static":
+    if spec.kind in STATIC_KINDS:
         return static_text(static_value(config))
     return run_script(config, cwd)

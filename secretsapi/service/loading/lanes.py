@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from secretsapi.service.definition.field_checks import FieldChecks
 from secretsapi.service.definition.model import EnvironmentProfile, Environments, TargetProfile
+from secretsapi.service.loading.field_checks import FieldChecks
 
 ENVIRONMENTS_KEY = "environments"
 TARGET_PROFILES_KEY = "target_profiles"

@@ -22,6 +22,7 @@ from secretsapi.service.generators import (
     CHARSETS,
     GENERATORS,
     SECRETZERO_ONLY_GENERATORS,
+    STATIC_KINDS,
     STATIC_MISMATCH,
     static_value,
     validate_generator,
@@ -270,8 +271,8 @@ class FieldChecks:
             message = f"generator kind {self._shown(kind, f'{where}.kind')} {known}"
             self.warnings.append(f"{where}.kind: {message}: {owner} will fail at sync")
             return GeneratorSpec(kind=kind, config=mapping, unavailable=message)
-        if kind == "static":
-            return self._static(mapping, where, owner, env_name, unresolved)
+        if kind in STATIC_KINDS:
+            return self._static(kind, mapping, where, owner, env_name, unresolved)
         if kind != "script":  # a script's ``${...}`` is left to the shell it runs, as in SecretZero
             self._report_unresolved(unresolved)
         if kind == "random_string":
@@ -291,7 +292,7 @@ class FieldChecks:
         return None if problems else spec
 
     def _static(
-        self, config: dict[str, Any], where: str, owner: str, env_name: str | None, unresolved: list[str]
+        self, kind: str, config: dict[str, Any], where: str, owner: str, env_name: str | None, unresolved: list[str]
     ) -> GeneratorSpec | None:
         value_key = "default" if "default" in config else "value"
         value = static_value(config)
@@ -299,24 +300,24 @@ class FieldChecks:
         missing = value is None or bool(in_value) or (isinstance(value, str) and _PLACEHOLDER.match(value) is not None)
         self._report_unresolved([p for p in unresolved if p not in in_value])
         if not missing:
-            spec = GeneratorSpec(kind="static", config=config)
+            spec = GeneratorSpec(kind=kind, config=config)
             problems = validate_generator(spec, where, interpolated=self._interpolator.interpolated)
             mismatch = f"{where}.config.value: {STATIC_MISMATCH}"
             if problems == [mismatch]:
                 # SecretZero checks the pattern when it generates: that secret fails, not the file.
                 self.warnings.append(f"{mismatch}: {owner} will fail at sync")
-                return GeneratorSpec(kind="static", config=config, unavailable=f"static value {STATIC_MISMATCH}")
+                return GeneratorSpec(kind=kind, config=config, unavailable=f"static value {STATIC_MISMATCH}")
             self.errors.extend(problems)
             return None if problems else spec
         from_env = self.environ.get(env_name) if env_name else None
         if from_env:
             # The value is in the spec only, not in the config the definition hash covers.
-            return GeneratorSpec(kind="static", config={**config, value_key: from_env})
+            return GeneratorSpec(kind=kind, config={**config, value_key: from_env})
         # "<place>: undefined variable 'X'" -> "config.default: undefined variable 'X'"
         reason = in_value[0][len(where) + 1 :] if in_value else None
         message = _unset_message(value_key, reason, env_name or _PER_FIELD)
         self.warnings.append(f"{where}.config.{value_key}: {message}: {owner} will fail at sync")
-        return GeneratorSpec(kind="static", config=config, unavailable=message)
+        return GeneratorSpec(kind=kind, config=config, unavailable=message)
 
     def _fields_from_env(self, name: str, units: tuple[Unit, ...]) -> tuple[Unit, ...]:
         """A template field's static that is not set is taken from ``<SECRET>_<FIELD>`` (upper
@@ -324,11 +325,11 @@ class FieldChecks:
         out = []
         for unit in units:
             spec = unit.generator
-            if spec.kind == "static" and spec.unavailable is not None and spec.unavailable.startswith(STATIC_UNSET):
+            if spec.kind in STATIC_KINDS and spec.unavailable is not None and spec.unavailable.startswith(STATIC_UNSET):
                 env_name = f"{name}_{unit.lock_key[len(name) + 1:]}".upper()
                 value_key = "default" if "default" in spec.config else "value"
                 from_env = self.environ.get(env_name)
-                spec = GeneratorSpec("static", {**spec.config, value_key: from_env}) if from_env else replace(
+                spec = GeneratorSpec(spec.kind, {**spec.config, value_key: from_env}) if from_env else replace(
                     spec, unavailable=spec.unavailable.replace(_PER_FIELD, env_name)
                 )
                 unit = replace(unit, generator=spec)

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from secretsapi.service.definition.loader import load_definition
 from secretsapi.service.drift import detect_drift
+from secretsapi.service.loading.loader import load_definition
 from secretsapi.service.sync import sync
 from secretsapi.service.workspace import Workspace
 from tests.factories import definition, file_secret, write_definition

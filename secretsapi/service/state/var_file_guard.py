@@ -6,6 +6,7 @@ own state: a local target of the definition (as it renders without the requested
 it renders with them, and as the lockfiles record it), the definition itself (its static
 values), the lockfiles, the lock and temp files beside any of these, the lock stripe folder,
 and what the service writes elsewhere (``Workspace.service_paths``: its data folder, database).
+The workspace places these files and loads the var files; this module only compares paths.
 Paths are compared after resolving symlinks. SecretZero reads any file: targets are allowed
 again by ``Workspace.var_files_from_outputs`` (SERVICE_VAR_FILES_FROM_OUTPUTS), never the rest.
 """
@@ -18,21 +19,17 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import resolve_var_file
-from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, VarFileInvalid
+from secretsapi.service.errors import VarFileInvalid
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.locks import stripe_folder
 
-if TYPE_CHECKING:
-    from secretsapi.service.workspace import Workspace
-
-# SecretZero's machine-local lockfile beside the shared one (workspace.LOCAL_LOCKFILE_NAME,
-# which imports this module).
+# SecretZero's machine-local lockfile beside the shared one (workspace.LOCAL_LOCKFILE_NAME).
 LOCAL_LOCKFILE_NAME = ".gitsecrets.local.lock"
 
 RULE = ("a variable file may not be a target of the definition, the definition itself, a lockfile "
@@ -42,6 +39,9 @@ _TARGET = "a target of the definition"
 # atomic_files' temp names: ``.<name>.<mkstemp's letters, digits and _>.tmp``.
 _TEMP = re.compile(r"\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp")
 _LOCAL_PATH_FIELDS = ("path", "output_path")
+# Files a provider names that targets write: a git-crypt file holds values in plain text in the
+# work tree (an Ansible Vault file is kept too: a wider net is only safer).
+_PROVIDER_FILE_FIELDS = ("secret_file", "vault_file")
 
 
 class _Protected:
@@ -100,52 +100,30 @@ def _real(path: Path) -> Path:
         return path
 
 
-def guarded_definition(ws: Workspace, load: Callable[[Sequence[str]], Definition]) -> Definition:
-    """``load(ws.var_files)`` (the workspace's loader) with every var file checked: before the
-    requested ones are read, against the definition without them, then against the definition
-    they produce (they may move its targets)."""
-    try:
-        before: Definition | None = load(())
-    except DefinitionInvalid:  # it may need the var files to be valid
-        before = None
-    check_var_files(ws, (*_profile_var_files(ws, before), *ws.var_files), definition=before)
-    full = load(ws.var_files)
-    check_var_files(ws, (*_profile_var_files(ws, full), *ws.var_files), definition=full, loaded=True)
-    return full
+@dataclass(frozen=True)
+class GuardedFiles:
+    """What a var file may not be, as the workspace places it: plain paths and a setting."""
 
-
-def _profile_var_files(ws: Workspace, definition: Definition | None) -> tuple[str, ...]:
-    profile = definition.environments.resolve(ws.environment)[1] if definition is not None else None
-    return profile.var_files if profile is not None else ()
-
-
-def check_before_reading(ws: Workspace) -> None:
-    """The requested var files checked against the definition without them (when it loads):
-    for the operations that read var files themselves (render, validate)."""
-    if not ws.var_files:
-        return
-    try:
-        base: Definition | None = replace(ws, var_files=()).definition()
-    except (DefinitionInvalid, DefinitionNotFound):
-        base = None
-    check_var_files(ws, ws.var_files, definition=base)
+    definition_path: Path
+    # The lockfiles (and so their local twins, lock files and stripe folders): where each is
+    # without the requested var files and, once those are loaded, with them.
+    lockfiles: frozenset[Path]
+    service_paths: tuple[Path, ...] = ()  # Workspace.service_paths
+    var_files_from_outputs: bool = False  # SERVICE_VAR_FILES_FROM_OUTPUTS
 
 
 def check_var_files(
-    ws: Workspace, var_files: Sequence[str], *, definition: Definition | None = None,
-    paths: Iterable[str] = (), loaded: bool = False,
+    files: GuardedFiles, var_files: Sequence[str], *, definition: Definition | None = None,
+    paths: Iterable[str] = (),
 ) -> None:
     """VarFileInvalid (naming the file and the rule) when one of ``var_files`` is protected;
-    ``definition`` and ``paths`` (local target paths as written) add targets to the lockfiles'.
-    Until the var files are ``loaded``, the lockfile is placed without them (placing it with
-    them reads them)."""
+    ``definition`` and ``paths`` (local target paths as written) add targets to the lockfiles'."""
     if not var_files:
         return
-    folder = ws.definition_path.parent
+    folder = files.definition_path.parent
     reals = [(given, resolve_var_file(folder, given)) for given in var_files]
-    lockfiles = {replace(ws, var_files=()).lockfile_path, *((ws.lockfile_path,) if loaded else ())}
     names = {name for _, real in reals for name in (real.name, *_covered(real.name))}
-    protected = _protected(ws, names, lockfiles, definition, paths)
+    protected = _protected(files, names, definition, paths)
     for given, real in reals:
         reason = protected.reason(real)
         if reason is not None:
@@ -156,16 +134,16 @@ def check_var_files(
 
 
 def _protected(
-    ws: Workspace, names: set[str], lockfiles: set[Path], definition: Definition | None, paths: Iterable[str]
+    files: GuardedFiles, names: set[str], definition: Definition | None, paths: Iterable[str]
 ) -> _Protected:
     protected = _Protected(names)
-    folder = Path(os.path.abspath(ws.definition_path.parent))
-    protected.add_file(folder, str(ws.definition_path), "the definition file")
-    lockfiles = lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in lockfiles}
+    folder = Path(os.path.abspath(files.definition_path.parent))
+    protected.add_file(folder, str(files.definition_path), "the definition file")
+    lockfiles = files.lockfiles | {path.with_name(LOCAL_LOCKFILE_NAME) for path in files.lockfiles}
     for lockfile in lockfiles:
         protected.add_file(folder, str(lockfile), "a lockfile")
         protected.add_folder(stripe_folder(lockfile), "a lock file of the service")
-    for written in ws.service_paths:
+    for written in files.service_paths:
         if written.is_dir():
             # A data folder holding the definition would refuse every var file: its own
             # files are then protected one by one (service_paths names them too).
@@ -173,7 +151,7 @@ def _protected(
                 protected.add_folder(written, "in the service's data folder")
         else:
             protected.add_file(folder, str(written), "a file the service writes")
-    if not ws.var_files_from_outputs:
+    if not files.var_files_from_outputs:
         for lockfile in lockfiles:
             entries = read_lockfile(lockfile).raw_entries()
             protected.add_index(_INDEXES.get(entries, folder, functools.partial(_recorded_paths, entries)), _TARGET)
@@ -235,11 +213,23 @@ def _definition_paths(definition: Definition) -> Iterable[str]:
                     value = target.config.get(field)
                     if isinstance(value, str) and value and "\x00" not in value:
                         yield value
+    yield from _provider_paths(definition)
+
+
+def _provider_paths(definition: Definition) -> Iterable[str]:
+    for spec in definition.providers.values():
+        auth = spec.auth if isinstance(spec.auth, Mapping) else {}
+        for options in (spec.config, auth, auth.get("config")):
+            for field in _PROVIDER_FILE_FIELDS:
+                value = options.get(field) if isinstance(options, Mapping) else None
+                if isinstance(value, str) and value and "\x00" not in value:
+                    yield value
 
 
 def rendered_paths(config: Any) -> list[str]:
     """Local target paths in a rendered definition (render's output, before redaction): every
-    ``path`` or ``output_path`` in any ``targets`` list, whatever its provider (more is safer)."""
+    ``path`` or ``output_path`` in any ``targets`` list, whatever its provider, and every
+    ``secret_file`` or ``vault_file`` anywhere (more is safer)."""
     found: list[str] = []
     stack = [config]
     while stack:
@@ -252,6 +242,8 @@ def rendered_paths(config: Any) -> list[str]:
                         if isinstance(options, Mapping):
                             found += [str(options[f]) for f in _LOCAL_PATH_FIELDS
                                       if isinstance(options.get(f), str) and "\x00" not in options[f]]
+                elif key in _PROVIDER_FILE_FIELDS and isinstance(item, str) and "\x00" not in item:
+                    found.append(item)
                 stack.append(item)
         elif isinstance(value, list):
             stack.extend(value)

@@ -1,0 +1,270 @@
+"""Files encrypted at rest in a repository: ``ansible_vault/ansible_vault_file`` and
+``git_crypt/git_crypt_file``.
+
+As in SecretZero, the file is the provider's (``vault_file``, ``secret_file``) with its ``format``
+(yaml by default, json or dotenv); each target names only the ``key`` it sets, the secret's name
+by default. Both files are confined like ``local/file`` and written atomically, mode 0600 when
+new, never through a symbolic link; other keys are kept.
+
+- Ansible Vault: the file is the vault-encrypted text (``ansible-vault view`` shows it), encrypted
+  with ansible-core's own VaultLib. The password is the provider's ``vault_password``, else the
+  content of ``vault_password_file``, else the environment variable ``vault_password_env`` names
+  (``ANSIBLE_VAULT_PASSWORD`` by default). Drift decrypts the file.
+- git-crypt: the work tree holds the plain text and git-crypt's filter encrypts it when it is
+  committed. The file must lie where the repository's ``.gitattributes`` sets ``filter=git-crypt``
+  (``git check-attr``), else nothing is written: a plain file there would be committed as is.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import Any
+
+from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError
+from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, read_bytes, read_text, write_text
+from secretsapi.service.targets.remote import Provider, load_sdk, provider_of, read_secret_file
+from secretsapi.service.targets.secretzero_ids import secretzero_target_id
+from secretsapi.service.util.hashing import sha256_text
+
+FILE_FORMATS = ("yaml", "json", "dotenv")  # SecretZero's three for these providers
+DEFAULT_VAULT_VARIABLE = "ANSIBLE_VAULT_PASSWORD"
+GIT_CRYPT_HEADER = b"\x00GITCRYPT\x00"
+GIT_TIMEOUT = 10.0  # seconds for one `git` call; it reads only the repository's attributes
+
+
+def _key_option() -> dict[str, Any]:
+    return {"type": "string", "default": None,
+            "description": "key in the provider's file; the secret (or field) name by default"}
+
+
+class _KeyedFileKind(ABC):
+    """A key of a file the provider names; subclasses turn the file's bytes into its plain text."""
+
+    type = ""
+    file_setting = ""
+
+    def validate(self, target: TargetSpec, where: str) -> list[str]:
+        problems = []
+        key = target.config.get("key")
+        if key is not None and not isinstance(key, str):
+            problems.append(f"{where}: config.key must be a string")
+        return problems
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        """SecretZero's: ``<alias>/<kind>/`` (its targets name only a key, which is not in the id)."""
+        return secretzero_target_id(target)
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        path = provider_of(target, ctx).settings.get(self.file_setting)
+        return f"{target.provider}:{path}" if isinstance(path, str) else target.provider
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        """The file: two aliases naming one file take turns (and one lock) like one alias."""
+        path = provider_of(target, ctx).settings.get(self.file_setting)
+        if not isinstance(path, str):
+            return (self.type, target.provider)  # the write reports the missing setting
+        return (self.type, lexical_key(ctx.base_dir, {"path": path}, "path"))
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        """Set every key of the group with one decryption and one atomic write."""
+        if not items:
+            return {}
+        provider, path, location, fmt = self._file([p.target for p, _ in items], ctx)
+        updates: dict[str, str] = {}
+        for placement, value in items:
+            if updates.get(placement.key, value) != value:
+                raise TargetError(f"{location}: key '{placement.key}' is given two values")
+            updates[placement.key] = value
+        existing = self._plain(provider, path, location, ctx)
+        try:
+            text = fmt.render(existing, updates)
+            stored = fmt.load(text)
+        except FormatError as exc:
+            raise TargetError(f"{location}: {exc}") from None
+        for key, value in updates.items():
+            if stored.get(key) != value:
+                raise TargetError(f"{location}: the {fmt.name} writer cannot store '{key}' exactly")
+        if text != existing:
+            write_text(path, self._stored(provider, text, location, ctx), location)
+        return {key: sha256_text(value) for key, value in updates.items()}
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        if not items:
+            return {}
+        provider, path, location, fmt = self._file([p.target for p in items], ctx)
+        text = self._plain(provider, path, location, ctx)
+        if text is None:
+            return {p.key: ReadBack(False, None, location) for p in items}
+        try:
+            stored = fmt.load(text)
+        except FormatError as exc:
+            raise TargetError(f"{location}: {exc}") from None
+        found = {}
+        for p in items:
+            value = stored.get(p.key)
+            if p.key not in stored:
+                found[p.key] = ReadBack(False, None, location)
+            else:
+                text_value = value if isinstance(value, str) else str(value)
+                found[p.key] = ReadBack(True, sha256_text(text_value), location, text_value)
+        return found
+
+    def _file(self, targets: Sequence[TargetSpec], ctx: TargetContext
+              ) -> tuple[Provider, Confined, str, FileFormat]:
+        """The group's file, through its first target's provider; every provider naming it must
+        agree with that one (format, password), since one write serves them all."""
+        target = targets[0]
+        provider = provider_of(target, ctx)
+        others = {t.provider for t in targets if provider_of(t, ctx).settings != provider.settings}
+        if others:
+            raise TargetError(f"providers '{target.provider}' and '{sorted(others)[0]}' name one file "
+                              "with different settings")
+        if provider.kind != self.type.partition("/")[0]:
+            raise TargetError(f"{self.type} targets need a provider of kind "
+                              f"'{self.type.partition('/')[0]}' ('{target.provider}' is '{provider.kind}')")
+        value = provider.text(self.file_setting)
+        if value is None:
+            raise TargetError(f"provider '{provider.alias}' needs config.{self.file_setting}")
+        location = f"{provider.alias}:{value}"
+        name = str(provider.settings.get("format") or "yaml").strip().lower()
+        if name not in FILE_FORMATS:
+            raise TargetError(f"provider '{provider.alias}': format '{name}' is not one of "
+                              f"{', '.join(FILE_FORMATS)}")
+        path = confined_path(ctx.base_dir, {"path": value}, "path", ctx.target_roots, ctx.service_paths)
+        return provider, path, location, FORMATS[name]
+
+    @abstractmethod
+    def _plain(self, provider: Provider, path: Confined, location: str, ctx: TargetContext) -> str | None:
+        """The file's plain text, None when it does not exist."""
+
+    @abstractmethod
+    def _stored(self, provider: Provider, text: str, location: str, ctx: TargetContext) -> str:
+        """What the file holds for plain ``text``."""
+
+
+class AnsibleVaultFileKind(_KeyedFileKind):
+    type = "ansible_vault/ansible_vault_file"
+    file_setting = "vault_file"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": "A key in the Ansible Vault encrypted file the provider names "
+                           "(config.vault_file, config.format yaml | json | dotenv); decrypts "
+                           "with `ansible-vault view`. The password: the provider's vault_password, "
+                           "else vault_password_file, else the variable vault_password_env names "
+                           f"({DEFAULT_VAULT_VARIABLE} by default). Needs the 'ansible-core' package.",
+            "config": {"key": _key_option()},
+        }
+
+    def _vault(self, provider: Provider, ctx: TargetContext) -> Any:
+        vault = load_sdk("ansible.parsing.vault", "ansible-core", self.type)
+        password = provider.text("vault_password")
+        password_file = provider.text("vault_password_file")
+        if password is None and password_file is not None:
+            password = _password_file(password_file, ctx, provider.alias)
+        if password is None:
+            env_name = provider.text("vault_password_env") or DEFAULT_VAULT_VARIABLE
+            password = os.environ.get(env_name) or None
+        if not password:
+            raise TargetError(f"provider '{provider.alias}': no vault password (vault_password, "
+                              f"vault_password_file, or the variable vault_password_env names, "
+                              f"{DEFAULT_VAULT_VARIABLE} by default)")
+        secret = vault.VaultSecret(password.encode("utf-8"))
+        return vault, vault.VaultLib([("default", secret)])
+
+    def _plain(self, provider: Provider, path: Confined, location: str, ctx: TargetContext) -> str | None:
+        encrypted = read_bytes(path, location)
+        if encrypted is None:
+            return None
+        module, vault = self._vault(provider, ctx)
+        if not module.is_encrypted(encrypted):
+            raise TargetError(f"{location}: not an Ansible Vault file; nothing was written over it")
+        try:
+            plain = vault.decrypt(encrypted)
+        except module.AnsibleError:
+            # Its message may quote the file; the cause is a wrong password or a damaged file.
+            raise TargetError(f"{location}: cannot be decrypted (wrong vault password or a damaged "
+                              "file)") from None
+        try:
+            return str(plain.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise TargetError(f"{location}: decrypted content is not UTF-8 text") from None
+
+    def _stored(self, provider: Provider, text: str, location: str, ctx: TargetContext) -> str:
+        _, vault = self._vault(provider, ctx)
+        return str(vault.encrypt(text).decode("ascii"))
+
+
+def _password_file(path_text: str, ctx: TargetContext, alias: str) -> str:
+    """The password file's stripped content; ``read_secret_file`` confines it like every file a
+    definition names: a definition may not make the service use any file on the machine as a key."""
+    return read_secret_file(os.path.expanduser(path_text), ctx, "vault_password_file", alias)
+
+
+class GitCryptFileKind(_KeyedFileKind):
+    type = "git_crypt/git_crypt_file"
+    file_setting = "secret_file"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": "A key in the plain-text file the provider names (config.secret_file, "
+                           "config.format yaml | json | dotenv), inside an unlocked git-crypt "
+                           "repository, which encrypts it when committed. The file must lie where "
+                           ".gitattributes sets filter=git-crypt; nothing is written otherwise.",
+            "config": {"key": _key_option()},
+        }
+
+    def _plain(self, provider: Provider, path: Confined, location: str, ctx: TargetContext) -> str | None:
+        self._check_encrypted_path(path, location)
+        data = read_bytes(path, location)
+        if data is None:
+            return None
+        if data.startswith(GIT_CRYPT_HEADER):
+            raise TargetError(f"{location}: the repository is locked (run 'git-crypt unlock')")
+        return read_text(path, location)
+
+    def _stored(self, provider: Provider, text: str, location: str, ctx: TargetContext) -> str:
+        return text
+
+    @staticmethod
+    def _check_encrypted_path(path: Confined, location: str) -> None:
+        """Refuse a file git-crypt would not encrypt: it would be committed in plain text."""
+        folder = _existing_folder(path.path.parent, path.root)
+        top = _git(folder, location, "rev-parse", "--show-toplevel")
+        if top is None:
+            raise TargetError(f"{location}: not inside a git repository (git-crypt encrypts only "
+                              "files of one)")
+        relative = os.path.relpath(path.path, top.strip())
+        answer = _git(Path(top.strip()), location, "check-attr", "filter", "--", relative)
+        if answer is None or not answer.rstrip("\n").endswith(": filter: git-crypt"):
+            raise TargetError(f"{location}: .gitattributes does not give this file filter=git-crypt, "
+                              "so it would be committed unencrypted; nothing was written")
+
+
+def _existing_folder(folder: Path, root: Path) -> Path:
+    """The nearest folder that exists, at most up to the target root (the file may be new)."""
+    while not folder.is_dir() and folder != root and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def _git(cwd: Path, location: str, *args: str) -> str | None:
+    """``git`` in ``cwd``: its output, None when it fails. Hooks and the fsmonitor of the repository
+    never run (neither command uses them), and no system configuration is read."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
+           "HOME": os.environ.get("HOME", "/nonexistent"), "LC_ALL": "C"}
+    try:
+        done = subprocess.run(["git", "-c", "core.fsmonitor=false", *args], cwd=cwd, env=env,  # noqa: S603, S607
+                              capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False)
+    except FileNotFoundError:
+        raise TargetError(f"{location}: install git to use git_crypt targets") from None
+    except subprocess.TimeoutExpired:
+        raise TargetError(f"{location}: git did not answer within {GIT_TIMEOUT:g} seconds") from None
+    return done.stdout if done.returncode == 0 else None

@@ -1,0 +1,147 @@
+"""``kubernetes/external_secret``: the External Secrets Operator manifest SecretZero writes.
+
+The manifest names where the operator fetches the value (``backend_key`` in the
+``secret_store_ref`` store); the value itself is never written. The file is SecretZero's YAML,
+key for key, written to ``output_path`` (confined like ``local/file``, atomically, mode 0600 when
+new, never through a symbolic link). The recorded hash is the manifest's: drift finds an edited
+or missing manifest, and a repair writes it again. Several secrets naming one ``output_path``
+share the manifest, one ``data`` entry each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, path_problem, read_hash, write_text
+from secretsapi.service.targets.secretzero_ids import secretzero_target_id
+from secretsapi.service.util.hashing import sha256_text
+
+_TEXT_OPTIONS = ("namespace", "secret_name", "external_secret_name", "secret_store_ref",
+                 "backend_type", "backend_key", "refresh_interval")
+# Options the manifest takes as they are; SecretZero's defaults.
+_DEFAULTS = {"namespace": "default", "secret_store_ref": "default", "backend_type": "aws",
+             "refresh_interval": "1h"}
+
+
+def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
+    return {"type": type_, "default": default, "description": description}
+
+
+class ExternalSecretKind:
+    type = "kubernetes/external_secret"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": "An External Secrets Operator ExternalSecret manifest (YAML, as SecretZero "
+                           "writes it) in a local file: the operator copies backend_key from the "
+                           "secret store into a Kubernetes Secret. The value is never written; the "
+                           "recorded hash is the manifest's.",
+            "config": {
+                "output_path": _opt("string", None, "manifest file, relative to the definition "
+                                                    "folder, inside SERVICE_TARGET_ROOTS"),
+                "secret_name": _opt("string", None, "the Kubernetes Secret the operator creates"),
+                "external_secret_name": _opt("string", None, "the ExternalSecret's name; "
+                                                             "secret_name by default"),
+                "namespace": _opt("string", "default", "namespace of both"),
+                "secret_store_ref": _opt("string", "default", "the SecretStore to read from"),
+                "backend_type": _opt("string", "aws", "accepted for SecretZero, which does not "
+                                                      "write it either"),
+                "backend_key": _opt("string", None, "key in the store; the secret's name by default"),
+                "refresh_interval": _opt("string", "1h", "how often the operator refreshes"),
+                "labels": _opt("object", {}, "metadata labels"),
+                "annotations": _opt("object", {}, "metadata annotations"),
+            },
+        }
+
+    def validate(self, target: TargetSpec, where: str) -> list[str]:
+        config = target.config
+        problems = []
+        problem = path_problem(config.get("output_path"), "output_path")
+        if problem:
+            problems.append(f"{where}: {problem}")
+        if not isinstance(config.get("secret_name"), str) or not config["secret_name"]:
+            problems.append(f"{where}: config.secret_name is required and must be a non-empty string")
+        for name in _TEXT_OPTIONS:
+            if name != "secret_name" and config.get(name) is not None and not isinstance(config[name], str):
+                problems.append(f"{where}: config.{name} must be a string")
+        for name in ("labels", "annotations"):
+            value = config.get(name)
+            if value is not None and not (isinstance(value, Mapping)
+                                          and all(isinstance(v, str) for v in value.values())):
+                problems.append(f"{where}: config.{name} must map names to strings")
+        return problems
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        """SecretZero's: its identifier keys (``name``, ``path``...) are not this kind's options,
+        so usually ``kubernetes/external_secret/``."""
+        return secretzero_target_id(target)
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return str(target.config.get("output_path"))
+
+    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
+        return (self.type, lexical_key(ctx.base_dir, target.config, "output_path"))
+
+    def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
+        if not items:
+            return {}
+        placements = [placement for placement, _ in items]
+        text = self._manifest(placements)
+        path = _output(placements[0].target, ctx)
+        location = self.location(placements[0].target, ctx)
+        digest = sha256_text(text)
+        if read_hash(path, location) != digest:
+            write_text(path, text, location)
+        return {p.key: digest for p in placements}
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        if not items:
+            return {}
+        location = self.location(items[0].target, ctx)
+        path = _output(items[0].target, ctx)
+        digest = read_hash(path, location)
+        return {p.key: ReadBack(digest is not None, digest, location) for p in items}
+
+    def _manifest(self, placements: Sequence[Placement]) -> str:
+        """SecretZero's ``ExternalSecretTarget.store`` document: the first placement's settings,
+        one ``data`` entry per placement."""
+        config = {**_DEFAULTS, **{k: v for k, v in placements[0].target.config.items() if v is not None}}
+        for placement in placements[1:]:
+            other = {**_DEFAULTS, **{k: v for k, v in placement.target.config.items() if v is not None}}
+            differing = [k for k in (*_TEXT_OPTIONS, "labels", "annotations")
+                         if k not in ("backend_key",) and other.get(k) != config.get(k)]
+            if differing:
+                raise TargetError(f"{placement.target.config.get('output_path')}: secrets sharing this "
+                                  f"manifest disagree on {', '.join(differing)}")
+        metadata: dict[str, Any] = {
+            "name": config.get("external_secret_name") or config["secret_name"],
+            "namespace": config["namespace"],
+        }
+        manifest: dict[str, Any] = {
+            "apiVersion": "external-secrets.io/v1beta1",
+            "kind": "ExternalSecret",
+            "metadata": metadata,
+            "spec": {
+                "refreshInterval": config["refresh_interval"],
+                "secretStoreRef": {"name": config["secret_store_ref"], "kind": "SecretStore"},
+                "target": {"name": config["secret_name"], "creationPolicy": "Owner"},
+                "data": [{"secretKey": p.key,
+                          "remoteRef": {"key": p.target.config.get("backend_key") or p.key}}
+                         for p in placements],
+            },
+        }
+        if config.get("labels"):
+            metadata["labels"] = dict(config["labels"])
+        if config.get("annotations"):
+            metadata["annotations"] = dict(config["annotations"])
+        return str(yaml.dump(manifest, default_flow_style=False, sort_keys=False))
+
+
+def _output(target: TargetSpec, ctx: TargetContext) -> Confined:
+    return confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots, ctx.service_paths)
