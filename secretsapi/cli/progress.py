@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 # Work shorter than this shows no bar: it would only flicker.
 SHOW_AFTER_SECONDS = 1.0
+clock = time.monotonic
 
 
 @contextmanager
@@ -27,13 +28,13 @@ def steps(total: int, label: str, *, quiet: bool) -> Iterator[Callable[[], None]
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                    console=console, transient=True)
     task = bar.add_task(label, total=total)
-    begun = time.monotonic()
+    begun = clock()
     shown = False
 
     def advance() -> None:
         nonlocal shown
         bar.advance(task)
-        if not shown and time.monotonic() - begun >= SHOW_AFTER_SECONDS:
+        if not shown and clock() - begun >= SHOW_AFTER_SECONDS:
             bar.start()
             shown = True
 
