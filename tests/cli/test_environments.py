@@ -6,9 +6,11 @@ one is refused naming the known ones."""
 from __future__ import annotations
 
 import json
+from io import StringIO
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
@@ -102,3 +104,10 @@ def test_render_applies_the_environment(authed_api: APIClient, lanes: Project) -
     config = authed_api.post("/config/render", {"environment": "prod"}, format="json").json()["config"]
     assert config["variables"]["env"] == "prod"
     assert config["secrets"][0]["targets"][0]["config"] == {"path": "out/prod-app.json", "format": "json"}
+
+
+def test_management_commands_take_e(lanes: Project) -> None:
+    out = StringIO()
+    call_command("sync", "-e", "prod", "--json", stdout=out)
+    assert sorted(json.loads(out.getvalue())["secrets_generated"]) == ["api_key", "db_password"]
+    assert (lanes.root / ".gitsecrets.prod.lock").exists() and not (lanes.root / ".gitsecrets.dev.lock").exists()
