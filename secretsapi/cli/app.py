@@ -82,6 +82,10 @@ class Program(click.Group):
         argv = list(sys.argv[1:] if args is None else args)
         try:
             code = super().main(argv, prog_name or PROG, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            # A bare `secretsctl` (or `secretsctl list`) is a request for help, as in SecretZero.
+            click.echo(exc.format_message())
+            sys.exit(0)
         except click.ClickException as exc:
             if _json_wanted(argv):
                 click.echo(json.dumps({"error": "usage", "detail": exc.format_message()}, indent=2))

@@ -211,3 +211,8 @@ def test_completion_is_offered_by_click(here: Project) -> None:
 def test_no_progress_bar_when_output_is_not_a_terminal(here: Project) -> None:
     result = run("status")
     assert "━" not in result.stderr and "━" not in result.stdout
+
+
+def test_no_subcommand_prints_the_help_and_exits_0(here: Project) -> None:
+    result = run()
+    assert result.exit_code == 0 and "Commands:" in result.stdout and "sync" in result.stdout
