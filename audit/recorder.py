@@ -10,10 +10,12 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, cast
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
+from audit.forwarding import as_entry, forward
 from audit.mentions import mentioned_secrets
 from audit.models import AuditEntry, AuditMention
 from audit.write_gate import audit_write_gate
@@ -46,11 +48,24 @@ def record(
               "success": bool(success)}
     if not names:
         with audit_write_gate():
-            return int(AuditEntry.objects.create(**fields).pk)
-    with audit_write_gate(), transaction.atomic():
-        row = AuditEntry.objects.create(**fields)
-        _mention(row.pk, row.timestamp, names)
-    return int(row.pk)
+            row_id = int(AuditEntry.objects.create(**fields).pk)
+    else:
+        with audit_write_gate(), transaction.atomic():
+            row = AuditEntry.objects.create(**fields)
+            _mention(row.pk, row.timestamp, names)
+        row_id = int(row.pk)
+    # A row that ``finish`` will complete is forwarded then, with its outcome.
+    if details.get("state") != STARTED:
+        _forward_on_commit(*(fields[k] for k in ("timestamp", "action", "resource", "user", "details", "success")))
+    return row_id
+
+
+def _forward_on_commit(*fields: Any) -> None:
+    """Hand the row (``as_entry``'s fields) to ``audit.forwarding`` once it is committed (at once
+    outside a transaction); nothing at all when forwarding is off."""
+    if settings.AUDIT_FORWARD is not None:
+        entry = as_entry(*fields)
+        transaction.on_commit(lambda: forward(entry))
 
 
 def _mention(row_id: int, timestamp: datetime, names: list[str]) -> None:
@@ -81,6 +96,8 @@ def tally(*, key: str, at: datetime, action: str, resource: str, user: str | Non
     ]
     with audit_write_gate(), connection.cursor() as cursor:
         cursor.execute(_tally_statement(connection.vendor), params)
+    # Each attempt is an event for the sink; the database counts them in the one row.
+    _forward_on_commit(at, action, params[2], params[3], _storable(dict(details)), False)
 
 
 class RowVanished(RuntimeError):
@@ -134,10 +151,12 @@ def _complete(row_id: int, success: bool, details: dict[str, Any]) -> None:
         if updated != 1:
             raise RowVanished(f"audit row {row_id} disappeared before it was completed")
         # The outcome names more secrets than the start did (a sync's lists): add them.
-        timestamp, resource = AuditEntry.objects.filter(pk=row_id).values_list("timestamp", "resource").get()
+        timestamp, action, resource, user = (AuditEntry.objects.filter(pk=row_id)
+                                             .values_list("timestamp", "action", "resource", "user").get())
         names = mentioned_secrets(resource, details)
         if names:
             _mention(row_id, timestamp, names)
+        _forward_on_commit(timestamp, action, resource, user, details, success)
 
 
 _TABLE = AuditEntry._meta.db_table

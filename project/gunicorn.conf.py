@@ -12,6 +12,8 @@ from typing import Any
 
 from django.conf import settings
 
+from project import log_format
+
 # The first setting read imports the settings module; no django.setup(): the app loads in the workers.
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 
@@ -22,8 +24,10 @@ worker_class = "gthread"
 loglevel = settings.SERVICE_LOG_LEVEL.lower()
 accesslog = "-"
 errorlog = "-"
-# Query strings are not logged: a key wrongly sent in the URL must not reach the log.
-access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(L)ss'
+# Query strings are not logged: a key wrongly sent in the URL must not reach the log. The key's
+# name (never the key) and the time, level and format come from project/log_format.py.
+access_log_format = log_format.ACCESS_FORMAT
+logconfig_dict = log_format.gunicorn_logging(settings.SERVICE_LOG_FORMAT, settings.SERVICE_LOG_LEVEL)
 timeout = settings.SERVICE_TIMEOUT
 graceful_timeout = 30
 wsgi_app = "project.wsgi:application"

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import dj_database_url
 from corsheaders.defaults import default_headers
 from django.core.exceptions import ImproperlyConfigured
 
+from audit.forwarding import Sink
+from project import log_format
 from project.private_data import private_sqlite, sqlite_file, tighten
 from project.secret_key import load_or_create
 from secretsapi import __version__
@@ -121,6 +124,8 @@ SERVICE_TARGET_ROOTS = env_paths("SERVICE_TARGET_ROOTS")
 # actions.reveal_secret).
 SERVICE_ALLOW_VALUE_READ = env_true_only("SERVICE_ALLOW_VALUE_READ")
 SERVICE_LOG_LEVEL = env_choice("SERVICE_LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
+# text: TIME LEVEL LOGGER MESSAGE; json: one JSON object per line (app and access lines alike).
+SERVICE_LOG_FORMAT = env_choice("SERVICE_LOG_FORMAT", "text", ("text", "json"))
 SERVICE_MAX_BODY_BYTES = env_int("SERVICE_MAX_BODY_BYTES", 1_048_576, minimum=1)
 # Definition files past this are refused without being read (16 MiB: ~45,000 secrets in block style).
 SERVICE_MAX_DEFINITION_BYTES = env_int("SERVICE_MAX_DEFINITION_BYTES", 16 * 1_048_576, minimum=1)
@@ -148,6 +153,32 @@ SERVICE_BEHIND_PROXY = env_bool("SERVICE_BEHIND_PROXY")
 # Engine processes per worker for the long operations (secretsapi/engine_processes.py); 0 runs
 # them in the worker's request thread, where they hold up its other requests (for debugging).
 SERVICE_ENGINE_PROCESSES = env_int("SERVICE_ENGINE_PROCESSES", 1, minimum=0)
+
+# Live forwarding of every new audit row (audit/forwarding.py): syslog+udp://host:port,
+# syslog+tcp://host:port (RFC 5424) or file:///absolute/path (JSON lines, 0600); empty: off.
+SERVICE_AUDIT_FORWARD = env_str("SERVICE_AUDIT_FORWARD")
+
+
+def _audit_sink(value: str | None) -> Sink | None:
+    if value is None or not value.strip():
+        return None
+    url = urlsplit(value.strip())
+    expected = ("must be syslog+udp://host:port, syslog+tcp://host:port or file:///absolute/path, "
+                f"not {value.strip()!r}.")
+    if url.scheme in ("syslog+udp", "syslog+tcp"):
+        try:
+            port = url.port
+        except ValueError:
+            port = None
+        if not url.hostname or port is None or url.path not in ("", "/") or url.query:
+            raise ImproperlyConfigured(f"SERVICE_AUDIT_FORWARD {expected}")
+        return Sink("syslog", transport=url.scheme.removeprefix("syslog+"), host=url.hostname, port=port)
+    if url.scheme == "file" and url.netloc in ("", "localhost") and url.path.startswith("/") and not url.query:
+        return Sink("file", path=unquote(url.path))
+    raise ImproperlyConfigured(f"SERVICE_AUDIT_FORWARD {expected}")
+
+
+AUDIT_FORWARD = _audit_sink(SERVICE_AUDIT_FORWARD)
 
 # --- Django ------------------------------------------------------------------
 DEBUG = env_bool("SERVICE_DEBUG")
@@ -342,13 +373,17 @@ SPECTACULAR_SETTINGS = {
          "description": "The audit log: who did what, when, and whether it succeeded; newest first."},
     ],
     "ENUM_NAME_OVERRIDES": {},
+    # 414, insecure mode's 400 and 403, and no NUL in request strings (secretsapi/api/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums", "secretsapi.api.schema.declare_server_answers",
+    ],
 }
 
 # --- Logging: secret values never reach it (they never reach exceptions either) ----
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {"plain": log_format.formatter(SERVICE_LOG_FORMAT)},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": SERVICE_LOG_LEVEL},
     "loggers": {

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from audit import activity
+from audit import export as audit_export
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, record
 from secretsapi import database_errors, database_locks, engine_processes, overview, service
@@ -147,6 +148,28 @@ def _audit_page(
             offset : offset + limit
         ]
     return list(AuditEntry.objects.filter(id__in=page_ids).order_by(*newest_first))
+
+
+def export_audit_logs(
+    *, actor: str | None, where: audit_export.AuditFilter, offset: int = 0, limit: int | None = None,
+    follow_every: float | None = None,
+) -> Iterator[AuditEntry]:
+    """Every matching row, oldest first, read a chunk at a time (``audit.export``); with
+    ``follow_every`` (seconds), then every new matching row as it is written, until closed.
+
+    The export's own row is written before the first chunk is read (a stream has no end to
+    write it at when its reader goes away), naming the filters.
+    """
+    request: dict[str, Any] = {k: v.isoformat() if isinstance(v, datetime) else v
+                               for k, v in asdict(where).items() if v is not None}
+    request.update({"offset": offset, "follow": follow_every is not None})
+    if limit is not None:
+        request["limit"] = limit
+    with audited("export_audit_logs", "audit", actor, request):
+        pass
+    if follow_every is None:
+        return audit_export.rows(where, offset=offset, limit=limit)
+    return audit_export.follow(where, every=follow_every)
 
 
 def workspace(

@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from apikeys import keys
 from apikeys.scopes import ALL_SCOPES
 from audit.failures import authentication_failed
+from project.log_format import KEY_NAME_ENVIRON
 
 HEADER = "X-API-Key"
 WWW_AUTHENTICATE = f'ApiKey header="{HEADER}"'
@@ -94,6 +95,8 @@ class ApiKeyAuthentication(BaseAuthentication):
         presented = request.headers.get(HEADER)
         principal = resolve(presented)
         if principal is not None:
+            # The key's name for the access line (project/log_format.py); the environ is the META.
+            request.META[KEY_NAME_ENVIRON] = principal.audit_name
             return principal, None
         if insecure_mode():
             # Insecure mode: no key configured, every request is accepted (serve warns loudly).

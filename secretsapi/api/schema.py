@@ -47,3 +47,49 @@ class StrictRequestExtension(OpenApiSerializerExtension):  # type: ignore[no-unt
         schema: dict[str, Any] = auto_schema._map_basic_serializer(self.target, direction)
         schema["additionalProperties"] = False
         return schema
+
+
+# --- Postprocessing: what every operation may answer, and what no string may hold -------------
+# Text fields refuse NUL (422, Django's ProhibitNullCharactersValidator), a rule drf-spectacular
+# does not write into the schema; the pattern says it for every request string without one.
+NO_NUL = "^[^\\x00]*$"
+# Answered before any view runs, so they are declared here for every operation.
+INSECURE_400 = ("In insecure mode (no API key configured): the `Host` header does not name this machine "
+                "(a DNS-rebinding page).")
+INSECURE_403 = ("In insecure mode (no API key configured): the client is not on this machine, or a page of "
+                "another origin sends a write.")
+URI_TOO_LONG = ("The request line (path and query) is longer than the server accepts (4094 bytes). Behind the "
+                "proxy of deploy/nginx the error body; from gunicorn itself, its HTML page.")
+
+
+def declare_server_answers(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: 414 and insecure mode's 400 and 403 on every operation,
+    and ``NO_NUL`` on every request string (bodies and parameters) that has no pattern."""
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            for status, sentence in (("400", INSECURE_400), ("403", INSECURE_403)):
+                if status in responses:
+                    if sentence not in responses[status].get("description", ""):
+                        responses[status]["description"] = f"{responses[status]['description']} {sentence}".strip()
+                else:
+                    responses[status] = {"description": sentence, "content": error}
+            responses["414"] = {"description": URI_TOO_LONG,
+                                "content": {**error, "text/html": {"schema": {"type": "string"}}}}
+            for parameter in operation.get("parameters", []):
+                _forbid_nul(parameter.get("schema", {}))
+    for name, component in result.get("components", {}).get("schemas", {}).items():
+        # COMPONENT_SPLIT_REQUEST gives every request body its own component, named ...Request.
+        if name.endswith("Request"):
+            _forbid_nul(component)
+    return result
+
+
+def _forbid_nul(schema: dict[str, Any]) -> None:
+    if schema.get("type") == "string" and "pattern" not in schema and "enum" not in schema \
+            and "format" not in schema:
+        schema["pattern"] = NO_NUL
+    for child in (*schema.get("properties", {}).values(), schema.get("items"), schema.get("additionalProperties")):
+        if isinstance(child, dict):
+            _forbid_nul(child)

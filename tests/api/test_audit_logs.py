@@ -271,3 +271,10 @@ def test_each_filter_reads_its_page_from_an_index_in_order(
 def test_a_date_alone_means_its_midnight_utc(authed_api: APIClient, minutes: None) -> None:
     assert ids(authed_api.get("/audit/logs?action=check_drift&until=2026-03-01")) == []
     assert ids(authed_api.get("/audit/logs?action=check_drift&since=2026-03-01")) == [4, 3, 2, 1, 0]
+
+
+def test_a_text_filter_of_whitespace_matches_exactly_instead_of_being_refused_as_empty(
+    authed_api: APIClient, rows: list[AuditEntry]
+) -> None:
+    # The schema allows any non-empty string without NUL: "\x1c" is one (Python strips it).
+    assert entries(authed_api.get("/audit/logs?user=%1C&action=%20sync")) == []

@@ -27,8 +27,9 @@ from tests.factories import TEST_KEY, Project, definition, file_secret
 
 # A schema-valid request may still be refused by a domain rule with a documented 400 (a
 # var_files path that leaves the definition folder or cannot exist), 403 (value reads off) or
-# 404 (unknown secret), and with 422 for strings holding NUL or lone surrogates (refused by
-# every text field; JSON Schema cannot say so without a pattern): answers, not wrong rejections.
+# 404 (unknown secret), and with 422 for strings holding lone surrogates (an escaped \udXXX in
+# JSON; refused by every text field, which the schema does not say): answers, not wrong
+# rejections. NUL, which every text field refuses too, the schema's patterns exclude.
 CONFIG = schemathesis.Config.from_dict({
     "checks": {"positive_data_acceptance": {
         "expected-statuses": ["2xx", "400", "401", "403", "404", "409", "422"],

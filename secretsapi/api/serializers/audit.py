@@ -31,12 +31,15 @@ class QueryBooleanField(serializers.BooleanField):
 
 
 class AuditQuerySerializer(StrictQuerySerializer):
-    limit = serializers.IntegerField(min_value=1, max_value=1000, default=50)
+    # The text filters match exactly, spaces included (trimming would make "\x1c" an empty value).
+    limit = serializers.IntegerField(
+        min_value=1, max_value=1000, default=50,
+        help_text="Entries per page. The NDJSON export streams every matching row unless it is given.")
     offset = serializers.IntegerField(min_value=0, max_value=DB_INT_MAX, default=0)
-    action = serializers.CharField(required=False, allow_blank=False, max_length=64)
-    resource = serializers.CharField(required=False, allow_blank=False, max_length=255)
+    action = serializers.CharField(required=False, allow_blank=False, trim_whitespace=False, max_length=64)
+    resource = serializers.CharField(required=False, allow_blank=False, trim_whitespace=False, max_length=255)
     success = QueryBooleanField(required=False, help_text="Only rows with this outcome: true or false.")
-    user = serializers.CharField(required=False, allow_blank=False, max_length=255,
+    user = serializers.CharField(required=False, allow_blank=False, trim_whitespace=False, max_length=255,
                                  help_text="Only rows of this user, exactly (service, a key, cli:alice, admin:bob).")
     since = serializers.DateTimeField(
         required=False, default_timezone=UTC,
@@ -45,9 +48,12 @@ class AuditQuerySerializer(StrictQuerySerializer):
         required=False, default_timezone=UTC,
         help_text="Rows before this instant (ISO 8601; without a zone it is UTC). Exclusive.")
     secret = serializers.CharField(
-        required=False, allow_blank=False, max_length=255,
+        required=False, allow_blank=False, trim_whitespace=False, max_length=255,
         help_text="Every row about this secret: its own (resource secret:<name>) and bulk operations "
                   "naming it in their details (a sync's generated, skipped, failed lists, errors).")
+    format = serializers.ChoiceField(
+        choices=["json", "jsonl"], required=False,
+        help_text="`jsonl`: the NDJSON export, as `Accept: application/x-ndjson` asks for it.")
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-arg]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from secretsapi.api.serializers.strict import (
@@ -39,9 +40,20 @@ def environment_field(**kwargs: Any) -> StrictCharField:
     return StrictCharField(**{**options, **kwargs})
 
 
+# The engine refuses a blank path (400) and every text field a NUL (422): the schema says both, so
+# the validator (which drf-spectacular writes as the item's pattern) refuses them first.
+VAR_FILE_PATTERN = r"^[^\x00]*[^\x00\s][^\x00]*$"
+
+
+def var_file_field() -> StrictCharField:
+    return StrictCharField(max_length=4096, validators=[
+        RegexValidator(VAR_FILE_PATTERN, message="must name a file: not blank, and without NUL characters."),
+    ])
+
+
 class VarFilesField(StrictListField):
     def __init__(self, **kwargs: Any) -> None:
-        options: dict[str, Any] = {"child": StrictCharField(max_length=4096), "max_length": 64,
+        options: dict[str, Any] = {"child": var_file_field(), "max_length": 64,
                                    "required": False, "default": list, "help_text": VAR_FILES_HELP}
         super().__init__(**{**options, **kwargs})
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from argparse import ArgumentParser
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DatabaseError, connections
 
 from secretsapi.api.authentication import insecure_mode
@@ -17,6 +18,7 @@ from secretsapi.api.loopback import HOW_TO_LEAVE, is_loopback_address
 from secretsapi.management.base import as_failure, migrate_pending
 from secretsapi.service.errors import LockTimeout
 
+logger = logging.getLogger("secretsapi.serve")
 CONF = Path(settings.BASE_DIR) / "project" / "gunicorn.conf.py"
 
 INSECURE_WARNING = """
@@ -43,6 +45,14 @@ class Command(BaseCommand):
             choices=["debug", "info", "warning", "error"],
             default=settings.SERVICE_LOG_LEVEL.lower(),
         )
+
+    @staticmethod
+    def _say(level: int, text: str, stream: OutputWrapper) -> None:
+        """Under SERVICE_LOG_FORMAT=json a log record (one JSON line, like every other); else as written."""
+        if settings.SERVICE_LOG_FORMAT == "json":
+            logger.log(level, " ".join(line.strip(" *") for line in text.splitlines() if line.strip(" *")))
+        else:
+            stream.write(text)
 
     def handle(self, *args: Any, **options: Any) -> None:
         port = options["port"] or settings.SERVICE_PORT
@@ -74,7 +84,7 @@ class Command(BaseCommand):
                     f"Refusing to listen on {options['host']} in insecure mode (no API key): it accepts every "
                     f"request, so it listens on loopback only (127.0.0.1, ::1 or localhost); {HOW_TO_LEAVE}."
                 )
-            self.stderr.write(INSECURE_WARNING)
+            self._say(logging.WARNING, INSECURE_WARNING, self.stderr)
         # execve keeps descriptors that are not close-on-exec: gunicorn must not inherit these.
         connections.close_all()
         env = {
@@ -91,7 +101,8 @@ class Command(BaseCommand):
             "--workers", str(options["workers"]),
             "--log-level", options["log_level"],
         ]
-        self.stdout.write(f"Serving on http://{options['host']}:{port} ({options['workers']} workers)")
+        self._say(logging.INFO, f"Serving on http://{options['host']}:{port} ({options['workers']} workers)",
+                  self.stdout)
         sys.stdout.flush()
         # exec: gunicorn's master takes this PID, so SIGTERM reaches it and it stops gracefully.
         # No shell: the arguments are this interpreter, a fixed module and validated options.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,8 +48,15 @@ def resolve_var_file(base_dir: Path, given: str) -> Path:
             raise VarFileNotFound(f"variable file '{shown}' not found")
         if not real.is_file():
             raise VarFileInvalid(f"variable file '{shown}' is not a file")
-    except (OSError, ValueError):
-        # A name too long for the filesystem, a NUL byte, a loop of links: bad input, not a 500.
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            # No file can have a name the filesystem refuses: as absent as any other missing file.
+            raise VarFileNotFound(f"variable file '{shown}' not found (its name is longer than the "
+                                  "filesystem allows)") from None
+        # A loop of links, a folder that cannot be searched: bad input, not a 500.
+        raise VarFileInvalid(f"variable file '{shown}' is not a usable path") from None
+    except ValueError:
+        # A NUL byte (the API refuses it before this; the CLI does not).
         raise VarFileInvalid(f"variable file '{shown}' is not a usable path") from None
     return real
 
