@@ -17,8 +17,10 @@ $(STAMP): requirements.txt pyproject.toml
 install: $(STAMP)
 
 # Embedded default: SQLite in ./data and the example definition (override with SERVICE_CONFIG).
+# The API, a job worker and the scheduler together (Procfile); Ctrl-C stops them all.
 serve: $(STAMP)
-	SERVICE_CONFIG="$${SERVICE_CONFIG:-examples/Secretfile.yml}" $(BIN)/python manage.py serve
+	PATH="$(CURDIR)/$(BIN):$$PATH" SERVICE_CONFIG="$${SERVICE_CONFIG:-examples/Secretfile.yml}" \
+		$(BIN)/python -m honcho start -f Procfile
 
 # A new API key, alone on stdout: `export SERVICE_API_KEY=$$(make -s key)` (README's curl session).
 # Sets up the venv first like serve and test; that step's output (and make's) goes to stderr.

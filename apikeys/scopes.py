@@ -18,6 +18,10 @@ SCOPES: dict[str, tuple[str, ...]] = {
 
 ALL_SCOPES: frozenset[str] = frozenset(SCOPES)
 
+# Endpoints whose scope is the one of the operation each job ran: any key reaches them, and
+# sees only the jobs of operations its scopes allow (secretsapi/api/views/jobs.py).
+OPERATION_SCOPED: frozenset[str] = frozenset({"jobs", "job"})
+
 # URL name -> the scope it needs; an endpoint listed in no scope is refused to every key.
 REQUIRED_SCOPE: dict[str, str] = {url_name: scope for scope, names in SCOPES.items() for url_name in names}
 

@@ -28,7 +28,7 @@ ACTIONS = (
     "check_drift", "check_policy", "check_rotation",
     "execute_rotation", "export_audit_logs", "get_secret_status", "get_secrets_status", "list_generators",
     "list_providers", "list_secret_types", "list_secrets", "list_targets", "read_audit_activity", "read_audit_logs",
-    "read_secret_value", "read_secrets_overview", "render_config",
+    "read_job", "read_jobs", "read_secret_value", "read_secrets_overview", "render_config",
     "request_refused", "sync", "validate_config",
 )
 

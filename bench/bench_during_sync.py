@@ -12,6 +12,7 @@ host's own noise (``idle``), since on a shared machine a probe can wait for a co
 from __future__ import annotations
 
 import http.client
+import json
 import statistics
 import threading
 import time
@@ -59,7 +60,7 @@ def one_run(port: int, body: dict[str, Any]) -> dict[str, float]:
     time.sleep(BEFORE_S)
     sent = time.perf_counter()
     try:
-        sync_s = b.timed(port, "POST", "/sync", body)
+        sync_s = _async_sync(port, body) if body.get("async") else b.timed(port, "POST", "/sync", body)
         time.sleep(AFTER_S)
     finally:
         stop.set()
@@ -77,18 +78,36 @@ def one_run(port: int, body: dict[str, Any]) -> dict[str, float]:
             "status_p50_ms": statistics.median(reads), "status_samples": len(reads)}
 
 
-def measure(server: b.Server, runs: int = RUNS) -> dict[str, Any]:
+def _async_sync(port: int, body: dict[str, Any]) -> float:
+    """``POST /sync`` with ``async``: the seconds until its job has ended (polled every 50 ms)."""
+    started = time.perf_counter()
+    status, payload = b.request(port, "POST", "/sync", body)
+    if status != 202:
+        raise RuntimeError(f"POST /sync async: HTTP {status}: {payload[:300]!r}")
+    address = "/jobs/" + json.loads(payload)["id"]
+    for _ in range(12_000):
+        status, payload = b.request(port, "GET", address)
+        state = json.loads(payload)["state"]
+        if state in ("succeeded", "failed", "cancelled"):
+            if state != "succeeded":
+                raise RuntimeError(f"the sync's job ended {state}")
+            return time.perf_counter() - started
+        time.sleep(0.05)
+    raise RuntimeError("the sync's job did not end in 10 minutes")
+
+
+def measure(server: b.Server, runs: int = RUNS, *, run_async: bool = False) -> dict[str, Any]:
     """``runs`` forced syncs of every secret of an instance serving 20,000 (generated already).
 
     Before each, every worker reads the definition and the lockfile (status under load) and
-    every engine process parses the definition (concurrent dry runs), so each run measures a
+    every process of the job worker parses the definition (concurrent dry runs), so each run measures a
     sync on a parsed definition, as a deployed service runs it, not a first parse.
     """
     out = []
     for _ in range(runs):
         b.load(server.port, STATUS_PATH, seconds=1, connections=8)
-        b.warm_engine_processes(server)
-        out.append(one_run(server.port, {"force": True}))
+        b.warm_job_workers(server)
+        out.append(one_run(server.port, {"force": True, "async": True} if run_async else {"force": True}))
     return {"runs": out}
 
 
@@ -125,6 +144,8 @@ def main() -> None:
     parser.add_argument("--checkout", action="append", required=True, help="a checkout with its .venv")
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--async", dest="run_async", action="store_true",
+                        help="send each sync with async: true and poll its job (checkouts that have jobs)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="secrets-bench-ab-"))
     servers = []
@@ -144,7 +165,7 @@ def main() -> None:
         figures: dict[str, list[dict[str, Any]]] = {checkout: [] for checkout, _ in servers}
         for _ in range(args.runs):
             for checkout, server in servers:
-                figures[checkout] += measure(server, runs=1)["runs"]
+                figures[checkout] += measure(server, runs=1, run_async=args.run_async)["runs"]
         for checkout, _ in servers:
             print(checkout)
             print("\n".join(table_lines({"runs": figures[checkout]})))

@@ -112,17 +112,17 @@ class Bench:
         for _ in range(self.args.runs):
             b.reset_state(folder)
             # Enough concurrent reads that every worker has parsed the definition, and every
-            # worker's engine process (where the sync runs).
+            # process of the job worker (where the sync runs).
             b.load(server.port, "/secrets", seconds=1, connections=8)
-            b.warm_engine_processes(server)
+            b.warm_job_workers(server)
             warm.append(b.timed(server.port, "POST", "/sync", {}))
         self.operation(f"POST /sync ({size}), definition just changed", cold)
         self.operation(f"POST /sync ({size}), definition parsed", warm)
 
     def rss(self, server: b.Server, label: str) -> None:
-        peaks, total = server.peak_rss_mb(), server.peak_rss_with_engines_mb()
+        peaks, jobs = server.peak_rss_mb(), server.peak_rss_job_workers_mb()
         self.results["rss_mb"][label] = {"max": max(peaks, default=float("nan")), "workers": peaks,
-                                         "with_engines": max(total, default=float("nan"))}
+                                         "job_workers": max(jobs, default=float("nan"))}
 
     def run(self) -> None:
         sizes: list[int] = self.args.sizes
@@ -140,7 +140,7 @@ class Bench:
                              rounds=3 * self.args.runs, seconds=max(1.0, self.args.seconds / 2))
             for label in list(reads)[1:]:
                 self.ratio(runs, label, "GET /health", "rps")
-            b.warm_engine_processes(server)
+            b.warm_job_workers(server)
             for op in ("/rotation/check", "/policy/check", "/drift/check"):
                 self.operation(f"POST {op} (1000)", [b.timed(server.port, "POST", op, {})
                                                      for _ in range(self.args.runs)])
@@ -308,9 +308,9 @@ def table(r: dict[str, Any]) -> str:
         lines.append(f"{label:<52} {fig['seconds']:>8.3f}")
     if r.get("during_sync"):
         lines += ["", *bench_during_sync.table_lines(r["during_sync"])]
-    lines += ["", f"{'peak RSS per worker (VmHWM)':<52} {'max MB':>8} {'+engines':>8}"]
+    lines += ["", f"{'peak RSS per worker (VmHWM)':<52} {'max MB':>8} {'job max':>8}"]
     for label, fig in r["rss_mb"].items():
-        lines.append(f"{label:<52} {fig['max']:>8.0f} {fig.get('with_engines', float('nan')):>8.0f}")
+        lines.append(f"{label:<52} {fig['max']:>8.0f} {fig.get('job_workers', float('nan')):>8.0f}")
     lines += ["", f"{'audit write (recorder.record, in-process)':<52} {'ms':>8}"]
     for label, ms in r["audit_write_ms"].items():
         lines.append(f"{label + ' rows':<52} {ms:>8.3f}")

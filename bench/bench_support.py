@@ -139,6 +139,8 @@ class Server:
     workers: int
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
+    # `manage.py worker`: the long operations run there, as jobs.
+    jobs: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60.0) -> None:
         log = open(Path(self.env["SERVICE_DATA_DIR"]) / "serve.log", "ab")  # noqa: SIM115 - the child keeps it
@@ -146,6 +148,7 @@ class Server:
             [PYTHON, "manage.py", "serve", "--workers", str(self.workers), "--port", str(self.port)],
             cwd=ROOT, env=self.env, stdout=log, stderr=log,
         )
+        self.jobs = subprocess.Popen([PYTHON, "manage.py", "worker"], cwd=ROOT, env=self.env, stdout=log, stderr=log)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -180,10 +183,10 @@ class Server:
                 peaks.append(int(match.group(1)) / 1024)
         return peaks
 
-    def peak_rss_with_engines_mb(self) -> list[float]:
-        """Per worker, its VmHWM plus those of every process it started (engine processes and
-        multiprocessing's resource tracker): an upper bound, as the peaks need not coincide."""
-        return [sum(_peak_mb(p) for p in [pid, *_descendants(pid)]) for pid in self.worker_pids()]
+    def peak_rss_job_workers_mb(self) -> list[float]:
+        """The VmHWM of each process of the job worker (its cluster: the processes running jobs,
+        and django-q2's sentinel, pusher and monitor)."""
+        return [_peak_mb(pid) for pid in _descendants(self.jobs.pid)] if self.jobs is not None else []
 
     def cpu_seconds(self) -> float:
         """User + system CPU the workers have used so far (``/proc/<pid>/stat``)."""
@@ -198,14 +201,15 @@ class Server:
         return total
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        for proc in (self.proc, self.jobs):
+            if proc is None or proc.poll() is not None:
+                continue
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
 
 
 def _peak_mb(pid: int) -> float:
@@ -234,13 +238,13 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def warm_engine_processes(server: Server) -> None:
-    """Every worker's engine process parses the definition: concurrent dry runs of one secret
-    (the whole definition is parsed; the result and audit row are small), two per worker, so
-    each worker gets some (a worker takes connections only while it has a free thread)."""
+def warm_job_workers(server: Server) -> None:
+    """Every process of the job worker parses the definition: concurrent dry runs of one secret
+    (the whole definition is parsed; the result and audit row are small), two per process of
+    the worker's and of the web workers', so each gets some."""
     body = {"dry_run": True, "secret_name": "s00000"}
     threads = [threading.Thread(target=timed, args=(server.port, "POST", "/sync", body))
-               for _ in range(2 * server.workers)]
+               for _ in range(2 * max(server.workers, int(server.env.get("SERVICE_JOB_WORKERS", "2"))))]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -8,7 +8,6 @@ gunicorn's deployment guide asks for a buffering proxy in front of it, which han
 over whole, so a thread never waits on a client."""
 
 import os
-from typing import Any
 
 from django.conf import settings
 
@@ -35,17 +34,3 @@ wsgi_app = "project.wsgi:application"
 control_socket_disable = True
 
 
-# --- A worker's start and exit: engine processes -----------------------------------------------
-def post_worker_init(worker: Any) -> None:
-    # The engine processes of this worker start now (spawned, never forked from it: see
-    # secretsapi/engine_processes.py), so the first long operation does not wait for them.
-    from secretsapi import engine_processes
-
-    engine_processes.start()
-
-
-def worker_exit(server: Any, worker: Any) -> None:
-    """Let a running engine operation finish, then stop this worker's engine processes."""
-    from secretsapi import engine_processes
-
-    engine_processes.stop()

@@ -9,6 +9,7 @@ from urllib.parse import unquote, urlsplit
 
 import dj_database_url
 from corsheaders.defaults import default_headers
+from croniter import croniter
 from django.core.exceptions import ImproperlyConfigured
 
 from audit.forwarding import Sink
@@ -103,6 +104,20 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     return value.lower()
 
 
+def env_cron(name: str, default: str) -> str | None:
+    """A cron expression (five fields, or @hourly, @daily...), or ``off`` (None): disabled."""
+    value = _given(name)
+    if value is None:
+        return default
+    if value.lower() == "off":
+        return None
+    if not croniter.is_valid(value):
+        raise ImproperlyConfigured(
+            f"{name} must be a cron expression (such as '0 * * * *' or '@daily') or off, not {value!r}."
+        )
+    return value
+
+
 DATA_DIR = Path(env_str("SERVICE_DATA_DIR") or BASE_DIR / "data")
 # The data folder holds the audit database and the secret key: 0700 (see project/private_data.py).
 tighten(DATA_DIR)
@@ -150,9 +165,18 @@ SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS = env_int("SERVICE_ADMIN_LOGIN_COOLOFF_SECON
 # on every request): the scheme, host and client address come from those headers. `serve`
 # then listens on loopback only, where nothing but the proxy reaches it.
 SERVICE_BEHIND_PROXY = env_bool("SERVICE_BEHIND_PROXY")
-# Engine processes per worker for the long operations (secretsapi/engine_processes.py); 0 runs
-# them in the worker's request thread, where they hold up its other requests (for debugging).
-SERVICE_ENGINE_PROCESSES = env_int("SERVICE_ENGINE_PROCESSES", 1, minimum=0)
+# A write waits this long for another write's locks, then fails with lock_timeout (503).
+SERVICE_LOCK_TIMEOUT = env_int("SERVICE_LOCK_TIMEOUT", 60, minimum=1)
+
+# --- Jobs: the long operations run in `manage.py worker` processes (django-q2, see README) ----
+# A POST waits this long for its job, then answers 202 with the job (below a proxy's timeout).
+SERVICE_JOB_WAIT_SECONDS = env_int("SERVICE_JOB_WAIT_SECONDS", 30, minimum=0)
+# Jobs one worker command runs at once (each in a process of its own).
+SERVICE_JOB_WORKERS = env_int("SERVICE_JOB_WORKERS", 2, minimum=1)
+# A job running longer is stopped and ends failed.
+SERVICE_JOB_TIMEOUT = env_int("SERVICE_JOB_TIMEOUT", 3600, minimum=1)
+SERVICE_ROTATION_SCHEDULE = env_cron("SERVICE_ROTATION_SCHEDULE", "0 * * * *")
+SERVICE_DRIFT_SCHEDULE = env_cron("SERVICE_DRIFT_SCHEDULE", "0 0 * * *")
 
 # Live forwarding of every new audit row (audit/forwarding.py): syslog+udp://host:port,
 # syslog+tcp://host:port (RFC 5424) or file:///absolute/path (JSON lines, 0600); empty: off.
@@ -202,6 +226,8 @@ INSTALLED_APPS = [
     "axes",
     "apikeys",
     "secretsapi",
+    "django_q",
+    "jobs",
 ]
 
 MIDDLEWARE = [
@@ -371,12 +397,36 @@ SPECTACULAR_SETTINGS = {
          "description": "What this service offers: generators, secret types, target kinds and providers."},
         {"name": "audit", "x-displayName": "Audit",
          "description": "The audit log: who did what, when, and whether it succeeded; newest first."},
+        {"name": "jobs", "x-displayName": "Jobs",
+         "description": "The long operations run as jobs: their state, progress and, once ended, their result."},
     ],
     "ENUM_NAME_OVERRIDES": {},
     # 414, insecure mode's 400 and 403, and no NUL in request strings (secretsapi/api/schema.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums", "secretsapi.api.schema.declare_server_answers",
     ],
+}
+
+# --- django-q2, the task engine: its queue is a table of the service's database (the ORM
+# broker), on SQLite as on PostgreSQL, so a queued job survives any process's restart and
+# several instances share one queue. A task is only a job's id (jobs/runner.py): the request,
+# which may hold a definition to validate, stays in the job's row and is cleared when it ends.
+Q_CLUSTER = {
+    "name": "secretsapi",
+    "orm": "default",
+    "workers": SERVICE_JOB_WORKERS,
+    "timeout": SERVICE_JOB_TIMEOUT,
+    # A task a killed cluster had taken is handed out again after this: jobs/runner.py then ends
+    # its job (failed, or run again when it wrote nothing).
+    "retry": SERVICE_JOB_TIMEOUT + 60,
+    "max_attempts": 2,
+    # A tick missed while every worker was down runs once at start, not once per missed tick.
+    "catch_up": False,
+    # The jobs table is the record; django-q2 keeps only failed tasks (a worker that died).
+    "save_limit": -1,
+    "ack_failures": True,
+    "poll": 0.05,
+    "label": "Task engine",
 }
 
 # --- Logging: secret values never reach it (they never reach exceptions either) ----

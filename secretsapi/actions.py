@@ -2,16 +2,17 @@
 
 Views and management commands call these functions, never the service directly, so the
 API and the CLI behave and audit identically. ``actor`` names who acted in the audit row.
-The long operations' engine call goes through ``engine_processes.run`` (an engine process in a
-server worker); the audit rows are written here, in the caller's process, either way.
+The long operations run here too, in a job worker's process (``jobs.runner``) or a management
+command's; their ``progress`` (``service.progress``) is the caller's to give.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +25,7 @@ from audit import activity
 from audit import export as audit_export
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, record
-from secretsapi import database_errors, database_locks, engine_processes, overview, service
+from secretsapi import database_errors, database_locks, overview, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
     DefinitionInvalid,
@@ -46,6 +47,7 @@ from secretsapi.service.results import (
     ValidationReport,
 )
 from secretsapi.service.state.locks import ExtraLock
+from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
 
 # A failed row's ``message`` is clipped (a definition's errors can run long).
@@ -66,6 +68,11 @@ class Facts(dict[str, Any]):
     mentioned: Sequence[str] = ()
 
 
+# Told the id of an operation's audit row as soon as it exists (``begin``): a job keeps it, so
+# that a job whose worker died completes that row rather than writing a second one.
+audit_row_started: ContextVar[Callable[[int], None] | None] = ContextVar("audit_row_started", default=None)
+
+
 @contextmanager
 def audited(
     action: str, resource: str, actor: str | None, details: dict[str, Any] | None = None, *, changes: bool = False
@@ -81,6 +88,8 @@ def audited(
     """
     facts = Facts(details or {})
     row_id = begin(action=action, resource=resource, user=actor, details=facts) if changes else None
+    if row_id is not None and (listener := audit_row_started.get()) is not None:
+        listener(row_id)
 
     def write(success: bool, details: dict[str, Any]) -> None:
         if row_id is None:
@@ -199,6 +208,7 @@ def workspace(
         _interpolation_limits(),
         _service_paths(),
         settings.SERVICE_VAR_FILES_FROM_OUTPUTS,
+        settings.SERVICE_LOCK_TIMEOUT,
         environment,
     )
 
@@ -257,7 +267,8 @@ def _workspace(
     max_definition_bytes: int, extra_lock: ExtraLock | None, cwd: str,
     target_roots: tuple[Path, ...] = (),
     interpolation_limits: service.InterpolationLimits | None = None,
-    service_paths: tuple[Path, ...] = (), var_files_from_outputs: bool = False, environment: str | None = None,
+    service_paths: tuple[Path, ...] = (), var_files_from_outputs: bool = False, lock_timeout: float = 60.0,
+    environment: str | None = None,
 ) -> Workspace:
     # Every request asks for the same one: built once per settings (and working folder, which
     # relative paths depend on) rather than a few path objects per read (~5% of a status read).
@@ -272,6 +283,7 @@ def _workspace(
         interpolation_limits=interpolation_limits or service.InterpolationLimits(),
         service_paths=service_paths,
         var_files_from_outputs=var_files_from_outputs,
+        lock_timeout=lock_timeout,
         environment=environment,
     )
 
@@ -325,13 +337,13 @@ def audit_activity(*, actor: str | None, days: int) -> activity.Activity:
 
 def sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
-    repair: bool = False,
+    repair: bool = False, progress: Progress | None = None,
 ) -> SyncResult:
     request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
                **_lane(ws)}
     with audited("sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
-        result = engine_processes.run(service.sync, ws, dry_run=dry_run, force=force, secret_name=secret_name,
-                                      repair=repair)
+        result = service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair,
+                              progress=progress)
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
                      failed=result.secrets_failed, errors=[asdict(e) for e in result.errors])
         facts["repaired"] = result.secrets_repaired
@@ -344,17 +356,18 @@ def sync(
 def check_rotation(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> RotationCheckResult:
     request = {"secret_name": secret_name, **_lane(ws)}
     with audited("check_rotation", _resource(secret_name), actor, request) as facts:
-        result = engine_processes.run(service.check_rotation, ws, secret_name=secret_name)
+        result = service.check_rotation(ws, secret_name=secret_name)
         facts.update(checked=result.secrets_checked, due=len(result.secrets_due), overdue=len(result.secrets_overdue))
     return result
 
 
 def execute_rotation(
-    ws: Workspace, *, actor: str | None, secret_name: str | None = None, force: bool = False
+    ws: Workspace, *, actor: str | None, secret_name: str | None = None, force: bool = False,
+    progress: Progress | None = None,
 ) -> RotationResult:
     request = {"secret_name": secret_name, "force": force, **_lane(ws)}
     with audited("execute_rotation", _resource(secret_name), actor, request, changes=True) as facts:
-        result = engine_processes.run(service.execute_rotation, ws, secret_name=secret_name, force=force)
+        result = service.execute_rotation(ws, secret_name=secret_name, force=force, progress=progress)
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
         if result.written_targets:
             facts["written_targets"] = result.written_targets
@@ -365,15 +378,17 @@ def execute_rotation(
 def check_policy(ws: Workspace, *, actor: str | None, fail_on_warning: bool = False) -> PolicyResult:
     request = {"fail_on_warning": fail_on_warning, **_lane(ws)}
     with audited("check_policy", "secrets", actor, request) as facts:
-        result = engine_processes.run(service.check_policies, ws, fail_on_warning=fail_on_warning)
+        result = service.check_policies(ws, fail_on_warning=fail_on_warning)
         facts.update(compliant=result.compliant, errors=len(result.errors), warnings=len(result.warnings))
     return result
 
 
-def check_drift(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> DriftResult:
+def check_drift(
+    ws: Workspace, *, actor: str | None, secret_name: str | None = None, progress: Progress | None = None
+) -> DriftResult:
     request = {"secret_name": secret_name, **_lane(ws)}
     with audited("check_drift", _resource(secret_name), actor, request) as facts:
-        result = engine_processes.run(service.detect_drift, ws, secret_name=secret_name)
+        result = service.detect_drift(ws, secret_name=secret_name, progress=progress)
         facts.update(has_drift=result.has_drift, secrets_with_drift=result.secrets_with_drift,
                      findings=len(result.details))
         # Drift is a finding, not a failure; a target the check could not read is a failure.
@@ -389,8 +404,7 @@ def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
         # The served lockfile's values are withheld from any answer that shows a definition.
         check = functools.partial(service.validate_document, document, target_roots=settings.SERVICE_TARGET_ROOTS,
                         limits=_interpolation_limits())
-        report: ValidationReport = engine_processes.run(service.without_recorded_values, workspace(), check,
-                                                        sent=document)
+        report: ValidationReport = service.without_recorded_values(workspace(), check, sent=document)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
@@ -399,7 +413,7 @@ def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationR
     request = {"file": ws.definition_path.name, **_lane(ws)}
     with audited("validate_config", "config", actor, request) as facts:
         check = functools.partial(service.validate_workspace, ws)
-        report: ValidationReport = engine_processes.run(service.without_recorded_values, ws, check)
+        report: ValidationReport = service.without_recorded_values(ws, check)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 
@@ -407,9 +421,8 @@ def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationR
 def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any] | None = None) -> RenderResult:
     request = {**_lane(ws), "variables": sorted(variables or {})}
     with audited("render_config", "config", actor, request) as facts:
-        result: RenderResult = engine_processes.run(
-            service.without_recorded_values, ws, functools.partial(service.render_definition, ws, variables=variables),
-            sent=variables,
+        result: RenderResult = service.without_recorded_values(
+            ws, functools.partial(service.render_definition, ws, variables=variables), sent=variables,
         )
         facts.update(variables_used=result.variables_used, environment_used=result.environment_used)
     return result
@@ -431,13 +444,13 @@ def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> RevealedSec
 
 def agent_sync(
     ws: Workspace, *, actor: str | None, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
-    repair: bool = True,
+    repair: bool = True, progress: Progress | None = None,
 ) -> AgentSyncResult:
     request = {"dry_run": dry_run, "force": force, "repair": repair, "secret_name": secret_name,
                **_lane(ws)}
     with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
-        result = engine_processes.run(service.agent_sync, ws, dry_run=dry_run, force=force, secret_name=secret_name,
-                                      repair=repair)
+        result = service.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair,
+                                    progress=progress)
         facts.update(status=result.status, generated=result.sync.secrets_generated,
                      skipped=result.sync.secrets_skipped, failed=result.sync.secrets_failed,
                      errors=[asdict(e) for e in result.sync.errors])

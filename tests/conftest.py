@@ -1,17 +1,25 @@
-"""Shared fixtures: API clients that send the real header, and a known key; engine processes."""
+"""Shared fixtures: API clients that send the real header, and a known key; jobs in-process."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django_q.conf import Conf
 from rest_framework.test import APIClient
 
-from secretsapi import engine_processes
 from tests.factories import TEST_KEY, Project
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _jobs_run_in_process() -> Iterator[None]:
+    """Jobs run in the test's process as they are queued (django-q2's sync mode), so the API's
+    tests see what a worker would do; tests/processes/ start real workers."""
+    Conf.SYNC = True
+    yield
+    Conf.SYNC = False
 
 
 @pytest.fixture
@@ -38,37 +46,9 @@ def authed_api(db: None, api_key: str) -> APIClient:
     return client
 
 
-
-
-
-
-
-
 @pytest.fixture
 def project(tmp_path: Path, settings: Any) -> Project:
     settings.SERVICE_CONFIG = tmp_path / "Secretfile.yml"
     settings.SERVICE_LOCKFILE = None
     settings.SERVICE_ALLOW_SCRIPTS = False
     return Project(tmp_path)
-
-
-@pytest.fixture
-def engine_pool(settings: Any) -> Iterator[None]:
-    """Long operations run in an engine process, as in a served worker (tests run them in-process
-    otherwise). The process sees the test's files, not its monkeypatched modules or environment."""
-    settings.SERVICE_ENGINE_PROCESSES = 1
-    engine_processes.start()
-    yield
-    engine_processes.stop()
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _every_engine_call_in_a_process() -> Iterator[None]:
-    """``TEST_ENGINE_PROCESSES=1 pytest tests/api/...``: the same tests with every long operation
-    in an engine process, to show that the API behaves identically either way."""
-    if os.environ.get("TEST_ENGINE_PROCESSES") != "1":
-        yield
-        return
-    engine_processes.start()
-    yield
-    engine_processes.stop()

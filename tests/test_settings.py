@@ -145,8 +145,7 @@ def test_target_roots_default_to_none_given_and_are_read_at_start(tmp_path: Path
 def test_settings_have_their_defaults_when_nothing_is_set(tmp_path: Path) -> None:
     names = ["SERVICE_HOST", "SERVICE_PORT", "SERVICE_WORKERS", "SERVICE_THREADS", "SERVICE_TIMEOUT",
              "SERVICE_LOG_LEVEL", "SERVICE_ALLOW_VALUE_READ", "SERVICE_ALLOW_SCRIPTS", "DEBUG",
-             "SERVICE_MAX_BODY_BYTES", "SERVICE_MAX_DEFINITION_BYTES", "SERVICE_BEHIND_PROXY",
-             "SERVICE_ENGINE_PROCESSES"]
+             "SERVICE_MAX_BODY_BYTES", "SERVICE_MAX_DEFINITION_BYTES", "SERVICE_BEHIND_PROXY"]
     result = settings_in_subprocess(tmp_path, names)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {
@@ -154,14 +153,34 @@ def test_settings_have_their_defaults_when_nothing_is_set(tmp_path: Path) -> Non
         "SERVICE_TIMEOUT": 300, "SERVICE_LOG_LEVEL": "INFO", "SERVICE_ALLOW_VALUE_READ": False,
         "SERVICE_ALLOW_SCRIPTS": False, "DEBUG": False, "SERVICE_MAX_BODY_BYTES": 1_048_576,
         "SERVICE_MAX_DEFINITION_BYTES": 16 * 1_048_576, "SERVICE_BEHIND_PROXY": False,
-        "SERVICE_ENGINE_PROCESSES": 1,
     }
 
 
-def test_engine_processes_may_be_zero(tmp_path: Path) -> None:
-    result = settings_in_subprocess(tmp_path, ["SERVICE_ENGINE_PROCESSES"], SERVICE_ENGINE_PROCESSES="0")
+def test_the_schedules_default_to_hourly_rotation_and_a_daily_drift_check(tmp_path: Path) -> None:
+    names = ["SERVICE_ROTATION_SCHEDULE", "SERVICE_DRIFT_SCHEDULE", "SERVICE_JOB_WAIT_SECONDS", "SERVICE_LOCK_TIMEOUT"]
+    result = settings_in_subprocess(tmp_path, names)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"SERVICE_ENGINE_PROCESSES": 0}
+    assert json.loads(result.stdout) == {
+        "SERVICE_ROTATION_SCHEDULE": "0 * * * *", "SERVICE_DRIFT_SCHEDULE": "0 0 * * *",
+        "SERVICE_JOB_WAIT_SECONDS": 30, "SERVICE_LOCK_TIMEOUT": 60,
+    }
+
+
+def test_a_schedule_takes_cron_syntax_or_off(tmp_path: Path) -> None:
+    result = settings_in_subprocess(tmp_path, ["SERVICE_ROTATION_SCHEDULE", "SERVICE_DRIFT_SCHEDULE"],
+                                    SERVICE_ROTATION_SCHEDULE="*/15 * * * *", SERVICE_DRIFT_SCHEDULE="OFF")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"SERVICE_ROTATION_SCHEDULE": "*/15 * * * *", "SERVICE_DRIFT_SCHEDULE": None}
+
+
+@pytest.mark.parametrize("variable", ["SERVICE_ROTATION_SCHEDULE", "SERVICE_DRIFT_SCHEDULE"])
+@pytest.mark.parametrize("raw", ["every hour", "61 * * * *", "* * *"])
+def test_an_invalid_cron_expression_stops_the_service_naming_the_variable(
+    tmp_path: Path, variable: str, raw: str
+) -> None:
+    result = settings_in_subprocess(tmp_path, ["SERVICE_PORT"], **{variable: raw})
+    assert result.returncode != 0
+    assert f"django.core.exceptions.ImproperlyConfigured: {variable} must be a cron expression" in result.stderr
 
 
 def test_value_read_is_enabled_by_the_word_true(tmp_path: Path) -> None:
@@ -175,7 +194,8 @@ def test_value_read_is_enabled_by_the_word_true(tmp_path: Path) -> None:
     [("SERVICE_ALLOW_VALUE_READ", "1"), ("SERVICE_ALLOW_SCRIPTS", "ture"), ("SERVICE_DEBUG", "on"),
      ("SERVICE_PORT", "70000"), ("SERVICE_WORKERS", "0"), ("SERVICE_THREADS", "four"), ("SERVICE_TIMEOUT", "0"),
      ("SERVICE_MAX_BODY_BYTES", "1MB"), ("SERVICE_MAX_DEFINITION_BYTES", "0"), ("SERVICE_LOG_LEVEL", "trace"),
-     ("SERVICE_BEHIND_PROXY", "maybe"), ("SERVICE_ENGINE_PROCESSES", "-1")],
+     ("SERVICE_BEHIND_PROXY", "maybe"), ("SERVICE_JOB_WAIT_SECONDS", "-1"), ("SERVICE_JOB_WORKERS", "0"),
+     ("SERVICE_JOB_TIMEOUT", "0"), ("SERVICE_LOCK_TIMEOUT", "0")],
 )
 def test_a_value_the_settings_do_not_understand_refuses_to_start(tmp_path: Path, variable: str, raw: str) -> None:
     result = settings_in_subprocess(tmp_path, ["SERVICE_PORT"], **{variable: raw})

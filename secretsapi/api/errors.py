@@ -61,7 +61,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.LockLost: 503,
     errors.LockfileUnwritable: 500,
     errors.LockfileStorageFull: 507,
-    errors.EngineProcessDied: 503,
+    errors.WorkerDied: 503,
 }
 
 # Engine errors whose ``error`` names them better than their status's title does.
@@ -120,15 +120,13 @@ def record_refusal(user: str | None, method: str | None, path: str, status_code:
 
 def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER: every exception a view raises ends here."""
-    status_code, detail = _classify(exc)
+    status_code, body = error_answer(exc)
     request = context.get("request")
     # An action that failed wrote its own row (``audited`` marks the exception): not twice.
     if status_code in AUDITED_REFUSALS and request is not None and not getattr(exc, "audited", False):
         principal = request_principal(request)
         if principal is not None:
             record_refusal(principal.audit_name, request.method, request.path, status_code, reason_code(exc))
-    body = error_body(status_code, detail)
-    body["error"] = service_title(exc) or _database_title(exc) or body["error"]
     response = Response(body, status=status_code)
     auth_header = getattr(exc, "auth_header", None)
     if auth_header:
@@ -141,6 +139,14 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
 
 def _database_title(exc: Exception) -> str | None:
     return DATABASE_TITLE if database_errors.unreachable(exc) else None
+
+
+def error_answer(exc: Exception) -> tuple[int, dict[str, str]]:
+    """The status and error body for ``exc``: a view's, and a job's that failed (jobs.runner)."""
+    status_code, detail = _classify(exc)
+    body = error_body(status_code, detail)
+    body["error"] = service_title(exc) or _database_title(exc) or body["error"]
+    return status_code, body
 
 
 def _classify(exc: Exception) -> tuple[int, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from secretsapi.api.views import audit, config, discovery, meta, operations, secrets
+from secretsapi.api.views import audit, config, discovery, jobs, meta, operations, secrets
 
 urlpatterns = [
     path("", meta.RootView.as_view(), name="root"),
@@ -28,4 +28,6 @@ urlpatterns = [
     path("targets", discovery.TargetKindListView.as_view(), name="targets"),
     path("providers", discovery.ProviderListView.as_view(), name="providers"),
     path("audit/logs", audit.AuditLogListView.as_view(), name="audit-logs"),
+    path("jobs", jobs.JobListView.as_view(), name="jobs"),
+    path("jobs/<str:job_id>", jobs.JobDetailView.as_view(), name="job"),
 ]

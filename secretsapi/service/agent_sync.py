@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from secretsapi.service.results import AgentSyncResult, OperationError, SecretOutcome, SyncResult
 from secretsapi.service.sync import sync
+from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace
 
 
 def agent_sync(ws: Workspace, *, dry_run: bool = False, force: bool = False,
-               secret_name: str | None = None, repair: bool = True) -> AgentSyncResult:
+               secret_name: str | None = None, repair: bool = True,
+               progress: Progress | None = None) -> AgentSyncResult:
     """Idempotent: once everything exists and every target holds its value, a repeat call
     writes nothing and says nothing_to_do. Repairs broken targets unless ``repair`` is off."""
-    result = sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair)
+    result = sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair, progress=progress)
     by_secret: dict[str, list[OperationError]] = {}
     for error in result.errors:
         by_secret.setdefault(error.secret, []).append(error)

@@ -18,6 +18,7 @@ from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_
 from secretsapi.service.targets.fanout import read_groups
 from secretsapi.service.targets.secretzero_ids import aliases, recorded_hash
 from secretsapi.service.util.hashing import sha256_text
+from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace
 
 MESSAGES = {
@@ -46,16 +47,23 @@ class _Check:
     entry: LockEntry
 
 
-def detect_drift(ws: Workspace, *, secret_name: str | None = None) -> DriftResult:
+def detect_drift(ws: Workspace, *, secret_name: str | None = None, progress: Progress | None = None) -> DriftResult:
+    """``progress`` counts the secrets compared with the lockfile; the last one counts once the
+    targets are read back."""
     definition = ws.definition()
     doc = read_state(ws.lockfiles, definition)
     ctx = TargetContext.of(definition)
     items: list[DriftItem] = []
     checks: list[_Check] = []
     file_changed = _secretfile_hash(doc) != definition.text_hash
-    for secret in definition.select(secret_name):
+    selected = definition.select(secret_name)
+    for done, secret in enumerate(selected):
+        if progress is not None:
+            progress(done, len(selected))
         items.extend(_entry_findings(doc, secret, ctx, checks, file_changed, ws))
     items.extend(_read_back(checks, ctx))
+    if progress is not None:
+        progress(len(selected), len(selected))
     order = {s.name: i for i, s in enumerate(definition.secrets)}
     items.sort(key=lambda item: order.get(item.secret, 0))
     drifted = list(dict.fromkeys(item.secret for item in items if _counts(item)))

@@ -151,11 +151,11 @@ class LockfileStorageFull(LockfileUnwritable):
     code = "disk_full"
 
 
-class EngineProcessDied(ServiceError):
-    """The process running the operation ended before answering (killed, out of memory).
+class WorkerDied(ServiceError):
+    """The worker process running a job ended before the job did (killed, out of memory).
 
-    The operation may have written some targets (each whole: writes are atomic) without its
-    lockfile commit, exactly as after a server crash; a new process serves the next request.
+    A write may have written some targets (each whole: writes are atomic) without its
+    lockfile commit, exactly as after a server crash: a drift check says what changed.
     """
 
-    code = "engine_process_died"
+    code = "worker_died"

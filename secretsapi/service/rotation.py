@@ -14,6 +14,7 @@ from secretsapi.service.state.plans import RotationRequest
 from secretsapi.service.state.value_store import written_targets
 from secretsapi.service.sync import without_environment
 from secretsapi.service.targets import TargetContext
+from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace
 
 
@@ -40,17 +41,20 @@ def _check(
     return RotationCheckResult(len(results), due, overdue, results)
 
 
-def execute_rotation(ws: Workspace, *, secret_name: str | None = None, force: bool = False) -> RotationResult:
+def execute_rotation(
+    ws: Workspace, *, secret_name: str | None = None, force: bool = False, progress: Progress | None = None
+) -> RotationResult:
     """Rotate due secrets (all selected ones when forced).
 
     A one-time secret is rotated only when it is named and forced (rule 3). A rotation never
     moves a secret: one whose recorded targets this rendering of the definition would not all
-    write fails, and nothing is written for it (``move_problem``).
+    write fails, and nothing is written for it (``move_problem``). ``progress`` counts the
+    secrets rotated of those due (see ``state.write.write``).
     """
     definition = ws.definition()
     request = RotationRequest(definition.select(secret_name), force, named=secret_name is not None,
                               warning_days=ws.warning_days, var_files=tuple(ws.var_files))
-    planned, outcome = write.write(ws.write_place, definition, request)
+    planned, outcome = write.write(ws.write_place, definition, request, progress)
     failed = [e.secret for e in planned.errors] + (outcome.failed if outcome else [])
     rotated = outcome.stored if outcome else []
     errors = without_environment(definition, planned.errors + (outcome.errors if outcome else []))

@@ -12,18 +12,20 @@ from secretsapi.service.state.plans import SyncRequest, plan_sync
 from secretsapi.service.state.repair import RepairPlan, plan_repairs
 from secretsapi.service.state.value_store import written_targets
 from secretsapi.service.targets import TargetContext
+from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace
 
 
 def sync(
     ws: Workspace, *, dry_run: bool = False, force: bool = False, secret_name: str | None = None,
-    repair: bool = False,
+    repair: bool = False, progress: Progress | None = None,
 ) -> SyncResult:
     """Rules 2-5 of the spec: skip existing secrets unless forced; force ignores one_time and
     keeps rotation metadata; a failed target does not stop the others.
 
     ``repair`` also puts the recorded value of existing secrets back into their broken
     targets (see ``state.repair``), after the generation and in a write of its own.
+    ``progress`` counts the secrets generated (see ``state.write.write``).
     """
     definition = ws.definition()
     selected = definition.select(secret_name)
@@ -39,7 +41,7 @@ def sync(
                           _message(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets)
 
     place = ws.write_place
-    written, outcome = write.write(place, definition, request)
+    written, outcome = write.write(place, definition, request, progress)
     blocked = [error.secret for error in written.errors]
     generated = outcome.stored if outcome is not None else []
     failed = blocked + (outcome.failed if outcome is not None else [])

@@ -78,6 +78,8 @@ class LiveServer:
     port: int
     log_path: Path
     headers: dict[str, str] = field(default_factory=lambda: {"X-API-Key": API_KEY})
+    # `manage.py worker` beside `serve`: the long operations run there, as jobs.
+    jobs: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -91,20 +93,25 @@ class LiveServer:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def kill(self) -> None:
-        """kill -9 of the whole process group (gunicorn master and workers); returns once gone."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=30)
-        _wait_group_gone(self.proc.pid)
+        """kill -9 of serve's process group (gunicorn master and workers) and of the job worker
+        (its job processes die with it); returns once gone."""
+        for proc in (self.proc, self.jobs):
+            if proc is None:
+                continue
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=30)
+            _wait_group_gone(proc.pid)
 
     def stop(self) -> None:
         """SIGTERM (graceful), then kill -9 if anything is left after a bound."""
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=30)
+        for proc in (self.proc, self.jobs):
+            if proc is not None and proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=30)
         self.kill()
 
 
@@ -140,7 +147,9 @@ def server_env(
 ) -> dict[str, str]:
     """The parent's environment less every service setting, then exactly the ones given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
-    env.update({"SERVICE_DATA_DIR": str(data_dir), "SERVICE_CONFIG": str(config), "PYTHONUNBUFFERED": "1"})
+    env.update({"SERVICE_DATA_DIR": str(data_dir), "SERVICE_CONFIG": str(config), "PYTHONUNBUFFERED": "1",
+                # No schedule ticks in the middle of a test (the tests of schedules set their own).
+                "SERVICE_ROTATION_SCHEDULE": "off", "SERVICE_DRIFT_SCHEDULE": "off"})
     if lockfile is not None:
         env["SERVICE_LOCKFILE"] = str(lockfile)
     if database_url is not None:
@@ -153,9 +162,10 @@ def server_env(
 
 def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_level: str = "info",
                  prefix: tuple[str, ...] = ()) -> LiveServer:
-    """Start ``serve`` and wait until /health answers; retried on another port if it cannot bind.
+    """Start ``serve`` and wait until /health answers (retried on another port if it cannot bind),
+    then a job worker beside it.
 
-    ``prefix`` runs it through a wrapper command (which must exec it, keeping its process group).
+    ``prefix`` runs both through a wrapper command (which must exec it, keeping its process group).
     """
     for _attempt in range(3):
         port = free_port()
@@ -169,6 +179,11 @@ def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_l
         server = LiveServer(proc, port, log_path)
         try:
             if _wait_ready(server):
+                with open(log_path, "ab") as log:
+                    server.jobs = subprocess.Popen(
+                        [*prefix, sys.executable, "manage.py", "worker"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                    )
                 return server
         except BaseException:
             server.kill()

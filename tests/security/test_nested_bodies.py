@@ -30,7 +30,6 @@ def client(authed_api: APIClient, project: Project) -> APIClient:
     return authed_api
 
 
-@pytest.mark.usefixtures("engine_pool")
 def test_a_render_body_nested_500_levels_is_a_400_naming_the_limit(client: APIClient) -> None:
     response = client.post("/config/render", json.dumps(nested(500)), content_type="application/json")
     assert response.status_code == 400, response.content
@@ -48,7 +47,6 @@ def test_every_json_body_past_the_limit_is_a_400(client: APIClient, path: str) -
     assert "nested more than" in response.json()["detail"]
 
 
-@pytest.mark.usefixtures("engine_pool")
 def test_a_body_at_the_limit_still_renders(client: APIClient) -> None:
     response = client.post("/config/render", json.dumps(nested(MAX_JSON_DEPTH)), content_type="application/json")
     assert response.status_code == 200, response.content

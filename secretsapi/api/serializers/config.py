@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from secretsapi.api.errors import BadRequest
 from secretsapi.api.serializers.operations import VarFilesField, environment_field
-from secretsapi.api.serializers.strict import StrictDictField, StrictRequestSerializer
+from secretsapi.api.serializers.strict import JobRequestSerializer, StrictDictField
 
 
 class DefinitionField(StrictDictField):
@@ -21,7 +21,7 @@ class DefinitionField(StrictDictField):
         return empty
 
 
-class ConfigValidateRequestSerializer(StrictRequestSerializer):
+class ConfigValidateRequestSerializer(JobRequestSerializer):
     config = DefinitionField(help_text="The definition as a JSON object.")
 
 
@@ -31,7 +31,7 @@ class ValidationResultSerializer(serializers.Serializer):  # type: ignore[type-a
     warnings = serializers.ListField(child=serializers.CharField(), help_text="Works, but deserves a look.")
 
 
-class ConfigRenderRequestSerializer(StrictRequestSerializer):
+class ConfigRenderRequestSerializer(JobRequestSerializer):
     var_files = VarFilesField()
     environment = environment_field()
     variables = StrictDictField(

@@ -8,10 +8,10 @@ from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from secretsapi.api.serializers.strict import (
+    JobRequestSerializer,
     StrictBooleanField,
     StrictCharField,
     StrictListField,
-    StrictRequestSerializer,
 )
 
 
@@ -58,7 +58,7 @@ class VarFilesField(StrictListField):
         super().__init__(**{**options, **kwargs})
 
 
-class SyncRequestSerializer(StrictRequestSerializer):
+class SyncRequestSerializer(JobRequestSerializer):
     dry_run = StrictBooleanField(default=False, help_text="Preview without applying changes.")
     force = StrictBooleanField(default=False, help_text="Regenerate existing secrets.")
     secret_name = secret_name_field("Sync only this secret.")
@@ -98,7 +98,7 @@ class SyncResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     message = serializers.CharField(help_text="One sentence with the counts.")
 
 
-class RotationCheckRequestSerializer(StrictRequestSerializer):
+class RotationCheckRequestSerializer(JobRequestSerializer):
     secret_name = secret_name_field("Check only this secret.")
     dry_run = StrictBooleanField(default=True, help_text="Accepted and ignored: a check changes nothing.")
     var_files = VarFilesField()
@@ -125,7 +125,7 @@ class RotationCheckResultSerializer(serializers.Serializer):  # type: ignore[typ
     results = RotationStatusSerializer(many=True)
 
 
-class RotationExecuteRequestSerializer(StrictRequestSerializer):
+class RotationExecuteRequestSerializer(JobRequestSerializer):
     secret_name = secret_name_field("Rotate only this secret.")
     force = StrictBooleanField(default=False, help_text="Rotate even if not due.")
     var_files = VarFilesField()
@@ -139,7 +139,7 @@ class RotationExecuteResultSerializer(serializers.Serializer):  # type: ignore[t
     message = serializers.CharField(help_text="One sentence with the counts.")
 
 
-class PolicyCheckRequestSerializer(StrictRequestSerializer):
+class PolicyCheckRequestSerializer(JobRequestSerializer):
     fail_on_warning = StrictBooleanField(
         default=False, help_text="Treat warnings as failures: `compliant` is false when there are any."
     )
@@ -163,7 +163,7 @@ class PolicyResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     info = PolicyItemSerializer(many=True)
 
 
-class DriftCheckRequestSerializer(StrictRequestSerializer):
+class DriftCheckRequestSerializer(JobRequestSerializer):
     secret_name = secret_name_field("Check only this secret.")
     var_files = VarFilesField()
     environment = environment_field()

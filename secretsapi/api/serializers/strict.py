@@ -152,6 +152,18 @@ class StrictRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
         return super().to_internal_value(data)
 
 
+class JobRequestSerializer(StrictRequestSerializer):
+    # The body of a long operation: it runs as a job, and ``async`` answers 202 with the job at
+    # once. Added here because ``async`` is a Python keyword (no class attribute can be named so).
+
+    def get_fields(self) -> dict[str, serializers.Field]:  # type: ignore[type-arg]
+        fields: dict[str, serializers.Field] = super().get_fields()  # type: ignore[type-arg]
+        fields["async"] = StrictBooleanField(
+            default=False, help_text="Answer 202 at once with the job (`Location: /jobs/{id}`) instead of "
+            "waiting for its result.")
+        return fields
+
+
 class StrictQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
     # Query parameters: declared names only, each non-empty, repeated only for list fields.
     # Values are strings by nature and are parsed strictly by the field's type, whatever field

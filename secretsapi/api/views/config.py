@@ -6,13 +6,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from secretsapi import actions
-from secretsapi.api.authentication import actor
 from secretsapi.api.docs import EXAMPLE_SECRET, NO_STORE, HeaderedResponse, errors, request_example, response_example
 from secretsapi.api.errors import BadRequest
 from secretsapi.api.serializers import config as c
 from secretsapi.api.views.base import StrictAPIView
-from secretsapi.api.views.operations import lane_workspace
+from secretsapi.api.views.jobs import accepted_response, run_as_job
 
 
 class ConfigValidateView(StrictAPIView):
@@ -23,6 +21,7 @@ class ConfigValidateView(StrictAPIView):
         responses={
             200: HeaderedResponse(c.ValidationResultSerializer, headers=NO_STORE,
                                   description="Whether the definition is valid, with every error and warning."),
+            202: accepted_response(),
             **errors(400, 401, 413, 415, 422, 500),
         },
         operation_id="validate_config",
@@ -51,8 +50,7 @@ class ConfigValidateView(StrictAPIView):
             raise BadRequest("`config` must be a JSON object holding the definition.")
         body = c.ConfigValidateRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        report = actions.validate_config(body.validated_data["config"], actor=actor(request))
-        return Response(c.ValidationResultSerializer(report).data)
+        return run_as_job(request, "validate_config", body.validated_data)
 
 
 class ConfigRenderView(StrictAPIView):
@@ -63,6 +61,7 @@ class ConfigRenderView(StrictAPIView):
         responses={
             200: HeaderedResponse(c.ConfigRenderResultSerializer, headers=NO_STORE,
                                   description="The rendered definition and what it used."),
+            202: accepted_response(),
             **errors(400, 401, 404, 413, 415, 422, 500),
         },
         operation_id="render_config",
@@ -94,8 +93,4 @@ class ConfigRenderView(StrictAPIView):
     def post(self, request: Request) -> Response:
         body = c.ConfigRenderRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        q = body.validated_data
-        result = actions.render_config(
-            lane_workspace(q), actor=actor(request), variables=q["variables"]
-        )
-        return Response(c.ConfigRenderResultSerializer(result).data)
+        return run_as_job(request, "render_config", body.validated_data)

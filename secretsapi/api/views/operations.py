@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from secretsapi import actions
-from secretsapi.api.authentication import actor
 from secretsapi.api.docs import EXAMPLE_SECRET, errors, request_example, response_example
 from secretsapi.api.serializers import operations as s
 from secretsapi.api.views.base import StrictAPIView
+from secretsapi.api.views.jobs import accepted_response, run_as_job
 
 BODY_ERRORS = (400, 401, 404, 413, 415, 422, 500)
-
-
-def lane_workspace(q: Mapping[str, Any]) -> actions.Workspace:
-    """The workspace an operation's body names: its ``var_files`` and ``environment``."""
-    return actions.workspace(var_files=q["var_files"], environment=q["environment"])
 
 VAR_FILES_NOTE = ("Pass the `var_files` the secrets were synced with: the targets' paths depend on the "
                   "variables.")
@@ -61,18 +54,14 @@ class SyncView(StrictAPIView):
                    responses={
                        200: OpenApiResponse(s.SyncResultSerializer, description="What was generated, skipped, "
                                             "failed and repaired (in a dry run: what would be)."),
+                       202: accepted_response(),
                        **errors(*BODY_ERRORS, 503, 507),
                    },
                    operation_id="sync_secrets", tags=["sync"], **SYNC_DOC)
     def post(self, request: Request) -> Response:
         body = s.SyncRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        q = body.validated_data
-        result = actions.sync(
-            lane_workspace(q), actor=actor(request),
-            dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"], repair=q["repair"],
-        )
-        return Response(s.SyncResultSerializer(result).data)
+        return run_as_job(request, "sync", body.validated_data)
 
 
 class RotationCheckView(StrictAPIView):
@@ -80,6 +69,7 @@ class RotationCheckView(StrictAPIView):
         request=s.RotationCheckRequestSerializer,
         responses={
             200: OpenApiResponse(s.RotationCheckResultSerializer, description="Each checked secret's rotation status."),
+            202: accepted_response(),
             **errors(*BODY_ERRORS),
         },
         operation_id="check_rotation",
@@ -113,11 +103,7 @@ class RotationCheckView(StrictAPIView):
     def post(self, request: Request) -> Response:
         body = s.RotationCheckRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        q = body.validated_data
-        result = actions.check_rotation(
-            lane_workspace(q), actor=actor(request), secret_name=q["secret_name"]
-        )
-        return Response(s.RotationCheckResultSerializer(result).data)
+        return run_as_job(request, "check_rotation", body.validated_data)
 
 
 class RotationExecuteView(StrictAPIView):
@@ -125,6 +111,7 @@ class RotationExecuteView(StrictAPIView):
         request=s.RotationExecuteRequestSerializer,
         responses={
             200: OpenApiResponse(s.RotationExecuteResultSerializer, description="What was rotated and what failed."),
+            202: accepted_response(),
             **errors(*BODY_ERRORS, 503, 507),
         },
         operation_id="execute_rotation",
@@ -147,18 +134,14 @@ class RotationExecuteView(StrictAPIView):
     def post(self, request: Request) -> Response:
         body = s.RotationExecuteRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        q = body.validated_data
-        result = actions.execute_rotation(
-            lane_workspace(q), actor=actor(request),
-            secret_name=q["secret_name"], force=q["force"],
-        )
-        return Response(s.RotationExecuteResultSerializer(result).data)
+        return run_as_job(request, "execute_rotation", body.validated_data)
 
 
 POLICY_DOC: dict[str, Any] = {
     "request": s.PolicyCheckRequestSerializer,
     "responses": {
         200: OpenApiResponse(s.PolicyResultSerializer, description="Compliance, and every finding by severity."),
+        202: accepted_response(),
         **errors(*BODY_ERRORS),
     },
     "description": "Checks every secret against the definition's `policies` and its compliance "
@@ -187,11 +170,7 @@ class PolicyCheckView(StrictAPIView):
     def post(self, request: Request) -> Response:
         body = s.PolicyCheckRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        q = body.validated_data
-        result = actions.check_policy(
-            lane_workspace(q), actor=actor(request), fail_on_warning=q["fail_on_warning"]
-        )
-        return Response(s.PolicyResultSerializer(result).data)
+        return run_as_job(request, "check_policy", body.validated_data)
 
 
 class PolicyAliasView(PolicyCheckView):
@@ -208,6 +187,7 @@ DRIFT_DOC: dict[str, Any] = {
     "request": s.DriftCheckRequestSerializer,
     "responses": {
         200: OpenApiResponse(s.DriftResultSerializer, description="Whether anything drifted, and each finding."),
+        202: accepted_response(),
         **errors(*BODY_ERRORS),
     },
     "description": "Compares what the lockfile records with what the targets hold (every secret, or only "
@@ -236,11 +216,7 @@ class DriftCheckView(StrictAPIView):
     def post(self, request: Request) -> Response:
         body = s.DriftCheckRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        q = body.validated_data
-        result = actions.check_drift(
-            lane_workspace(q), actor=actor(request), secret_name=q["secret_name"]
-        )
-        return Response(s.DriftResultSerializer(result).data)
+        return run_as_job(request, "check_drift", body.validated_data)
 
 
 class DriftAliasView(DriftCheckView):
@@ -257,6 +233,7 @@ class AgentSyncView(StrictAPIView):
         responses={
             200: OpenApiResponse(s.AgentSyncResultSerializer,
                                  description="The sync result, an overall status and one outcome per secret."),
+            202: accepted_response(),
             **errors(*BODY_ERRORS, 503, 507),
         },
         operation_id="agent_sync",
@@ -282,11 +259,4 @@ class AgentSyncView(StrictAPIView):
     def post(self, request: Request) -> Response:
         body = s.AgentSyncRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        q = body.validated_data
-        result = actions.agent_sync(
-            lane_workspace(q), actor=actor(request),
-            dry_run=q["dry_run"], force=q["force"], secret_name=q["secret_name"], repair=q["repair"],
-        )
-        data = {**s.SyncResultSerializer(result.sync).data, "status": result.status,
-                "outcomes": s.SecretOutcomeSerializer(result.outcomes, many=True).data}
-        return Response(data)
+        return run_as_job(request, "agent_sync", body.validated_data)

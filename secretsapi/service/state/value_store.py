@@ -23,6 +23,7 @@ from secretsapi.service.state.readback import read_back
 from secretsapi.service.targets import TargetContext, TargetKind, get_kind
 from secretsapi.service.targets.fanout import Call, fan_out
 from secretsapi.service.util.hashing import sha256_text
+from secretsapi.service.util.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -79,16 +80,21 @@ def generate_values(
     work: Sequence[tuple[SecretDef, Sequence[Unit]]],
     *,
     allow_scripts: bool,
+    progress: Progress | None = None,
 ) -> Values:
     """A new value for every unit in ``work``; a generator that fails fails its secret.
 
     ``doc`` is only read (other units' current values, for templates and ``merge: false``
-    files, when ``store`` writes).
+    files, when ``store`` writes). ``progress`` counts the secrets whose values are drawn; the
+    write counts the last one once every target is written.
     """
     errors: list[OperationError] = []
     failed: set[str] = set()
     jobs: list[_Job] = []
-    for secret, units in work:
+    for done, (secret, units) in enumerate(work):
+        # The targets are not written yet: the last secret counts once they are.
+        if progress is not None:
+            progress(done, len(work))
         for unit in units:
             try:
                 value = generate(unit.generator, allow_scripts=allow_scripts, cwd=definition.base_dir)

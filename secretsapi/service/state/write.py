@@ -45,6 +45,7 @@ from secretsapi.service.state.value_store import (
 )
 from secretsapi.service.state.write_only import record_write_times, stamped_writes
 from secretsapi.service.targets import TargetContext
+from secretsapi.service.util.progress import Progress
 
 # SecretZero's manifest spec version, recorded in the block as SecretZero records it.
 MANIFEST_SPEC_VERSION = "1"
@@ -65,9 +66,10 @@ class Place:
     clock: Callable[[], datetime]
 
 
-def write(place: Place, definition: Definition,
-          request: SyncRequest | RotationRequest) -> tuple[Plan, StoreOutcome | None]:
+def write(place: Place, definition: Definition, request: SyncRequest | RotationRequest,
+          progress: Progress | None = None) -> tuple[Plan, StoreOutcome | None]:
     """Store what ``request`` asks for; the outcome is None when there was nothing to do.
+    ``progress`` counts the secrets of the work: drawn, then the last once every target is written.
 
     The first plan, on an unlocked read, only says which targets to lock. Under their locks
     the lockfile is read again and planned again (another write may have just finished); if
@@ -83,15 +85,16 @@ def write(place: Place, definition: Definition,
             if planned.work and stripes_for(definition, planned.work) <= held:
                 rotation = isinstance(request, RotationRequest)
                 return planned, _store(place, definition, doc, planned.work, Held(stripes, lockfile),
-                                       rotation=rotation)
+                                       rotation=rotation, progress=progress)
     return planned, None
 
 
 def _store(place: Place, definition: Definition, doc: LockDocument,
-           work: Sequence[tuple[SecretDef, Sequence[Unit]]], held: Held, *, rotation: bool) -> StoreOutcome:
+           work: Sequence[tuple[SecretDef, Sequence[Unit]]], held: Held, *, rotation: bool,
+           progress: Progress | None = None) -> StoreOutcome:
     """Generate, stage the lockfile, write the targets, commit; the caller holds ``held``."""
     now = place.clock()
-    values = generate_values(definition, doc, work, allow_scripts=place.allow_scripts)
+    values = generate_values(definition, doc, work, allow_scripts=place.allow_scripts, progress=progress)
     expected = values.expected()
     ahead = doc.fork()
     record(ahead, expected, now=now, rotation=rotation)
@@ -102,6 +105,8 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
         raise type(exc)(f"{exc.message}; no target was changed") from None
     with staged:
         outcome = store(values, held)
+        if progress is not None:
+            progress(len(work), len(work))
         try:
             # Every target took the hash staged (the usual case): the staged file is already right,
             # unless targets whose stores report write times were written: when is known only now.

@@ -1,0 +1,34 @@
+"""``manage.py schedule``: the schedules with their last and next runs."""
+
+from __future__ import annotations
+
+import json
+from argparse import ArgumentParser
+from datetime import datetime
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from jobs import schedules
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+class Command(BaseCommand):
+    help = "List the schedules (rotation, drift) with their cron expression, last run and next run."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--json", action="store_true", help="Machine-readable output.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        rows = [{"name": s.name, "setting": s.setting, "cron": s.cron or "off", "last_run": _time(s.last_run),
+                 "last_state": s.last_state, "next_run": _time(s.next_run)} for s in schedules.states()]
+        if options["json"]:
+            self.stdout.write(json.dumps(rows, indent=2))
+            return
+        for row in rows:
+            last = f"{row['last_run']} ({row['last_state']})" if row["last_run"] else "never"
+            upcoming = row["next_run"] or ("off" if row["cron"] == "off" else "when a worker starts")
+            self.stdout.write(f"{row['name']:<9} {row['cron']:<14} last: {last}  next: {upcoming}")
