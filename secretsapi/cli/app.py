@@ -29,7 +29,7 @@ from django.db import DatabaseError, connections
 
 from secretsapi import __version__, actions
 from secretsapi.api.serializers.audit import AuditEntrySerializer
-from secretsapi.cli.progress import steps
+from secretsapi.cli.progress import reporting, steps
 from secretsapi.management.base import (
     ENVIRONMENT_HELP,
     EXIT_ERROR,
@@ -246,6 +246,10 @@ def sync(ctx: click.Context, /, dry_run: bool, secrets: tuple[str, ...], force: 
 
     def produce() -> Report:
         ws, names, results = lane.workspace(), _names(None, secrets), []
+        if names == [None]:  # one operation: the engine reports its progress
+            with reporting("sync", quiet=lane.quiet) as report:
+                return sync_report(actions.sync(ws, actor=cli_actor(), dry_run=dry_run, force=force,
+                                                repair=repair, progress=report))
         with steps(len(names), "sync", quiet=lane.quiet) as advance:
             for name in names:
                 results.append(actions.sync(ws, actor=cli_actor(), dry_run=dry_run, force=force, secret_name=name,
@@ -277,6 +281,10 @@ def rotate(ctx: click.Context, /, secret_name: str | None, secrets: tuple[str, .
                     checks.append(actions.check_rotation(ws, actor=cli_actor(), secret_name=name))
                     advance()
                 return rotation_check_report(merged_rotation_check(checks))
+            if names == [None]:
+                with reporting("rotate", quiet=lane.quiet) as report:
+                    return rotation_report(actions.execute_rotation(ws, actor=cli_actor(), force=force,
+                                                                    progress=report))
             results = []
             for name in names:
                 results.append(actions.execute_rotation(ws, actor=cli_actor(), secret_name=name, force=force))
@@ -338,7 +346,9 @@ def drift(ctx: click.Context, /, secret_name: str | None, **params: Any) -> None
     lane = _lane(ctx, params)
 
     def produce() -> Report:
-        return drift_report(actions.check_drift(lane.workspace(), actor=cli_actor(), secret_name=secret_name))
+        with reporting("drift", quiet=lane.quiet) as report:
+            return drift_report(actions.check_drift(lane.workspace(), actor=cli_actor(), secret_name=secret_name,
+                                                    progress=report))
 
     _finish(ctx, lane, produce)
 

@@ -19,27 +19,40 @@ clock = time.monotonic
 
 
 @contextmanager
-def steps(total: int, label: str, *, quiet: bool) -> Iterator[Callable[[], None]]:
-    """Yields ``advance``, to call after each of ``total`` steps."""
+def reporting(label: str, *, quiet: bool) -> Iterator[Callable[[int, int], None]]:
+    """Yields the engine's progress callable, ``report(done, total)``, drawing the bar."""
     console = Console(stderr=True)
-    if quiet or total < 2 or not console.is_terminal:
-        yield lambda: None
+    if quiet or not console.is_terminal:
+        yield lambda done, total: None
         return
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                    console=console, transient=True)
-    task = bar.add_task(label, total=total)
+    task = bar.add_task(label, total=None)
     begun = clock()
     shown = False
 
-    def advance() -> None:
+    def report(done: int, total: int) -> None:
         nonlocal shown
-        bar.advance(task)
-        if not shown and clock() - begun >= SHOW_AFTER_SECONDS:
+        bar.update(task, completed=done, total=total)
+        if not shown and total > 1 and clock() - begun >= SHOW_AFTER_SECONDS:
             bar.start()
             shown = True
 
     try:
-        yield advance
+        yield report
     finally:
         if shown:
             bar.stop()
+
+
+@contextmanager
+def steps(total: int, label: str, *, quiet: bool) -> Iterator[Callable[[], None]]:
+    """Yields ``advance``, to call after each of ``total`` steps (the interface's own loops)."""
+    done = 0
+    with reporting(label, quiet=quiet) as report:
+        def advance() -> None:
+            nonlocal done
+            done += 1
+            report(done, total)
+
+        yield advance

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from audit.models import AuditEntry
+from secretsapi.cli import progress
 from secretsapi.cli.app import cli
 from tests.factories import Project, definition, file_secret
 
@@ -216,3 +217,11 @@ def test_no_progress_bar_when_output_is_not_a_terminal(here: Project) -> None:
 def test_no_subcommand_prints_the_help_and_exits_0(here: Project) -> None:
     result = run()
     assert result.exit_code == 0 and "Commands:" in result.stdout and "sync" in result.stdout
+
+
+def test_the_engines_progress_draws_the_bar_on_a_terminal(here: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    readings = iter([0.0, *[5.0] * 100])
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    monkeypatch.setattr(progress, "clock", lambda: next(readings))
+    result = run("sync")
+    assert result.exit_code == 0 and "sync" in result.stderr and "2/2" in result.stderr
