@@ -6,9 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: serve test key test-postgres lint bench install clean
 
-$(STAMP): requirements.txt
+# The project itself is installed in editable mode (no dependencies: requirements.txt pins them)
+# for its command line, $(BIN)/secretsctl.
+$(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)

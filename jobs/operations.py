@@ -31,7 +31,8 @@ class Operation:
 
 
 def _ws(p: dict[str, Any]) -> actions.Workspace:
-    return actions.workspace(var_files=p["var_files"])
+    # A scheduled run names no environment: the definition's default one.
+    return actions.workspace(var_files=p["var_files"], environment=p.get("environment"))
 
 
 def _sync(p: dict[str, Any], actor: str | None, progress: Progress) -> Body:

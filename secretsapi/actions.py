@@ -205,9 +205,11 @@ def export_audit_logs(
 
 
 def workspace(
-    *, definition: Path | None = None, lockfile: Path | None = None, var_files: Sequence[str] = ()
+    *, definition: Path | None = None, lockfile: Path | None = None, var_files: Sequence[str] = (),
+    environment: str | None = None,
 ) -> Workspace:
     """The engine's view of the configured files; arguments override the settings (CLI flags).
+    ``environment`` names the lane (``environments.profiles.<name>``); None: the default one.
 
     Writers also take a PostgreSQL advisory lock when the audit database is PostgreSQL, so
     instances on several hosts sharing one lockfile never interleave their writes.
@@ -230,6 +232,7 @@ def workspace(
         _service_paths(),
         settings.SERVICE_VAR_FILES_FROM_OUTPUTS,
         settings.SERVICE_LOCK_TIMEOUT,
+        environment,
     )
 
 
@@ -288,6 +291,7 @@ def _workspace(
     target_roots: tuple[Path, ...] = (),
     interpolation_limits: service.InterpolationLimits | None = None,
     service_paths: tuple[Path, ...] = (), var_files_from_outputs: bool = False, lock_timeout: float = 60.0,
+    environment: str | None = None,
 ) -> Workspace:
     # Every request asks for the same one: built once per settings (and working folder, which
     # relative paths depend on) rather than a few path objects per read (~5% of a status read).
@@ -303,7 +307,14 @@ def _workspace(
         service_paths=service_paths,
         var_files_from_outputs=var_files_from_outputs,
         lock_timeout=lock_timeout,
+        environment=environment,
     )
+
+
+def _lane(ws: Workspace) -> dict[str, Any]:
+    """What every operation's audit row says about where it ran: its var files and, when one
+    was named, its environment (a row without one ran in ``environments.default``'s lane)."""
+    return {"var_files": list(ws.var_files), **({"environment": ws.environment} if ws.environment else {})}
 
 
 def _resource(secret_name: str | None) -> str:
@@ -311,14 +322,14 @@ def _resource(secret_name: str | None) -> str:
 
 
 def list_secrets(ws: Workspace, *, actor: str | None) -> Sequence[SecretSummary]:
-    with audited("list_secrets", "secrets", actor, {"var_files": list(ws.var_files)}) as facts:
+    with audited("list_secrets", "secrets", actor, _lane(ws)) as facts:
         secrets = service.list_secrets(ws)
         facts["count"] = len(secrets)
     return secrets
 
 
 def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatus:
-    with audited("get_secret_status", f"secret:{name}", actor, {"var_files": list(ws.var_files)}) as facts:
+    with audited("get_secret_status", f"secret:{name}", actor, _lane(ws)) as facts:
         found = service.secret_status(ws, name)
         facts["exists"] = found.exists
     return found
@@ -326,7 +337,7 @@ def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatu
 
 def secret_statuses(ws: Workspace, *, actor: str | None) -> list[SecretStatus]:
     """Every declared secret's status: one audit row naming the count, the names as its mentions."""
-    with audited("get_secrets_status", "secrets", actor, {"var_files": list(ws.var_files)}) as facts:
+    with audited("get_secrets_status", "secrets", actor, _lane(ws)) as facts:
         found = service.secret_statuses(ws)
         facts.update(count=len(found), missing=sum(1 for st in found if not st.exists))
         facts.mentioned = [st.name for st in found]
@@ -335,7 +346,7 @@ def secret_statuses(ws: Workspace, *, actor: str | None) -> list[SecretStatus]:
 
 def secrets_overview(ws: Workspace, *, actor: str | None) -> list[overview.SecretOverview]:
     """Every declared secret with its rotation dates and last drift result (the admin's page)."""
-    with audited("read_secrets_overview", "secrets", actor, {"var_files": list(ws.var_files)}) as facts:
+    with audited("read_secrets_overview", "secrets", actor, _lane(ws)) as facts:
         rows = overview.build(service.list_secrets(ws), service.secret_statuses(ws), ws.now())
         facts.update(count=len(rows), overdue=sum(1 for row in rows if row.overdue))
     return rows
@@ -352,7 +363,7 @@ def sync(
     repair: bool = False, refresh: bool = False, progress: Progress | None = None,
 ) -> SyncResult:
     request = {"dry_run": dry_run, "force": force, "repair": repair, "refresh": refresh, "secret_name": secret_name,
-               "var_files": list(ws.var_files)}
+               **_lane(ws)}
     with audited("sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair,
                               refresh=refresh, progress=progress)
@@ -399,7 +410,7 @@ def import_values(
 
 
 def check_rotation(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> RotationCheckResult:
-    request = {"secret_name": secret_name, "var_files": list(ws.var_files)}
+    request = {"secret_name": secret_name, **_lane(ws)}
     with audited("check_rotation", _resource(secret_name), actor, request) as facts:
         result = service.check_rotation(ws, secret_name=secret_name)
         facts.update(checked=result.secrets_checked, due=len(result.secrets_due), overdue=len(result.secrets_overdue))
@@ -410,7 +421,7 @@ def execute_rotation(
     ws: Workspace, *, actor: str | None, secret_name: str | None = None, force: bool = False,
     progress: Progress | None = None,
 ) -> RotationResult:
-    request = {"secret_name": secret_name, "force": force, "var_files": list(ws.var_files)}
+    request = {"secret_name": secret_name, "force": force, **_lane(ws)}
     with audited("execute_rotation", _resource(secret_name), actor, request, changes=True) as facts:
         result = service.execute_rotation(ws, secret_name=secret_name, force=force, progress=progress)
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
@@ -423,7 +434,7 @@ def execute_rotation(
 
 
 def check_policy(ws: Workspace, *, actor: str | None, fail_on_warning: bool = False) -> PolicyResult:
-    request = {"fail_on_warning": fail_on_warning, "var_files": list(ws.var_files)}
+    request = {"fail_on_warning": fail_on_warning, **_lane(ws)}
     with audited("check_policy", "secrets", actor, request) as facts:
         result = service.check_policies(ws, fail_on_warning=fail_on_warning)
         facts.update(compliant=result.compliant, errors=len(result.errors), warnings=len(result.warnings))
@@ -433,7 +444,7 @@ def check_policy(ws: Workspace, *, actor: str | None, fail_on_warning: bool = Fa
 def check_drift(
     ws: Workspace, *, actor: str | None, secret_name: str | None = None, progress: Progress | None = None
 ) -> DriftResult:
-    request = {"secret_name": secret_name, "var_files": list(ws.var_files)}
+    request = {"secret_name": secret_name, **_lane(ws)}
     with audited("check_drift", _resource(secret_name), actor, request) as facts:
         result = service.detect_drift(ws, secret_name=secret_name, progress=progress)
         facts.update(has_drift=result.has_drift, secrets_with_drift=result.secrets_with_drift,
@@ -457,7 +468,7 @@ def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
 
 
 def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationReport:
-    request = {"file": ws.definition_path.name, "var_files": list(ws.var_files)}
+    request = {"file": ws.definition_path.name, **_lane(ws)}
     with audited("validate_config", "config", actor, request) as facts:
         check = functools.partial(service.validate_workspace, ws)
         report: ValidationReport = service.without_recorded_values(ws, check)
@@ -466,7 +477,7 @@ def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationR
 
 
 def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any] | None = None) -> RenderResult:
-    request = {"var_files": list(ws.var_files), "variables": sorted(variables or {})}
+    request = {**_lane(ws), "variables": sorted(variables or {})}
     with audited("render_config", "config", actor, request) as facts:
         result: RenderResult = service.without_recorded_values(
             ws, functools.partial(service.render_definition, ws, variables=variables), sent=variables,
@@ -477,7 +488,7 @@ def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any]
 
 def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> RevealedSecret:
     """The value endpoint: off unless SERVICE_ALLOW_VALUE_READ=true and an API key is set."""
-    with audited("read_secret_value", f"secret:{name}", actor, {"var_files": list(ws.var_files)}) as facts:
+    with audited("read_secret_value", f"secret:{name}", actor, _lane(ws)) as facts:
         if not settings.SERVICE_ALLOW_VALUE_READ:
             raise ValueReadDisabled(
                 "Reading secret values is disabled; set SERVICE_ALLOW_VALUE_READ=true to enable it."
@@ -494,7 +505,7 @@ def agent_sync(
     repair: bool = True, refresh: bool = False, progress: Progress | None = None,
 ) -> AgentSyncResult:
     request = {"dry_run": dry_run, "force": force, "repair": repair, "refresh": refresh, "secret_name": secret_name,
-               "var_files": list(ws.var_files)}
+               **_lane(ws)}
     with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
         result = service.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair,
                                     refresh=refresh, progress=progress)
@@ -528,7 +539,7 @@ def list_generators(*, actor: str | None) -> list[dict[str, Any]]:
 
 
 def list_secret_types(ws: Workspace, *, actor: str | None) -> list[dict[str, Any]]:
-    with audited("list_secret_types", "secret_types", actor) as facts:
+    with audited("list_secret_types", "secret_types", actor, _lane(ws)) as facts:
         types = service.secret_types(_definition_or_none(ws))
         facts["count"] = len(types)
     return types
@@ -543,7 +554,7 @@ def list_targets(*, actor: str | None) -> list[dict[str, Any]]:
 
 def list_providers(ws: Workspace, *, actor: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Provider kinds, and the providers the definition declares (never their credentials)."""
-    with audited("list_providers", "providers", actor) as facts:
+    with audited("list_providers", "providers", actor, _lane(ws)) as facts:
         definition = _definition_or_none(ws)
         kinds = service.provider_catalogue()
         declared = service.declared_providers(definition) if definition is not None else []

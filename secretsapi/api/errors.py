@@ -50,6 +50,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.DefinitionNotFound: 404,
     errors.DefinitionInvalid: 500,
     errors.SecretNotDefined: 404,
+    errors.EnvironmentNotFound: 404,
     errors.VarFileNotFound: 404,
     errors.VarFileInvalid: 400,
     errors.LockfileUnreadable: 500,

@@ -36,6 +36,9 @@ logger = logging.getLogger("secretsapi.management")
 EXIT_ERROR = 1
 EXIT_FINDING = 2
 
+ENVIRONMENT_HELP = ("Environment: a key of the definition's environments.profiles; its var files, lockfile "
+                    "and target_profile apply (default: environments.default).")
+
 
 def cli_actor() -> str:
     try:
@@ -117,13 +120,20 @@ class EngineCommand(BaseCommand):
             "--lockfile", type=Path, help="Lockfile (default: SERVICE_LOCKFILE, else beside the definition)."
         )
         parser.add_argument("--json", action="store_true", help="Print the result (or the error) as JSON.")
+        parser.add_argument("-e", "--env", "--environment", dest="environment", help=ENVIRONMENT_HELP)
 
     def workspace(self, options: dict[str, Any], var_files: list[str] | None = None) -> actions.Workspace:
         """Commands that take ``--var-file`` (``add_var_file_option``) get theirs from ``options``."""
         return actions.workspace(
             definition=options.get("definition"), lockfile=options.get("lockfile"),
-            var_files=var_files or options.get("var_files") or (),
+            var_files=var_files or options.get("var_files") or (), environment=options.get("environment"),
         )
+
+    def report(self, options: dict[str, Any], report: Any) -> None:
+        """Print a ``reports.Report`` (JSON under ``--json``), then exit as it says."""
+        self.emit(options, report.data, report.text)
+        if report.problem is not None:
+            raise report.problem
 
     def run_from_argv(self, argv: list[str]) -> None:
         """Django's, but every failure (bad arguments included) is one line or JSON, exit 1."""
@@ -182,16 +192,6 @@ class EngineCommand(BaseCommand):
             self.stdout.write(json.dumps(data, indent=2, default=str))
         else:
             self.stdout.write(text)
-
-    @staticmethod
-    def finding(message: str) -> Failure:
-        """After ``emit``: exit 2, the result already printed."""
-        return Failure("finding", message, returncode=EXIT_FINDING, emitted=True)
-
-    @staticmethod
-    def failure(message: str) -> Failure:
-        """After ``emit``: exit 1, the result (which names the errors) already printed."""
-        return Failure("failed", message, emitted=True)
 
 
 def columns(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:

@@ -56,6 +56,22 @@ class SecretNotDefined(ServiceError):
         super().__init__(f"secret '{name}' is not defined in the definition file")
 
 
+class EnvironmentNotFound(ServiceError):
+    """An environment was named that the definition's ``environments.profiles`` lacks."""
+
+    code = "environment_not_found"
+
+    def __init__(self, name: str, known: Sequence[str], *, has_map: bool = True) -> None:
+        self.name = name
+        self.known = sorted(known)
+        if has_map:
+            listed = ", ".join(self.known) or "[none]"
+            message = f"Unknown environment '{name}'. Known environments: {listed}"
+        else:
+            message = f"environment '{name}' given, but the definition has no top-level environments map"
+        super().__init__(message)
+
+
 class VarFileNotFound(ServiceError):
     code = "var_file_not_found"
 

@@ -38,9 +38,12 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     if not isinstance(doc, Mapping):
         raise DefinitionInvalid(["definition must be a mapping"])
     ws.check_var_files_before_reading()
+    lane_files, target_profile = _lane(ws)
+    if lane_files:
+        var_file_guard.check_var_files(ws.guarded_files(), lane_files)
     raw_variables = doc.get("variables")
     base: Mapping[str, Any] = raw_variables if isinstance(raw_variables, Mapping) else {}
-    overlays = [*load_var_files(ws.definition_path.parent, ws.var_files), dict(variables or {})]
+    overlays = [*load_var_files(ws.definition_path.parent, (*lane_files, *ws.var_files)), dict(variables or {})]
     merged = deep_merge(base, *overlays)
     environ = MarkedEnviron(os.environ if ws.environ is None else ws.environ, _MARK)
     interpolator = Interpolator(merged, environ, ws.interpolation_limits)
@@ -52,6 +55,8 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
         check_plain(value, str(key), problems)
     if problems:
         raise DefinitionInvalid(problems)
+    if target_profile is not None:
+        _apply_target_profile(config, target_profile)
     # The var files may have moved the targets: checked against where they now land.
     var_file_guard.check_var_files(ws.guarded_files(loaded=True), ws.var_files,
                                    paths=var_file_guard.rendered_paths(config))
@@ -63,8 +68,45 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
         config=_redact_marked(config, credentials),
         variables_used=variables_used,
         environment_used=sorted(environ.used),
-        var_files=list(ws.var_files),
+        var_files=[*lane_files, *ws.var_files],
     )
+
+
+def _lane(ws: Workspace) -> tuple[tuple[str, ...], str | None]:
+    """The selected environment's var files and target profile, as the sync applies them; a
+    definition that does not load without var files has no lane to read (unless one is named)."""
+    try:
+        _, profile = ws.lane()
+    except (DefinitionInvalid, DefinitionNotFound):
+        if ws.environment is not None:
+            raise
+        return (), None
+    return (profile.var_files, profile.target_profile) if profile is not None else ((), None)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _apply_target_profile(config: dict[str, Any], name: str) -> None:
+    """Each secret's targets with ``target_profiles.<name>`` merged in (provider alias, then kind)."""
+    profiles = config.get("target_profiles")
+    profile = profiles.get(name) if isinstance(profiles, Mapping) else None
+    secrets = config.get("secrets")
+    if not isinstance(profile, Mapping) or not isinstance(secrets, list):
+        return
+    by_provider, by_kind = (_mapping(profile.get(key)) for key in ("provider_overrides", "target_overrides"))
+    for secret in secrets:
+        targets = secret.get("targets") if isinstance(secret, Mapping) else None
+        for target in targets if isinstance(targets, list) else ():
+            if not isinstance(target, dict):
+                continue
+            merged: Mapping[str, Any] = _mapping(target.get("config"))
+            for override in (by_provider.get(str(target.get("provider"))), by_kind.get(str(target.get("kind")))):
+                if isinstance(override, Mapping):
+                    merged = deep_merge(merged, override)
+            if merged:
+                target["config"] = merged
 
 
 def _references(value: Any) -> set[str]:

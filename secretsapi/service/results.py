@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,3 +187,21 @@ class ImportResult:
 
     def count(self, *statuses: str) -> int:
         return sum(1 for row in self.rows if row.status in statuses)
+
+
+def sync_summary(
+    generated: list[str], skipped: list[str], failed: list[str], repaired: Sequence[str] = (), *,
+    dry_run: bool = False, errors: int = 0,
+) -> str:
+    """A sync's one-line summary; ``incomplete`` when anything failed (the CLI merges several)."""
+    verb = "would be generated" if dry_run else "generated"
+    parts = [f"{len(generated)} secret(s) {verb}", f"{len(skipped)} skipped"]
+    if repaired:
+        parts.append(f"{len(repaired)} {'would be repaired' if dry_run else 'repaired'}")
+    if failed:
+        parts.append(f"{len(failed)} failed")
+    if errors:
+        parts.append(f"{errors} error(s)")
+    if dry_run:
+        return "Dry run: " + ", ".join(parts) + "."
+    return ("Sync incomplete: " if failed or errors else "Sync complete: ") + ", ".join(parts) + "."

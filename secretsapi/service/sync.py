@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from secretsapi.service.definition.model import Definition, SecretDef
-from secretsapi.service.results import CleanResult, ImportResult, OperationError, SyncResult
+from secretsapi.service.results import CleanResult, ImportResult, OperationError, SyncResult, sync_summary
 from secretsapi.service.state import upkeep, write
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.plans import SyncRequest, plan_sync
@@ -46,7 +46,7 @@ def sync(
         unfinished = {error.secret for error in fixes.errors}
         skipped = [name for name in dry.skipped if name not in fixes.secrets and name not in unfinished]
         return SyncResult(generated, skipped, [], without_environment(definition, dry.errors + fixes.errors), True,
-                          _message(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets,
+                          sync_summary(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets,
                           refreshed=_hidden(definition, stale))
 
     place = ws.write_place
@@ -67,7 +67,7 @@ def sync(
     partial = (written_targets(outcome, partial_only=True, hide=definition.environment_hidden)
                if outcome is not None else {})
     return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
-                      _message(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial,
+                      sync_summary(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial,
                       outcome.sources if outcome is not None else {}, _hidden(definition, refreshed))
 
 
@@ -98,20 +98,3 @@ def without_environment(definition: Definition, errors: Sequence[OperationError]
 def _not_busy(selected: Sequence[SecretDef], busy: Sequence[str]) -> list[SecretDef]:
     """The selected secrets a repair may take: not those this sync generates (or could not read)."""
     return [secret for secret in selected if secret.name not in busy]
-
-
-def _message(
-    generated: list[str], skipped: list[str], failed: list[str], repaired: Sequence[str] = (), *,
-    dry_run: bool = False, errors: int = 0,
-) -> str:
-    verb = "would be generated" if dry_run else "generated"
-    parts = [f"{len(generated)} secret(s) {verb}", f"{len(skipped)} skipped"]
-    if repaired:
-        parts.append(f"{len(repaired)} {'would be repaired' if dry_run else 'repaired'}")
-    if failed:
-        parts.append(f"{len(failed)} failed")
-    if errors:
-        parts.append(f"{errors} error(s)")
-    if dry_run:
-        return "Dry run: " + ", ".join(parts) + "."
-    return ("Sync incomplete: " if failed or errors else "Sync complete: ") + ", ".join(parts) + "."

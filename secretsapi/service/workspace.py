@@ -9,9 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
-from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.model import Definition, EnvironmentProfile
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
-from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, ServiceError, TargetError
+from secretsapi.service.errors import (
+    DefinitionInvalid,
+    DefinitionNotFound,
+    EnvironmentNotFound,
+    ServiceError,
+    TargetError,
+)
 from secretsapi.service.loading.loader import load_definition
 from secretsapi.service.state import var_file_guard
 from secretsapi.service.state.lock_state import LockfilePaths
@@ -39,6 +45,8 @@ class Workspace:
     # Days before the due date that count as "due"; None: min(7, period / 10).
     warning_days: int | None = None
     var_files: Sequence[str] = ()
+    # The environment lane (``environments.profiles.<name>``, SecretZero's ``-e``); None: ``default``.
+    environment: str | None = None
     variables: Mapping[str, Any] | None = None
     environ: Mapping[str, str] | None = None
     clock: Callable[[], datetime] = field(default=utc_now)
@@ -61,7 +69,7 @@ class Workspace:
     def lockfile_path(self) -> Path:
         """Where SecretZero would keep this definition's lockfile, unless overridden.
 
-        The default lane's ``environments.profiles.<name>.lockfile`` (relative to the
+        The selected lane's ``environments.profiles.<name>.lockfile`` (relative to the
         definition's folder), else ``.gitsecrets.lock`` beside a ``Secretfile.yml`` and
         ``<stem>.lock`` beside any other definition file. The definition is cached, so this
         costs a stat; a definition that cannot be loaded falls back to the file name rule
@@ -72,16 +80,18 @@ class Workspace:
         folder = self.definition_path.parent
         try:
             definition: Definition | None = self._with_profile(self.var_files)
+        except EnvironmentNotFound:
+            raise  # no lockfile stands in for a lane that is not there
         except ServiceError:
             definition = None
-        profile = definition.environments.selected if definition is not None else None
+        lane, profile = definition.environments.resolve(self.environment) if definition is not None else (None, None)
         if definition is not None and profile is not None and profile.lockfile:
-            return self._confined_lockfile(profile.lockfile, definition)
+            return self._confined_lockfile(profile.lockfile, definition, lane)
         if self.definition_path.name == DEFINITION_NAME:
             return folder / LOCKFILE_NAME
         return folder / f"{self.definition_path.stem}.lock"
 
-    def _confined_lockfile(self, given: str, definition: Definition) -> Path:
+    def _confined_lockfile(self, given: str, definition: Definition, lane: str | None) -> Path:
         """A lockfile the definition names (``environments.profiles.<name>.lockfile``) and the
         files beside it (its ``.lck``, its ``.targets/`` locks, the machine-local lockfile) stay
         inside the target roots or the definition's folder, never the service's own files: a
@@ -95,7 +105,7 @@ class Workspace:
             try:
                 named_file(folder, str(path.with_name(name)), roots, self.service_paths)
             except TargetError:
-                place = f"environments.profiles.{definition.environments.default}.lockfile"
+                place = f"environments.profiles.{lane}.lockfile"
                 shown = definition.environment_hidden(given)  # a path from ${NAME} named by its expression
                 raise DefinitionInvalid([f"{place}: {refused_message(shown)}"]) from None
         return path
@@ -108,20 +118,26 @@ class Workspace:
     def definition(self) -> Definition:
         """The definition as every operation sees it: var_files, variables and environment applied.
 
-        The default environment profile's var files come first, then ``var_files``, as
-        SecretZero applies them (and records them in the lockfile: recording other var files
-        than its run's would make SecretZero regenerate). A var file holding what the service
+        The selected environment profile's var files come first, then ``var_files``, and its
+        ``target_profile`` is merged into the targets, as SecretZero applies them (and records
+        the var files in the lockfile: recording other var files than its run's would make
+        SecretZero regenerate). A var file holding what the service
         guards (a target, a lockfile...) is refused before it is read (var_file_guard).
         """
         if self.var_files:
             return self._guarded_definition()
         # Inline, not through the guard: a deeply nested definition has few stack frames to spare.
         definition = self._load(())
-        profile = definition.environments.selected
-        if profile is None or not profile.var_files:
+        _, profile = definition.environments.resolve(self.environment)
+        if profile is None or not (profile.var_files or profile.target_profile):
             return definition
-        var_file_guard.check_var_files(self.guarded_files(), profile.var_files, definition=definition)
-        return self._load(profile.var_files)
+        if profile.var_files:
+            var_file_guard.check_var_files(self.guarded_files(), profile.var_files, definition=definition)
+        return self._load(profile.var_files, profile.target_profile)
+
+    def lane(self) -> tuple[str | None, EnvironmentProfile | None]:
+        """The environment in effect and its profile, read from the definition without var files."""
+        return self._load(()).environments.resolve(self.environment)
 
     def _guarded_definition(self) -> Definition:
         """The definition with ``var_files``, every var file checked: before the requested ones
@@ -131,11 +147,12 @@ class Workspace:
             before: Definition | None = self._with_profile(())
         except DefinitionInvalid:  # it may need the var files to be valid
             before = None
-        var_file_guard.check_var_files(self.guarded_files(), (*_profile_var_files(before), *self.var_files),
+        var_file_guard.check_var_files(self.guarded_files(),
+                                       (*_profile_var_files(before, self.environment), *self.var_files),
                                        definition=before)
         full = self._with_profile(self.var_files)
         var_file_guard.check_var_files(self.guarded_files(loaded=True),
-                                       (*_profile_var_files(full), *self.var_files), definition=full)
+                                       (*_profile_var_files(full, self.environment), *self.var_files), definition=full)
         return full
 
     def check_var_files_before_reading(self) -> None:
@@ -158,16 +175,17 @@ class Workspace:
 
     def _with_profile(self, var_files: Sequence[str]) -> Definition:
         definition = self._load(var_files)
-        profile = definition.environments.selected
-        if profile is None or not profile.var_files:
+        _, profile = definition.environments.resolve(self.environment)
+        if profile is None or not (profile.var_files or profile.target_profile):
             return definition
-        return self._load((*profile.var_files, *var_files))
+        return self._load((*profile.var_files, *var_files), profile.target_profile)
 
-    def _load(self, var_files: Sequence[str]) -> Definition:
+    def _load(self, var_files: Sequence[str], target_profile: str | None = None) -> Definition:
         return load_definition(
             self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
             limits=self.interpolation_limits, service_paths=self.service_paths, allow_scripts=self.allow_scripts,
+            target_profile=target_profile,
         )
 
     def now(self) -> datetime:
@@ -183,6 +201,6 @@ class Workspace:
         return Place(self.lockfiles, self.lock_timeout, self.extra_lock, self.allow_scripts, self.clock)
 
 
-def _profile_var_files(definition: Definition | None) -> tuple[str, ...]:
-    profile = definition.environments.selected if definition is not None else None
+def _profile_var_files(definition: Definition | None, environment: str | None) -> tuple[str, ...]:
+    profile = definition.environments.resolve(environment)[1] if definition is not None else None
     return profile.var_files if profile is not None else ()

@@ -66,7 +66,7 @@ def test_async_true_answers_202_with_the_job_and_its_location(authed_api: APICli
     assert response["Location"] == f"/jobs/{body['id']}"
     assert (body["operation"], body["actor"]) == ("sync", "service")
     assert body["params"] == {"dry_run": False, "force": False, "secret_name": None, "var_files": [], "repair": False,
-                              "refresh": False}
+                              "refresh": False, "environment": None}
 
 
 def test_async_must_be_a_json_boolean(authed_api: APIClient, project: Project) -> None:

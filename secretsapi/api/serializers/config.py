@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from secretsapi.api.errors import BadRequest
-from secretsapi.api.serializers.operations import VarFilesField
+from secretsapi.api.serializers.operations import VarFilesField, environment_field
 from secretsapi.api.serializers.strict import JobRequestSerializer, StrictDictField
 
 
@@ -33,6 +33,7 @@ class ValidationResultSerializer(serializers.Serializer):  # type: ignore[type-a
 
 class ConfigRenderRequestSerializer(JobRequestSerializer):
     var_files = VarFilesField()
+    environment = environment_field()
     variables = StrictDictField(
         required=False, default=dict, help_text="Variables merged last, over the definition's and the var files'."
     )

@@ -26,6 +26,20 @@ VAR_FILES_HELP = (
 )
 
 
+ENVIRONMENT_HELP = (
+    "The environment lane, a key of the definition's `environments.profiles` (SecretZero's `-e`): its var "
+    "files come before `var_files`, and its lockfile and `target_profile` apply. Null: `environments.default`. "
+    "An environment the definition does not declare is 404, naming the known ones."
+)
+
+
+def environment_field(**kwargs: Any) -> StrictCharField:
+    """An optional environment name (null: the definition's default lane)."""
+    options: dict[str, Any] = {"max_length": 255, "allow_null": True, "required": False, "default": None,
+                               "help_text": ENVIRONMENT_HELP}
+    return StrictCharField(**{**options, **kwargs})
+
+
 # The engine refuses a blank path (400) and every text field a NUL (422): the schema says both, so
 # the validator (which drf-spectacular writes as the item's pattern) refuses them first.
 VAR_FILE_PATTERN = r"^[^\x00]*[^\x00\s][^\x00]*$"
@@ -49,6 +63,7 @@ class SyncRequestSerializer(JobRequestSerializer):
     force = StrictBooleanField(default=False, help_text="Regenerate existing secrets.")
     secret_name = secret_name_field("Sync only this secret.")
     var_files = VarFilesField()
+    environment = environment_field()
     repair = StrictBooleanField(
         default=False, help_text="Also put each existing secret's recorded value back into targets that are "
         "misencoded or hold another value, copied from a target that holds it (no rotation). Every sync "
@@ -102,6 +117,7 @@ class RotationCheckRequestSerializer(JobRequestSerializer):
     secret_name = secret_name_field("Check only this secret.")
     dry_run = StrictBooleanField(default=True, help_text="Accepted and ignored: a check changes nothing.")
     var_files = VarFilesField()
+    environment = environment_field()
 
 
 class RotationStatusSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -128,6 +144,7 @@ class RotationExecuteRequestSerializer(JobRequestSerializer):
     secret_name = secret_name_field("Rotate only this secret.")
     force = StrictBooleanField(default=False, help_text="Rotate even if not due.")
     var_files = VarFilesField()
+    environment = environment_field()
 
 
 class RotationExecuteResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -142,6 +159,7 @@ class PolicyCheckRequestSerializer(JobRequestSerializer):
         default=False, help_text="Treat warnings as failures: `compliant` is false when there are any."
     )
     var_files = VarFilesField()
+    environment = environment_field()
 
 
 class PolicyItemSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -163,6 +181,7 @@ class PolicyResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
 class DriftCheckRequestSerializer(JobRequestSerializer):
     secret_name = secret_name_field("Check only this secret.")
     var_files = VarFilesField()
+    environment = environment_field()
 
 
 class DriftItemSerializer(serializers.Serializer):  # type: ignore[type-arg]

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from secretsapi.api.serializers.operations import VAR_FILES_HELP, VarFilesField
+from secretsapi.api.serializers.operations import VAR_FILES_HELP, VarFilesField, environment_field
 from secretsapi.api.serializers.strict import StrictQuerySerializer
 
 
@@ -14,6 +14,13 @@ class VarFilesQuerySerializer(StrictQuerySerializer):
     """The GET endpoints take the operations' ``var_files`` as a repeated query parameter."""
 
     var_files = VarFilesField(help_text=f"{VAR_FILES_HELP} Repeat it for several: `?var_files=a.yml&var_files=b.yml`.")
+    environment = environment_field()
+
+
+class EnvironmentQuerySerializer(StrictQuerySerializer):
+    """The discovery reads that look at the definition take the environment lane alone."""
+
+    environment = environment_field()
 
 
 class SecretEntrySerializer(serializers.Serializer):  # type: ignore[type-arg]

@@ -10,7 +10,9 @@ from secretsapi import actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import errors, response_example
 from secretsapi.api.serializers import discovery as d
+from secretsapi.api.serializers.secrets import EnvironmentQuerySerializer
 from secretsapi.api.views.base import StrictAPIView
+from secretsapi.api.views.secrets import workspace_of
 
 OPTION = {"name": "length", "type": "integer", "default": 32, "description": "Number of characters."}
 
@@ -36,10 +38,13 @@ class GeneratorListView(StrictAPIView):
 
 
 class SecretTypeListView(StrictAPIView):
+    query_serializer = EnvironmentQuerySerializer
+
     @extend_schema(
+        parameters=[EnvironmentQuerySerializer],
         responses={
             200: OpenApiResponse(d.SecretTypeListSerializer, description="The secret types."),
-            **errors(401, 500),
+            **errors(401, 404, 422, 500),
         },
         operation_id="list_secret_types",
         summary="List secret types",
@@ -51,7 +56,7 @@ class SecretTypeListView(StrictAPIView):
         tags=["discovery"],
     )
     def get(self, request: Request) -> Response:
-        types = actions.list_secret_types(actions.workspace(), actor=actor(request))
+        types = actions.list_secret_types(workspace_of(request, EnvironmentQuerySerializer), actor=actor(request))
         return Response(d.SecretTypeListSerializer({"secret_types": types, "count": len(types)}).data)
 
 
@@ -78,10 +83,13 @@ class TargetKindListView(StrictAPIView):
 
 
 class ProviderListView(StrictAPIView):
+    query_serializer = EnvironmentQuerySerializer
+
     @extend_schema(
+        parameters=[EnvironmentQuerySerializer],
         responses={
             200: OpenApiResponse(d.ProviderListSerializer, description="Provider kinds, and the declared providers."),
-            **errors(401, 500),
+            **errors(401, 404, 422, 500),
         },
         operation_id="list_providers",
         summary="List providers",
@@ -95,6 +103,7 @@ class ProviderListView(StrictAPIView):
         tags=["discovery"],
     )
     def get(self, request: Request) -> Response:
-        kinds, declared = actions.list_providers(actions.workspace(), actor=actor(request))
+        ws = workspace_of(request, EnvironmentQuerySerializer)
+        kinds, declared = actions.list_providers(ws, actor=actor(request))
         body = {"providers": kinds, "declared": declared, "count": len(kinds)}
         return Response(d.ProviderListSerializer(body).data)

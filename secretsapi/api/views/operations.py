@@ -35,8 +35,8 @@ SYNC_DOC: dict[str, Any] = {
     "`repair` puts a recorded value back into targets that lost it. `dry_run` reports what would happen "
     "and writes nothing.\n\nA target that fails is reported in `errors` (and the secret in "
     "`secrets_failed` when no target took its value): the answer is still 200, so read the lists. "
-    "Fails with 404 when the definition or the named secret does not exist, 422 for an unknown field "
-    "or a wrong type, 503 when another operation holds the definition's lock. " + VAR_FILES_NOTE,
+    "Fails with 404 when the definition, the named secret or the `environment` is unknown, 422 for an "
+    "unknown field or a wrong type, 503 when another operation holds the definition's lock. " + VAR_FILES_NOTE,
     "examples": [
         request_example("Preview one secret", {"secret_name": EXAMPLE_SECRET, "dry_run": True},
                         "Dry run for one secret: nothing is written"),
@@ -122,8 +122,8 @@ class RotationExecuteView(StrictAPIView):
         "`secret_name`; `force` rotates even if not due) and writes it to all its targets. A one-time "
         "secret rotates only when named and forced; a secret not generated yet is not rotated. "
         "A secret whose targets fail is listed in `failed` with its `errors`, in a 200 answer. Fails with "
-        "404 when the definition or the named secret does not exist, 422 for an unknown field or a wrong "
-        "type, 503 when another operation holds the definition's lock. " + VAR_FILES_NOTE,
+        "404 when the definition, the named secret or the `environment` is unknown, 422 for an unknown "
+        "field or a wrong type, 503 when another operation holds the definition's lock. " + VAR_FILES_NOTE,
         examples=[
             request_example("Rotate what is due", {}, "Rotate every secret that is due"),
             request_example("Rotate one secret now", {"secret_name": EXAMPLE_SECRET, "force": True},
@@ -149,7 +149,7 @@ POLICY_DOC: dict[str, Any] = {
     "description": "Checks every secret against the definition's `policies` and its compliance "
     "frameworks (`metadata.compliance`). Violations are data in the 200 answer (`errors`, `warnings`, "
     "`info`): `compliant` is false when there is any error, or any warning with `fail_on_warning`. Fails "
-    "with 404 when the definition does not exist, 422 for an unknown field or a wrong type.",
+    "with 404 when the definition or the `environment` does not exist, 422 for an unknown field or a wrong type.",
     "examples": [
         request_example("Errors only", {}, "Only errors make the definition non-compliant"),
         request_example("Strict", {"fail_on_warning": True}, "Warnings count as failures too"),
@@ -195,8 +195,8 @@ DRIFT_DOC: dict[str, Any] = {
     "description": "Compares what the lockfile records with what the targets hold (every secret, or only "
     "`secret_name`): a secret never generated, a missing target or file, a changed or unreadable value, a "
     "target the definition no longer has. Drift is data in the 200 answer; only hashes are shown, never "
-    "values. Fails with 404 when the definition or the named secret does not exist, 422 for an unknown "
-    "field or a wrong type. " + VAR_FILES_NOTE,
+    "values. Fails with 404 when the definition, the named secret or the `environment` is unknown, 422 "
+    "for an unknown field or a wrong type. " + VAR_FILES_NOTE,
     "examples": [
         request_example("Every secret", {}, "Check every secret"),
         request_example("One secret", {"secret_name": EXAMPLE_SECRET}, "Check one secret"),

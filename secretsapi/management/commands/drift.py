@@ -6,7 +6,8 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
-from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor, columns
+from secretsapi.management import reports
+from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
 
 class Command(EngineCommand):
@@ -19,8 +20,4 @@ class Command(EngineCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         result = actions.check_drift(self.workspace(options), actor=cli_actor(), secret_name=options["secret_name"])
-        lines = ["Drift found." if result.has_drift else "No drift."]
-        lines += columns([(d.secret, f"{d.details.get('reason')}: {d.details.get('target')}") for d in result.details])
-        self.emit(options, result, "\n".join(lines))
-        if result.has_drift:
-            raise self.finding(f"drift in {len(result.secrets_with_drift)} secret(s)")
+        self.report(options, reports.drift_report(result))

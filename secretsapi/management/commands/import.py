@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
+from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
 
@@ -24,6 +25,5 @@ class Command(EngineCommand):
                                        secret_names=options["secret_names"] or None, dry_run=options["dry_run"])
         lines = [result.message]
         lines += [f"  {row.status:<12} {row.lock_key}: {row.detail}" for row in result.rows]
-        self.emit(options, result, "\n".join(lines))
-        if result.errors:
-            raise self.failure(f"{len(result.errors)} secret(s) could not be imported")
+        problem = reports.failed(f"{len(result.errors)} secret(s) could not be imported") if result.errors else None
+        self.report(options, reports.Report(reports.plain(result), "\n".join(lines), problem))

@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
+from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
 
@@ -21,9 +22,4 @@ class Command(EngineCommand):
         result = actions.check_policy(
             self.workspace(options), actor=cli_actor(), fail_on_warning=options["fail_on_warning"]
         )
-        lines = ["Compliant." if result.compliant else "Not compliant."]
-        for item in result.errors + result.warnings:
-            lines.append(f"  {item.severity:<8} {item.policy}: {item.secret}: {item.message}")
-        self.emit(options, result, "\n".join(lines))
-        if not result.compliant:
-            raise self.finding("not compliant")
+        self.report(options, reports.policy_report(result))

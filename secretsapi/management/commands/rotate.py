@@ -6,7 +6,8 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
-from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor, columns
+from secretsapi.management import reports
+from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
 
 class Command(EngineCommand):
@@ -25,15 +26,7 @@ class Command(EngineCommand):
             result = actions.execute_rotation(
                 ws, actor=cli_actor(), secret_name=options["secret_name"], force=options["force"]
             )
-            lines = [result.message] + [f"  rotated  {name}" for name in result.rotated]
-            lines += [f"  error    {e.secret} [{e.target or '-'}]: {e.message}" for e in result.errors]
-            self.emit(options, result, "\n".join(lines))
-            if result.failed or result.errors:
-                raise self.failure(f"{len(result.failed)} secret(s) failed to rotate")
+            self.report(options, reports.rotation_report(result))
             return
         check = actions.check_rotation(ws, actor=cli_actor(), secret_name=options["secret_name"])
-        lines = [f"{check.secrets_checked} checked, {len(check.secrets_due)} due, {len(check.secrets_overdue)} overdue"]
-        lines += columns([(r.name, r.status) for r in check.results])
-        self.emit(options, check, "\n".join(lines))
-        if check.secrets_due or check.secrets_overdue:
-            raise self.finding("rotation is due")
+        self.report(options, reports.rotation_check_report(check))

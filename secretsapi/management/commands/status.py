@@ -6,19 +6,8 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
-from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor, columns, to_the_second
-from secretsapi.service.results import SecretStatus
-
-HEADER = ("NAME", "STATE", "CREATED (UTC)", "LAST ROTATED", "ROTATIONS", "NEXT DUE")
-
-
-def row(st: SecretStatus) -> tuple[str, ...]:
-    if not st.exists:
-        return (st.name, "not generated", "-", "-", "-", "-")
-    # No due date: a one-time secret or one without a rotation period never falls due.
-    return (st.name, "generated", to_the_second(st.created_at),
-            to_the_second(st.last_rotated) if st.last_rotated else "never", str(st.rotation_count),
-            to_the_second(st.due_at) if st.due_at else "never")
+from secretsapi.management import reports
+from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
 
 class Command(EngineCommand):
@@ -36,7 +25,4 @@ class Command(EngineCommand):
             statuses = [actions.secret_status(ws, options["name"], actor=cli_actor())]
         else:
             statuses = actions.secret_statuses(ws, actor=cli_actor())
-        lines = columns([HEADER, *(row(st) for st in statuses)])
-        self.emit(options, statuses if len(statuses) != 1 else statuses[0], "\n".join(lines))
-        if not all(st.exists for st in statuses):
-            raise self.finding("some secrets are not generated")
+        self.report(options, reports.status_report(statuses, single=True))

@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
+from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, cli_actor
 
 
@@ -31,13 +32,4 @@ class Command(EngineCommand):
             dry_run=options["dry_run"], force=options["force"], secret_name=options["secret_name"],
             repair=options["repair"], refresh=options["refresh"],
         )
-        # Errors first: in a long run they must not scroll away behind the per-secret lines.
-        lines = [result.message]
-        lines += [f"  error      {e.secret} [{e.target or '-'}]: {e.message}" for e in result.errors]
-        lines += [f"  generated  {name}" for name in result.secrets_generated]
-        lines += [f"  repaired   {name}" for name in result.secrets_repaired]
-        lines += [f"  skipped    {name}" for name in result.secrets_skipped]
-        lines += [f"  refreshed  {key}: dropped {', '.join(ids)}" for key, ids in result.refreshed.items()]
-        self.emit(options, result, "\n".join(lines))
-        if result.errors:
-            raise self.failure(f"{len(result.errors)} error(s) during sync")
+        self.report(options, reports.sync_report(result))

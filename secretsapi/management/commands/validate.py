@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
+from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
 
@@ -18,9 +19,4 @@ class Command(EngineCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         report = actions.validate_definition_file(self.workspace(options), actor=cli_actor())
-        lines = ["Valid." if report.valid else "Invalid."]
-        lines += [f"  error    {message}" for message in report.errors]
-        lines += [f"  warning  {message}" for message in report.warnings]
-        self.emit(options, report, "\n".join(lines))
-        if not report.valid:
-            raise self.finding(f"{len(report.errors)} error(s)")
+        self.report(options, reports.validation_report(report))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.budget import RENDER_SECONDS
-from secretsapi.service.errors import SecretNotDefined
+from secretsapi.service.errors import EnvironmentNotFound, SecretNotDefined
 
 # SecretZero's other names of a kind (its Vault provider's KV aliases): the kind is kept as
 # written (target ids name it, as SecretZero's do) and the type resolves to ours.
@@ -138,19 +138,44 @@ class EnvironmentProfile:
 
     var_files: tuple[str, ...] = ()
     lockfile: str | None = None  # relative to the definition's folder unless absolute
+    target_profile: str | None = None  # a key of the top-level ``target_profiles``
+
+
+@dataclass(frozen=True, slots=True)
+class TargetProfile:
+    """``target_profiles.<name>``: config merged into the targets of the lane that selects it,
+    the provider alias's overrides first, then the target kind's (SecretZero's order)."""
+
+    provider_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    target_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class Environments:
-    """The top-level ``environments`` block; no environment can be named, so ``default`` applies."""
+    """The top-level ``environments`` block: the lane named by ``-e``/``environment``, else ``default``."""
 
     default: str | None = None
     profiles: Mapping[str, EnvironmentProfile] = field(default_factory=dict)
+    # Whether the definition has the block at all: naming an environment without it is an error.
+    declared: bool = False
 
     @property
     def selected(self) -> EnvironmentProfile | None:
         """The profile SecretZero uses when no environment is named: ``default``'s, if any."""
         return self.profiles.get(self.default) if self.default is not None else None
+
+    def resolve(self, name: str | None) -> tuple[str | None, EnvironmentProfile | None]:
+        """The lane in effect and its profile: ``name``, else ``default``. A named lane the
+        block lacks (or a name without a block) is EnvironmentNotFound, naming the known ones,
+        as SecretZero refuses it."""
+        if name is None:
+            return self.default, self.selected
+        if not self.declared:
+            raise EnvironmentNotFound(name, (), has_map=False)
+        profile = self.profiles.get(name)
+        if profile is None:
+            raise EnvironmentNotFound(name, tuple(self.profiles))
+        return name, profile
 
 
 @dataclass(frozen=True, slots=True)

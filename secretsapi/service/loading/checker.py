@@ -10,17 +10,18 @@ from typing import Any
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.model import (
-    EnvironmentProfile,
     Environments,
     GeneratorSpec,
     PolicySpec,
     ProviderSpec,
     SecretDef,
+    TargetProfile,
     TargetSpec,
     Unit,
 )
 from secretsapi.service.definition.units import Template, canon_gen, canon_targets, place, template_units
 from secretsapi.service.definition.var_files import deep_merge
+from secretsapi.service.loading import lanes
 from secretsapi.service.loading.field_checks import FieldChecks
 from secretsapi.service.util.hashing import sha256_value
 
@@ -34,8 +35,9 @@ KEPT_SECRET_KEYS = ("agent_instructions",)
 PROVIDER_KEYS = ("kind", "auth", "config")
 TEMPLATE_KEYS = ("description", "fields", "targets")
 FIELD_KEYS = ("description", "generator", "targets")
-# Parsed by _environments, apart from the sections above: only the default lane's lockfile is used.
-ENVIRONMENTS_KEY = "environments"
+# Parsed by ``lanes``, apart from the sections above.
+ENVIRONMENTS_KEY = lanes.ENVIRONMENTS_KEY
+TARGET_PROFILES_KEY = lanes.TARGET_PROFILES_KEY
 POLICY_KINDS = ("rotation", "access", "compliance")
 SEVERITIES = ("error", "warning", "info")
 STANDARDS = ("soc2", "iso27001")
@@ -53,13 +55,19 @@ class ParsedDefinition:
     secrets: list[SecretDef] = field(default_factory=list)
     policies: dict[str, PolicySpec] = field(default_factory=dict)
     environments: Environments = field(default_factory=Environments)
+    target_profiles: dict[str, TargetProfile] = field(default_factory=dict)
 
 
 class DefinitionChecker(FieldChecks):
     """Walks a parsed document once, collecting errors and warnings that name the place."""
 
-    def __init__(self, environ: Mapping[str, str], *, strict: bool, limits: InterpolationLimits | None = None) -> None:
+    def __init__(
+        self, environ: Mapping[str, str], *, strict: bool, limits: InterpolationLimits | None = None,
+        target_profile: str | None = None,
+    ) -> None:
+        """``target_profile``: the selected lane's ``target_profile``, merged into every target."""
         super().__init__(environ)
+        self.target_profile_name = target_profile
         self.limits = limits
         self.strict = strict  # /config/validate: version and secrets required, rotation warnings
         self._consume = False
@@ -76,7 +84,7 @@ class DefinitionChecker(FieldChecks):
             self.errors.append(f"definition must be a mapping, got {got}")
             return out
         for key in doc:
-            if key not in TOP_LEVEL_KEYS and key != ENVIRONMENTS_KEY:
+            if key not in TOP_LEVEL_KEYS and key not in (ENVIRONMENTS_KEY, TARGET_PROFILES_KEY):
                 self.warnings.append(f"unknown top-level key '{key}' (kept, not used)")
         for key in ("version", "secrets") if self.strict else ():
             if key not in doc:
@@ -94,7 +102,10 @@ class DefinitionChecker(FieldChecks):
         # Everything but `variables` (resolved above) and unknown keys is interpolated.
         sections = {k: interpolator.render(doc.get(k), k) for k in TOP_LEVEL_KEYS[2:]}
         self.errors.extend(interpolator.errors)
-        out.environments = self._environments(doc.get(ENVIRONMENTS_KEY))
+        out.environments = lanes.environments(self, doc.get(ENVIRONMENTS_KEY))
+        out.target_profiles = lanes.target_profiles(self, doc.get(TARGET_PROFILES_KEY), out.environments)
+        if self.target_profile_name is not None:
+            self.target_profile = out.target_profiles.get(self.target_profile_name)
         self._set_unresolved(interpolator.unresolved)
         if consume and isinstance(doc, dict):
             self._consume = True
@@ -126,39 +137,6 @@ class DefinitionChecker(FieldChecks):
                         "use local/file or local/template targets, or set local_allow_cloud: true"
                     )
         return local
-
-    def _environments(self, value: Any) -> Environments:
-        """SecretZero's ``environments`` block: ``default`` and ``profiles.<name>.{var_files, lockfile}``.
-
-        Shapes SecretZero refuses are errors; its other profile keys (target_profile, labels)
-        are kept out of the model, unused.
-        """
-        if value is None:
-            return Environments()
-        seen = len(self._interpolator.errors)
-        raw = self._mapping(self._interpolator.render(value, ENVIRONMENTS_KEY), ENVIRONMENTS_KEY)
-        self.errors.extend(self._interpolator.errors[seen:])
-        default = raw.get("default")
-        if default is not None and not isinstance(default, str):
-            self.errors.append("environments.default: must be a string")
-            default = None
-        profiles: dict[str, EnvironmentProfile] = {}
-        for name, profile in self._mapping(raw.get("profiles"), "environments.profiles").items():
-            where = f"environments.profiles.{name}"
-            body = self._mapping(profile, where)
-            var_files = body.get("var_files") or []
-            if not isinstance(var_files, list) or not all(isinstance(item, str) for item in var_files):
-                self.errors.append(f"{where}.var_files: must be a list of strings")
-                var_files = []
-            lockfile = body.get("lockfile")
-            if lockfile is not None and not isinstance(lockfile, str):
-                self.errors.append(f"{where}.lockfile: must be a string")
-                lockfile = None
-            profiles[str(name)] = EnvironmentProfile(tuple(var_files), lockfile or None)
-        if default is not None and default not in profiles:
-            known = ", ".join(sorted(profiles)) or "none"
-            self.warnings.append(f"environments.default: no profile named '{default}' (known: {known})")
-        return Environments(default, profiles)
 
     def _metadata(self, value: Any) -> dict[str, Any]:
         metadata = self._mapping(value, "metadata")

@@ -8,8 +8,16 @@ from dataclasses import replace
 from typing import Any
 
 from secretsapi.service.definition.interpolation import Interpolator
-from secretsapi.service.definition.model import KIND_ALIASES, GeneratorSpec, ProviderSpec, TargetSpec, Unit
+from secretsapi.service.definition.model import (
+    KIND_ALIASES,
+    GeneratorSpec,
+    ProviderSpec,
+    TargetProfile,
+    TargetSpec,
+    Unit,
+)
 from secretsapi.service.definition.periods import parse_period
+from secretsapi.service.definition.var_files import deep_merge
 from secretsapi.service.generators import (
     CHARSETS,
     GENERATORS,
@@ -74,6 +82,8 @@ class FieldChecks:
         self.providers: dict[str, ProviderSpec] = {}  # the declared ones, once parsed
         self._provider_kinds: dict[str, str] = {}  # alias -> kind, for targets naming an alias
         self._configs: dict[tuple[Any, ...], dict[str, Any]] = {}
+        # The selected lane's target profile (``target_profiles.<name>``), merged into each target.
+        self.target_profile: TargetProfile | None = None
         self.environ = environ
         self.strict = False
         # Places using an undefined variable (left as written), taken by the check of the
@@ -109,6 +119,17 @@ class FieldChecks:
 
     def _check_plain(self, value: Any, where: str) -> None:
         check_plain(value, where, self.errors)
+
+    def _profiled(self, provider: str | None, kind: str | None, config: dict[str, Any]) -> dict[str, Any]:
+        """``config`` with the target profile's overrides for the provider alias, then for the
+        target kind, deep-merged as SecretZero's apply_target_profile does."""
+        profile = self.target_profile
+        if profile is None:
+            return config
+        for override in (profile.provider_overrides.get(provider or ""), profile.target_overrides.get(kind or "")):
+            if override:
+                config = deep_merge(config, override)
+        return config
 
     def _shared(self, config: dict[str, Any]) -> dict[str, Any]:
         """One dict for every equal config of scalars: thousands of secrets share a handful of
@@ -187,7 +208,7 @@ class FieldChecks:
             self._unknown(raw, TARGET_KEYS, place)
             provider = self._required_str(raw, "provider", place)
             kind = self._required_str(raw, "kind", place)
-            config = self._shared(self._mapping(raw.get("config"), f"{place}.config"))
+            config = self._shared(self._profiled(provider, kind, self._mapping(raw.get("config"), f"{place}.config")))
             unresolved = self._take_unresolved(place)
             if provider and kind:
                 aliased = self._provider_kinds.get(provider, provider)

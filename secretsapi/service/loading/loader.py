@@ -52,6 +52,7 @@ def load_definition(
     limits: InterpolationLimits | None = None,
     service_paths: tuple[Path, ...] = (),
     allow_scripts: bool = False,
+    target_profile: str | None = None,
 ) -> Definition:
     """Load, interpolate and check a definition file; cached while nothing it depends on changes.
 
@@ -92,6 +93,7 @@ def load_definition(
         limits,
         service_paths,
         allow_scripts,
+        target_profile,
     )
     with _cache_lock:
         cached = _cache.get(key)
@@ -112,16 +114,16 @@ def load_definition(
         if cached is not None:
             return cached
         return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots, limits,
-                               service_paths, allow_scripts)
+                               service_paths, allow_scripts, target_profile)
 
 
 def _load_and_cache(
     key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None,
     env: Mapping[str, str], max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
-    service_paths: tuple[Path, ...], allow_scripts: bool,
+    service_paths: tuple[Path, ...], allow_scripts: bool, target_profile: str | None = None,
 ) -> Definition:
     definition = _load(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths,
-                       allow_scripts)
+                       allow_scripts, target_profile)
     with _cache_lock:
         _cache[key] = definition
         while len(_cache) > _CACHE_SIZE:
@@ -146,7 +148,7 @@ def _freeze(variables: Mapping[str, Any] | None) -> str:
 def _load(
     path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str],
     max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
-    service_paths: tuple[Path, ...] = (), allow_scripts: bool = False,
+    service_paths: tuple[Path, ...] = (), allow_scripts: bool = False, target_profile: str | None = None,
 ) -> Definition:
     try:
         text = read_text(path, source=path.name, max_bytes=max_bytes)
@@ -157,7 +159,7 @@ def _load(
     overlays = [*load_var_files(path.parent, var_files), *([variables] if variables else [])]
     named = set(_ENV_REF.findall(text)) | set(_ENV_REF.findall(json.dumps(overlays, default=str)))
     del text  # not needed past here: a large definition's peak should not hold it
-    checker = DefinitionChecker(env, strict=False, limits=limits)
+    checker = DefinitionChecker(env, strict=False, limits=limits, target_profile=target_profile)
     parsed = checker.check(doc, overlays, consume=True)
     del doc
     if checker.errors:

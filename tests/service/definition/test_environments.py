@@ -10,10 +10,10 @@ from tests.factories import definition, file_secret, load_document, load_errors
 def test_environments_are_parsed_and_not_called_an_unknown_key(tmp_path: Path) -> None:
     lanes = {"default": "dev", "profiles": {"dev": {"var_files": ["dev.szvar"], "lockfile": "dev.lock",
                                                     "target_profile": "aws_dev"}}}
-    loaded = load_document(tmp_path, definition(file_secret("s"), environments=lanes))
+    loaded = load_document(tmp_path, definition(file_secret("s"), environments=lanes, target_profiles={"aws_dev": {}}))
     assert loaded.environments.selected is not None
     selected = loaded.environments.selected
-    assert (selected.var_files, selected.lockfile) == (("dev.szvar",), "dev.lock")
+    assert (selected.var_files, selected.lockfile, selected.target_profile) == (("dev.szvar",), "dev.lock", "aws_dev")
     assert not any("environments" in warning for warning in loaded.warnings)
 
 
