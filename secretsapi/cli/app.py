@@ -40,7 +40,9 @@ from secretsapi.management.base import (
 )
 from secretsapi.management.reports import (
     Report,
+    clean_report,
     drift_report,
+    import_report,
     merged_rotation,
     merged_rotation_check,
     merged_sync,
@@ -237,10 +239,11 @@ def cli(file: Path | None, environment: str | None, quiet: bool, non_interactive
 @click.option("-s", "--secret", "secrets", multiple=True, help="Only this secret (repeatable).")
 @click.option("--force", is_flag=True, help="Regenerate existing secrets too.")
 @click.option("--repair", is_flag=True, help="Also put recorded values back into targets that hold another value.")
+@click.option("--refresh", is_flag=True, help="First drop recorded target ids the definition no longer names.")
 @click.option("--no-prompt", is_flag=True, help="Accepted for SecretZero's scripts: secretsctl never prompts.")
 @click.pass_context
-def sync(ctx: click.Context, /, dry_run: bool, secrets: tuple[str, ...], force: bool, repair: bool, no_prompt: bool,
-         **params: Any) -> None:
+def sync(ctx: click.Context, /, dry_run: bool, secrets: tuple[str, ...], force: bool, repair: bool, refresh: bool,
+         no_prompt: bool, **params: Any) -> None:
     """Generate secrets that do not exist yet and write them to their targets."""
     lane = _lane(ctx, params)
 
@@ -249,11 +252,11 @@ def sync(ctx: click.Context, /, dry_run: bool, secrets: tuple[str, ...], force: 
         if names == [None]:  # one operation: the engine reports its progress
             with reporting("sync", quiet=lane.quiet) as report:
                 return sync_report(actions.sync(ws, actor=cli_actor(), dry_run=dry_run, force=force,
-                                                repair=repair, progress=report))
+                                                repair=repair, refresh=refresh, progress=report))
         with steps(len(names), "sync", quiet=lane.quiet) as advance:
             for name in names:
                 results.append(actions.sync(ws, actor=cli_actor(), dry_run=dry_run, force=force, secret_name=name,
-                                            repair=repair))
+                                            repair=repair, refresh=refresh))
                 advance()
         return sync_report(merged_sync(results))
 
@@ -349,6 +352,37 @@ def drift(ctx: click.Context, /, secret_name: str | None, **params: Any) -> None
         with reporting("drift", quiet=lane.quiet) as report:
             return drift_report(actions.check_drift(lane.workspace(), actor=cli_actor(), secret_name=secret_name,
                                                     progress=report))
+
+    _finish(ctx, lane, produce)
+
+
+@cli.command()
+@lane_options()
+@click.option("--dry-run", is_flag=True, help="List the entries of secrets no longer defined; remove nothing.")
+@click.pass_context
+def clean(ctx: click.Context, /, dry_run: bool, **params: Any) -> None:
+    """Remove the lockfile entries of secrets the definition no longer declares."""
+    lane = _lane(ctx, params)
+
+    def produce() -> Report:
+        return clean_report(actions.clean_lockfile(lane.workspace(), actor=cli_actor(), dry_run=dry_run))
+
+    _finish(ctx, lane, produce)
+
+
+@cli.command("import")
+@lane_options()
+@click.option("-s", "--secret", "secrets", multiple=True, help="Only this secret (repeatable).")
+@click.option("--dry-run", is_flag=True, help="Show what would be recorded; change nothing.")
+@click.pass_context
+def import_(ctx: click.Context, /, secrets: tuple[str, ...], dry_run: bool, **params: Any) -> None:
+    """Record the hashes of values the targets already hold; generate and write nothing (exit 1 when
+    a secret's targets disagree or hold nothing)."""
+    lane = _lane(ctx, params)
+
+    def produce() -> Report:
+        return import_report(actions.import_values(lane.workspace(), actor=cli_actor(),
+                                                   secret_names=list(secrets) or None, dry_run=dry_run))
 
     _finish(ctx, lane, produce)
 

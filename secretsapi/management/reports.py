@@ -14,7 +14,9 @@ from typing import Any
 
 from secretsapi.management.base import EXIT_ERROR, EXIT_FINDING, Failure, columns, to_the_second
 from secretsapi.service.results import (
+    CleanResult,
     DriftResult,
+    ImportResult,
     PolicyResult,
     RotationCheckResult,
     RotationResult,
@@ -204,3 +206,14 @@ def table_report(key: str, rows: list[dict[str, Any]], header: Sequence[str],
 
     lines = columns([tuple(header), *(tuple(cell(v) for v in cells(row)) for row in rows)], indent="")
     return Report({key: rows, "total": len(rows)}, "\n".join(lines))
+
+
+def clean_report(result: CleanResult) -> Report:
+    lines = [result.message, *(f"  {'orphaned' if result.dry_run else 'removed '}  {key}" for key in result.removed)]
+    return Report(plain(result), "\n".join(lines))
+
+
+def import_report(result: ImportResult) -> Report:
+    lines = [result.message, *(f"  {row.status:<12} {row.lock_key}: {row.detail}" for row in result.rows)]
+    problem = failed(f"{len(result.errors)} secret(s) could not be imported") if result.errors else None
+    return Report(plain(result), "\n".join(lines), problem)

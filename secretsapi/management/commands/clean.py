@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from secretsapi import actions
+from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
 
@@ -19,6 +20,4 @@ class Command(EngineCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         result = actions.clean_lockfile(self.workspace(options), actor=cli_actor(), dry_run=options["dry_run"])
-        lines = [result.message, *(f"  {'orphaned' if result.dry_run else 'removed '}  {key}"
-                                   for key in result.removed)]
-        self.emit(options, result, "\n".join(lines))
+        self.report(options, reports.clean_report(result))

@@ -23,7 +23,4 @@ class Command(EngineCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         result = actions.import_values(self.workspace(options), actor=cli_actor(),
                                        secret_names=options["secret_names"] or None, dry_run=options["dry_run"])
-        lines = [result.message]
-        lines += [f"  {row.status:<12} {row.lock_key}: {row.detail}" for row in result.rows]
-        problem = reports.failed(f"{len(result.errors)} secret(s) could not be imported") if result.errors else None
-        self.report(options, reports.Report(reports.plain(result), "\n".join(lines), problem))
+        self.report(options, reports.import_report(result))
