@@ -2,50 +2,73 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.runtime-installed
+# What `make test` installs on top (tests, lint, every cloud SDK); the README test checks for it.
+DEV := $(VENV)/.installed
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: serve test key test-postgres lint bench install clean
+.PHONY: serve test key test-postgres lint bench install cloud lock clean
 
-# The project itself is installed in editable mode (no dependencies: requirements.txt pins them)
-# for its command line, $(BIN)/secretsctl.
-$(STAMP): requirements.txt pyproject.toml
+# Runtime dependencies only, every version locked with its hashes (requirements.txt). The
+# project itself is installed in editable mode (no dependencies) for its command line,
+# $(BIN)/secretsctl.
+$(RUNTIME): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
-	touch $(STAMP)
+	$(PIP) --require-hashes -r requirements.txt
+	$(PIP) --no-deps -e .
+	touch $(RUNTIME)
 
-install: $(STAMP)
+# The runtime, every cloud SDK and the test and lint tools (requirements-dev.txt, locked too).
+$(DEV): $(RUNTIME) requirements-dev.txt
+	$(PIP) --require-hashes -r requirements-dev.txt
+	touch $(DEV)
+
+install: $(RUNTIME)
+
+# The SDKs of the remote target kinds (AWS, Vault, Kubernetes, Azure, GitHub, ansible-vault);
+# without one, that kind's targets fail naming the package. `make test` installs them all.
+cloud: $(RUNTIME)
+	$(PIP) --require-hashes -r requirements-cloud.txt
+
+# Regenerate the three lock files from requirements*.in (after changing a version there).
+lock: $(DEV)
+	$(BIN)/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-header --no-emit-index-url \
+		--no-emit-find-links -o requirements.txt requirements.in
+	$(BIN)/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-header --no-emit-index-url \
+		--no-emit-find-links -o requirements-cloud.txt requirements-cloud.in
+	$(BIN)/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-header --no-emit-index-url \
+		--no-emit-find-links -o requirements-dev.txt requirements-dev.in
 
 # Embedded default: SQLite in ./data and the example definition (override with SERVICE_CONFIG).
 # The API, a job worker and the scheduler together (Procfile); Ctrl-C stops them all.
-serve: $(STAMP)
+serve: $(RUNTIME)
 	PATH="$(CURDIR)/$(BIN):$$PATH" SERVICE_CONFIG="$${SERVICE_CONFIG:-examples/Secretfile.yml}" \
 		$(BIN)/python -m honcho start -f Procfile
 
 # A new API key, alone on stdout: `export SERVICE_API_KEY=$$(make -s key)` (README's curl session).
 # Sets up the venv first like serve and test; that step's output (and make's) goes to stderr.
 key:
-	@$(MAKE) --no-print-directory $(STAMP) >&2
+	@$(MAKE) --no-print-directory $(RUNTIME) >&2
 	@$(BIN)/python manage.py generate_api_key
 
 # The whole suite on SQLite, plus the PostgreSQL tests when TEST_DATABASE_URL names a server
 # (they skip otherwise; README "Tests on PostgreSQL"). .ci/run provides one.
-test: $(STAMP)
+test: $(DEV)
 	$(BIN)/python -m pytest
 
 # ruff (lint, import order, security checks) and mypy (strict on the engine), as pyproject.toml
 # configures them; .ci/run runs this before the tests and fails on any finding.
-lint: $(STAMP)
+lint: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
 # Only the PostgreSQL tests (multi-instance locking, migrations on start); needs TEST_DATABASE_URL.
-test-postgres: $(STAMP)
+test-postgres: $(DEV)
 	TEST_REQUIRE_POSTGRES=1 $(BIN)/python -m pytest -m postgres
 
 # Benchmarks (bench/README.md): never part of `make test`. Installs wrk from Debian when missing
 # (falls back to a Python load loop if it cannot); about 5 minutes on 2 cores.
-bench: $(STAMP)
+bench: $(DEV)
 	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk) || echo "wrk unavailable: using the Python load loop"
 	$(BIN)/python bench/bench_run.py $(BENCH_ARGS)
 

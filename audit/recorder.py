@@ -123,13 +123,21 @@ def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = No
     ``details.completed_late`` saying why: the row does not stay ``started`` while the process
     lives. Only a process that dies before then leaves it ``started``.
     """
-    outcome: dict[str, Any] = _storable(dict(details or {}))
     try:
-        _complete(row_id, success, outcome)
+        _complete(row_id, success, _storable(dict(details or {})))
     except (OperationalError, InterfaceError):
-        with _unwritten_lock:
-            _unwritten[row_id] = (success, {**outcome, "completed_late": COMPLETED_LATE})
+        keep_unwritten(row_id, success=success, details=details)
         raise
+
+
+def keep_unwritten(row_id: int, *, success: bool, details: Mapping[str, Any] | None = None) -> None:
+    """Keep the outcome of a row the database could not take (see ``finish``), to write it later."""
+    with _unwritten_lock:
+        _unwritten[row_id] = (success, {**_storable(dict(details or {})), "completed_late": COMPLETED_LATE})
+
+
+def has_unwritten() -> bool:
+    return bool(_unwritten)
 
 
 def complete_unwritten() -> None:

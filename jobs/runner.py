@@ -17,13 +17,13 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 from django_q.tasks import async_task
 
 from audit.models import AuditEntry
-from audit.recorder import finish
+from audit.recorder import complete_unwritten, finish, has_unwritten
 from jobs.models import Job
 from jobs.operations import OPERATIONS
 from secretsapi import actions
@@ -94,7 +94,28 @@ def run_claimed(job: Job) -> None:
         state = Job.FAILED
     finally:
         actions.audit_row_started.reset(token)
-    _end(job, state, status, body)
+    _when_the_database_answers(functools.partial(_end, job, state, status, body))
+
+
+# A job that ended while the database was away waits for it this long (a second between tries) to
+# write its audit row's outcome and its own end; a worker can run nothing without it anyway.
+DATABASE_WAIT_SECONDS = 120
+
+
+def _when_the_database_answers(end: Any) -> None:
+    """Write the outcomes this process could not (``audit.recorder.keep_unwritten``), then ``end``."""
+    deadline = time.monotonic() + DATABASE_WAIT_SECONDS
+    while True:
+        try:
+            if has_unwritten():
+                complete_unwritten()
+            end()
+            return
+        except (OperationalError, InterfaceError):
+            if time.monotonic() > deadline:
+                raise  # the job stays running: recovery ends it once the database is back
+            close_old_connections()
+            time.sleep(1)
 
 
 def _end(job: Job, state: str, status: int, body: dict[str, Any]) -> bool:

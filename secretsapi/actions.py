@@ -27,7 +27,7 @@ from django.db.models import QuerySet
 from audit import activity
 from audit import export as audit_export
 from audit.models import AuditEntry, AuditMention
-from audit.recorder import begin, finish, fit, fit_name, record
+from audit.recorder import begin, finish, fit, fit_name, keep_unwritten, record
 from metrics import tally
 from secretsapi import database_errors, database_locks, overview, service
 from secretsapi.service.definition.model import Definition
@@ -110,16 +110,23 @@ def audited(
             details = {**details, "duration_seconds": round(time.monotonic() - started, 3)}
         # The outcome's webhook events and its count in the metrics commit with its row, or none does.
         events = webhook_events.raised(action, success, details)
-        with transaction.atomic() if events or timed else contextlib.nullcontext():
-            if row_id is None:
-                written = record(action=action, resource=resource, user=actor, success=success, details=details,
-                                 mentions=facts.mentioned)
-            else:
-                finish(row_id, success=success, details=details)
-                written = row_id
-            outbox.enqueue(events, actor=actor, audit_row=written)
-            if timed:
-                tally.add(action, success, details["duration_seconds"])
+        try:
+            with transaction.atomic() if events or timed else contextlib.nullcontext():
+                if row_id is None:
+                    written = record(action=action, resource=resource, user=actor, success=success,
+                                     details=details, mentions=facts.mentioned)
+                else:
+                    finish(row_id, success=success, details=details)
+                    written = row_id
+                outbox.enqueue(events, actor=actor, audit_row=written)
+                if timed:
+                    tally.add(action, success, details["duration_seconds"])
+        except Exception as exc:
+            # A database gone before the transaction could even start: the begun row's outcome is
+            # still kept, to be written once it answers (its events and count are not).
+            if row_id is not None and database_errors.unreachable(exc):
+                keep_unwritten(row_id, success=success, details=details)
+            raise
 
     try:
         yield facts

@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.documentation import documentation
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cache_rows() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+    text = documentation()
     start = text.index("| cache | key | invalidated by | pinned by |")
     rows = []
     for line in text[start:].splitlines()[2:]:
@@ -32,7 +34,7 @@ def test_every_cache_row_names_existing_test_files_and_tests() -> None:
 
 
 def test_every_cache_module_named_in_the_table_exists() -> None:
-    modules = re.findall(r"\(`((?:service|api)/[\w/]+\.py)`", (ROOT / "README.md").read_text())
+    modules = re.findall(r"\(`((?:service|api)/[\w/]+\.py)`", documentation())
     assert len(modules) >= 6
     for module in modules:
         assert (ROOT / "secretsapi" / module).is_file(), module

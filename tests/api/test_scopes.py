@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 from apikeys.scopes import OPERATION_SCOPED, README_BEGIN, README_END, SCOPES, scopes_table
 from audit.models import AuditEntry
 from secretsapi.api.permissions import endpoint_texts
+from tests.documentation import documentation
 from tests.factories import named_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,6 +64,6 @@ def test_the_service_key_has_every_scope(authed_api: APIClient, settings: Any, u
 
 
 def test_the_readme_scopes_table_is_the_one_generated_from_the_code() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = documentation()
     generated = scopes_table(endpoint_texts())
     assert f"{README_BEGIN}\n{generated}\n{README_END}" in readme

@@ -34,7 +34,7 @@ def test_clean_removes_the_orphan_and_audits_it_as_the_cli(orphaned: Project) ->
     result = run("clean")
     assert result.exit_code == 0 and "removed   gone" in result.stdout
     assert set(orphaned.lock()["secrets"]) == {"db"}
-    assert AuditEntry.objects.get(action="clean_lockfile").user.startswith("cli:")
+    assert (AuditEntry.objects.get(action="clean_lockfile").user or "").startswith("cli:")
 
 
 def test_import_records_a_preseeded_value_without_printing_it(

@@ -158,8 +158,17 @@ def test_the_curl_session_works_verbatim_on_a_fresh_clone(
     health = json.loads(results[line_of(lines, "until curl")][1])
     assert health["status"] == "healthy"
 
+    synced = json.loads(results[line_of(lines, "curl -s -X POST -H \"X-API-Key: $SERVICE_API_KEY\" -H 'Content-Type: "
+                                      "application/json' -d '{}' localhost:8000/sync")][1])
+    assert "db_password" in synced["secrets_generated"]
+    status = json.loads(results[line_of(lines, "curl -s localhost:8000/secrets/db_password/status")][1])
+    assert status["name"] == "db_password" and status["exists"] is True
+    drift = json.loads(results[line_of(lines, "curl -s -X POST -H \"X-API-Key: $SERVICE_API_KEY\" -H 'Content-Type: "
+                                     "application/json' -d '{}' localhost:8000/drift/check")][1])
+    assert drift["has_drift"] is False, drift
     logs = json.loads(results[line_of(lines, 'curl -s -H "X-API-Key: $SERVICE_API_KEY"')][1])
-    assert isinstance(logs["entries"], list)
+    (row,) = logs["entries"]  # the sync's row, naming what it generated
+    assert row["action"] == "sync" and row["success"] is True and "db_password" in row["details"]["generated"]
 
     head, body = re.split(r"\r?\n\r?\n", results[line_of(lines, "curl -si -H 'X-API-Key: wrong'")][1], maxsplit=1)
     assert head.splitlines()[0].split()[1] == "401"  # the server requires the key: not started open

@@ -91,6 +91,10 @@ def test_a_sync_whose_database_goes_away_midway_does_not_stay_started(server: Li
     assert status == 503, body
     assert set(body) == {"error", "detail", "timestamp"}
     assert http("GET", server.url + "/health")[0] == 200
+    # The sync ran in the job worker, which writes the outcome it kept once the database answers.
+    deadline = time.monotonic() + 60
+    while "state" in (details := sync_rows(pg_database)[0][0]) and time.monotonic() < deadline:
+        time.sleep(0.2)
     (details, success), = sync_rows(pg_database)
     assert "state" not in details, details
     assert success is False and details["error"]  # the sync lost its lock session with the database

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.documentation import documentation
 from webhooks.models import EVENTS, Endpoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,7 +20,7 @@ def endpoint(url: str, *events: str, secret: str = SECRET) -> Endpoint:
 
 def readme_verifier() -> Callable[[str, str, bytes], bool]:
     """``verify_webhook`` exactly as the README prints it."""
-    text = (ROOT / "README.md").read_text()
+    text = documentation()
     block = re.search(r"<!-- webhook verification snippet -->\n```python\n(.*?)```\n<!-- end of webhook", text, re.S)
     assert block is not None
     namespace: dict[str, Any] = {}
