@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -179,6 +180,11 @@ SERVICE_JOB_WAIT_SECONDS = env_int("SERVICE_JOB_WAIT_SECONDS", 30, minimum=0)
 SERVICE_JOB_WORKERS = env_int("SERVICE_JOB_WORKERS", 2, minimum=1)
 # A job running longer is stopped and ends failed.
 SERVICE_JOB_TIMEOUT = env_int("SERVICE_JOB_TIMEOUT", 3600, minimum=1)
+# The job queue's name: instances sharing a database share one queue (any worker runs any job)
+# unless each is given its own (hosts that do not share the definition's folder).
+SERVICE_JOB_QUEUE = env_str("SERVICE_JOB_QUEUE", "secretsapi") or "secretsapi"
+if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", SERVICE_JOB_QUEUE):
+    raise ImproperlyConfigured("SERVICE_JOB_QUEUE must be 1 to 64 letters, digits, '_' or '-'")
 SERVICE_ROTATION_SCHEDULE = env_cron("SERVICE_ROTATION_SCHEDULE", "0 * * * *")
 SERVICE_DRIFT_SCHEDULE = env_cron("SERVICE_DRIFT_SCHEDULE", "0 0 * * *")
 
@@ -425,7 +431,7 @@ SPECTACULAR_SETTINGS = {
 # several instances share one queue. A task is only a job's id (jobs/runner.py): the request,
 # which may hold a definition to validate, stays in the job's row and is cleared when it ends.
 Q_CLUSTER = {
-    "name": "secretsapi",
+    "name": SERVICE_JOB_QUEUE,
     "orm": "default",
     "workers": SERVICE_JOB_WORKERS,
     "timeout": SERVICE_JOB_TIMEOUT,

@@ -92,8 +92,9 @@ def test_a_forced_sync_whose_lock_session_is_terminated_stops_and_leaves_another
         lockfile = project / ".gitsecrets.lock"
 
         def env(name: str) -> dict[str, str]:
-            return server_env(data_dir=tmp_path / name, config=definition, lockfile=lockfile,
-                              database_url=pg_database)
+            # Separate hosts: each instance's worker takes only its own instance's jobs.
+            return {**server_env(data_dir=tmp_path / name, config=definition, lockfile=lockfile,
+                                 database_url=pg_database), "SERVICE_JOB_QUEUE": f"host-{name}"}
 
         a = servers(env("a"), tmp_path / "a.log")
         assert a.call("POST", "/sync", {})[0] == 200
