@@ -179,5 +179,7 @@ def test_a_tally_lists_its_attempts(admin_client: Client, api_key: str) -> None:
     for _ in range(3):
         Client().get("/secrets", HTTP_X_API_KEY="wrong")
     response = admin_client.get("/admin/audit/auditentry/?action=authenticate")
-    (row,) = response.context["cl"].result_list
-    assert response.context["cl"].model_admin.attempts(row) == 3
+    rows = response.context["cl"].result_list
+    # One row per minute: the three attempts may straddle a minute's end.
+    assert 1 <= len(rows) <= 2
+    assert sum(response.context["cl"].model_admin.attempts(row) for row in rows) == 3
