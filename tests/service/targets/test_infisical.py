@@ -260,3 +260,10 @@ def test_a_lockfile_recording_secretzero_s_id_is_recognised(tmp_path: Path, serv
     assert not detect_drift(ws).has_drift
     server.put(WS, "dev", "A", "edited")
     assert [d.details["reason"] for d in detect_drift(ws).details] == ["value_changed"]
+
+
+def test_the_token_may_come_from_a_token_file_beside_the_definition(tmp_path: Path, server: InfisicalServer) -> None:
+    (tmp_path / "infisical.token").write_text(server.token + "\n")
+    provider = {**infisical_provider(server), "auth": {"kind": "token", "config": {"token_file": "infisical.token"}}}
+    ws = workspace(tmp_path, {"inf": provider}, secret("a", target("inf", "infisical")))
+    assert sync(ws).errors == [] and server.value(WS, "dev", "a") is not None

@@ -1,6 +1,7 @@
 """Infisical targets through the HTTP API and the management commands against the Infisical test
-server: sync, rotation, drift, repair and dry run; discovery and validation; a throttled store; and
-credentials never shown in answers, audit rows, the lockfile, logs or errors."""
+server: sync, rotation, drift, repair and dry run; discovery and validation; a throttled store; one
+sync with the other remote kinds; and credentials never shown in answers, audit rows, the lockfile,
+logs or errors."""
 
 from __future__ import annotations
 
@@ -16,11 +17,15 @@ from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
+from secretsapi.service.drift import detect_drift
+from secretsapi.service.sync import sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.validate import validate_document
 from secretsapi.service.workspace import Workspace
-from tests.factories import lock_entries, secret, target, workspace
+from tests.factories import aws_provider, kube_provider, lock_entries, secret, target, vault_provider, workspace
 from tests.peers.infisical import InfisicalServer
+from tests.peers.kubernetes_server import KubernetesServer
+from tests.peers.vault_server import VaultServer
 
 WS = "ws-app"
 IDS = {"db": "infisical/infisical/ws-app/prod/backend/DB_PASSWORD", "api": "infisical/infisical/ws-app/dev"}
@@ -225,3 +230,24 @@ def test_a_refused_login_names_no_credential_in_the_answer_or_the_audit(
                                 "invalid or expired)")
     details = json.dumps(list(AuditEntry.objects.values_list("details", flat=True)))
     assert b"s3cret" not in response.content and "s3cret" not in details
+
+
+def test_one_sync_writes_infisical_with_the_other_kinds_and_records_every_target(
+    tmp_path: Path, server: InfisicalServer, aws: str, vault: VaultServer, kube: KubernetesServer
+) -> None:
+    providers = {**_providers(server), "aws": aws_provider(aws), "vault": vault_provider(vault.url),
+                 "cluster": kube_provider(kube.url)}
+    ws = workspace(tmp_path, providers, secret(
+        "shared", target("local", "file", path="out/all.env"), target("aws", "ssm_parameter", name="/app/shared"),
+        target("vault", "vault_kv", path="app/shared"),
+        target("cluster", "kubernetes_secret", secret_name="shared", namespace="apps"),
+        target("infisical", "infisical", secret_name="SHARED")))
+    result = sync(ws)
+    assert result.errors == [] and result.secrets_generated == ["shared"]
+    entry = lock_entries(ws)["shared"]
+    assert list(entry["targets"]) == [
+        "local/file/out/all.env", "aws/ssm_parameter//app/shared", "vault/vault_kv/secret/app/shared",
+        "cluster/kubernetes_secret/apps/shared/shared", "infisical/infisical/ws-app/dev/SHARED"]
+    assert set(entry["targets"].values()) == {entry["hash"]}
+    assert sha256_text(server.value(WS, "dev", "SHARED") or "") == entry["hash"]
+    assert not detect_drift(ws).has_drift
