@@ -14,7 +14,7 @@ import pytest
 from tests.peers.azure_keyvault_server import AzureKeyVaultServer
 from tests.peers.github_server import GitHubServer
 from tests.peers.gitlab_server import GitLabServer
-from tests.peers.infisical import InfisicalServer
+from tests.peers.infisical_server import InfisicalServer
 from tests.peers.jenkins_server import JenkinsServer
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer

@@ -15,7 +15,7 @@ from secretsapi.service.sync import sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
 from tests.factories import lock_entries, secret, target, workspace
-from tests.peers.infisical import InfisicalServer
+from tests.peers.infisical_server import InfisicalServer
 
 WS = "ws-app"
 

@@ -23,7 +23,7 @@ from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.validate import validate_document
 from secretsapi.service.workspace import Workspace
 from tests.factories import aws_provider, kube_provider, lock_entries, secret, target, vault_provider, workspace
-from tests.peers.infisical import InfisicalServer
+from tests.peers.infisical_server import InfisicalServer
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
 
