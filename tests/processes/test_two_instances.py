@@ -59,7 +59,8 @@ def test_concurrent_syncs_and_rotations_from_two_instances_lose_no_update(
 
     assert all(status == 200 for _, status, _ in answers), answers
     rotations = Counter(name for path, _, body in answers if path == "/rotation/execute" for name in body["rotated"])
-    assert all(not body.get("failed") and not body.get("secrets_failed") for _, _, body in answers)
+    assert all(not body.get("failed") and not body.get("secrets_failed") and not body.get("errors")
+               for _, _, body in answers), [a[2].get("errors") for a in answers if a[2].get("errors") or a[2].get("failed")]
 
     lock = read_lock(lockfile)
     values = read_targets(project)
@@ -72,6 +73,8 @@ def test_concurrent_syncs_and_rotations_from_two_instances_lose_no_update(
         status, drift = server.call("POST", "/drift/check", {})
         assert status == 200 and drift["has_drift"] is False, drift
 
+    failed = pg_rows(pg_database, "SELECT action, details FROM audit_auditentry WHERE success IS NOT TRUE")
+    assert failed == [], failed
     audit = dict(pg_rows(pg_database, "SELECT action, count(*) FROM audit_auditentry WHERE success GROUP BY action"))
     assert audit["execute_rotation"] == sum(1 for path, _, _ in answers if path == "/rotation/execute")
     assert audit["sync"] == 1 + sum(1 for path, _, _ in answers if path == "/sync")
