@@ -26,6 +26,7 @@ import termios
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,7 +161,8 @@ def test_the_export_block_saves_the_failed_rows_as_json_lines(clone: Path, pytho
     assert any(row["action"] == "authenticate" for row in rows), rows
 
 
-def test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed(installed: Path, python_shim: Path) -> None:
+def test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed(
+        installed: Path, python_shim: Path) -> None:
     (create,) = block("docs/api.md", ".venv/bin/python manage.py createsuperuser").commands
     password = secrets.token_urlsafe(18)
     answers = {"Username": "auditor", "Email address": "auditor@example.com", "Password (again)": password,
@@ -211,7 +213,7 @@ def test_the_schemathesis_block_finds_nothing(clone: Path, python_shim: Path, tm
     assert explain(ran) == ""
 
 
-def _post(port: int, path: str, key: str) -> tuple[int, dict[str, object]]:
+def _post(port: int, path: str, key: str) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=b"{}", method="POST",
                                      headers={"X-API-Key": key, "Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=120) as response:
