@@ -9,8 +9,9 @@ failure names the page and line of the command that failed.
 
 The blocks that set up a host (packages, system users, systemd units, PostgreSQL roles, Docker
 images) are not run: they change the machine they run on and need what a test host lacks (systemd
-as PID 1, a Docker daemon that can pull images, ``sudo``). ``NOT_RUN`` lists them with why; a new
-block must be added to one list or the other.
+as PID 1, a Docker daemon that can pull images). ``NOT_RUN`` lists them with why; a new block must
+be added to one list or the other. The PostgreSQL setup runs where the PostgreSQL tests do (marked
+``postgres``), with a role and database of its own, dropped afterwards.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import os
 import secrets
 import select
+import shutil
 import signal
 import subprocess
 import termios
@@ -27,12 +29,13 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from tests.docsession import Ran, clean_env, explain, kill_group, make_clone, make_python_shim, run_session
 from tests.documentation import Command, ShellBlock, shell_blocks
-from tests.processes.live import free_port, wait_for
+from tests.processes.live import free_port, pg_rows, postgres_admin_url, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION_DEADLINE_S = 240
@@ -56,13 +59,13 @@ BLOCKS = {
         "test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed",
     ("docs/operations.md", ".venv/bin/python manage.py serve"):
         "tests/commands/test_doc_shell_blocks.py::test_the_production_layout_serves_and_runs_jobs_and_stops_on_sigterm",
+    ("docs/operations.md", "sudo -u postgres psql"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_postgresql_setup_block_serves_from_the_new_database",
     # Against the server of a richer definition than the example's, with more examples.
     ("docs/operations.md", ".venv/bin/schemathesis run"):
         "tests/fuzz/test_schemathesis_cli.py::test_schemathesis_with_every_check_and_phase_finds_nothing",
 }
 NOT_RUN = {
-    ("docs/operations.md", "sudo -u postgres psql"):
-        "creates a PostgreSQL role and database as the postgres superuser, on a host named db.internal",
     ("docs/operations.md", "sudo apt-get install"):
         "installs packages, adds a system user and starts systemd units: needs systemd as PID 1 on a spare host",
     ("docs/operations.md", "export SERVICE_API_KEY=$(python3 -c"):
@@ -202,6 +205,47 @@ def test_the_production_layout_serves_and_runs_jobs_and_stops_on_sigterm(install
     finally:
         for proc in procs:
             kill_group(proc.pid)
+
+
+@pytest.mark.postgres
+def test_the_postgresql_setup_block_serves_from_the_new_database(clone: Path, python_shim: Path,
+                                                                  tmp_path: Path) -> None:
+    """Run where the PostgreSQL tests run (TEST_DATABASE_URL names the server), as root or with sudo.
+
+    Changed: the role's and database's name (one of this test's, dropped at the end), the host
+    ``db.internal`` (this server's), ``0.0.0.0`` (tests listen on loopback only), and ``serve``
+    runs in the background so that the session can read /health and the audit log through it."""
+    server = urlsplit(postgres_admin_url())
+    if os.geteuid() != 0 and shutil.which("sudo") is None:
+        pytest.skip("acting as the postgres user needs root or sudo")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    if shutil.which("sudo") is None:
+        # Root without sudo installed: runuser is what `sudo -u USER command` does for root.
+        (tools / "sudo").write_text('#!/bin/sh\n[ "$1" = -u ] || exit 64\nuser=$2\nshift 2\n'
+                                    'exec runuser -u "$user" -- "$@"\n')
+        (tools / "sudo").chmod(0o755)
+    setup = block("docs/operations.md", "sudo -u postgres psql")
+    name = f"docs_{secrets.token_hex(4)}"
+    port = free_port()
+    health = Command("(test)", 0, f"until curl -sf localhost:{port}/health; do sleep 1; done")
+    read = Command("(test)", 0, f'curl -sf -H "X-API-Key: $SERVICE_API_KEY" localhost:{port}/audit/logs')
+    env = clean_env(python_shim, SERVICE_PORT=str(port), PGPORT=str(server.port or 5432),
+                    PATH=f"{tools}:{os.environ['PATH']}")
+    try:
+        ran = run_session([*setup.commands, health, read], cwd=clone, env=env, logs=tmp_path / "logs",
+                          deadline_s=SESSION_DEADLINE_S, replace={
+                              "ROLE secrets ": f"ROLE {name} ", "DATABASE secrets OWNER secrets": f"DATABASE {name} "
+                              f"OWNER {name}", "secrets:change-me@db.internal:5432/secrets":
+                              f"{name}:change-me@{server.hostname}:{server.port or 5432}/{name}",
+                              "--host 0.0.0.0": "--host 127.0.0.1", "--workers 4": "--workers 4 &"})
+        assert explain(ran) == ""
+        url = f"postgres://{name}:change-me@{server.hostname}:{server.port or 5432}/{name}"
+        assert pg_rows(url, "SELECT count(*) FROM audit_auditentry WHERE action = 'read_audit_logs'") == [(1,)]
+    finally:
+        for sql in (f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'DROP ROLE IF EXISTS "{name}"'):
+            subprocess.run(["sudo", "-u", "postgres", "psql", "-qc", sql], env=env, capture_output=True,
+                           timeout=60, check=False)
 
 
 def _post(port: int, path: str, key: str) -> tuple[int, dict[str, Any]]:
