@@ -123,13 +123,12 @@ def readme_server_prelude() -> list[Command]:
             command("README.md", "until curl -sf localhost:8000/health")]
 
 
-def session(clone: Path, python_shim: Path, commands: list[Command], logs: Path,
-            **env: str) -> tuple[list[Ran], int]:
+def session(clone: Path, python_shim: Path, commands: list[Command], logs: Path) -> list[Ran]:
+    """``commands`` in one bash in the clone, the server's port a free one."""
     port = free_port()
-    ran = run_session(commands, cwd=clone, env=clean_env(python_shim, SERVICE_PORT=str(port), **env), logs=logs,
-                      replace={"localhost:8000": f"localhost:{port}", "127.0.0.1:8000": f"127.0.0.1:{port}"},
-                      deadline_s=SESSION_DEADLINE_S)
-    return ran, port
+    return run_session(commands, cwd=clone, env=clean_env(python_shim, SERVICE_PORT=str(port)), logs=logs,
+                       replace={"localhost:8000": f"localhost:{port}", "127.0.0.1:8000": f"127.0.0.1:{port}"},
+                       deadline_s=SESSION_DEADLINE_S)
 
 
 def test_make_serve_runs_the_api_and_a_worker_until_ctrl_c_and_make_test_runs_tests(
@@ -160,7 +159,7 @@ def test_the_export_block_saves_the_failed_rows_as_json_lines(clone: Path, pytho
                                                                tmp_path: Path) -> None:
     export = block("docs/api.md", "curl -s -H \"X-API-Key: $SERVICE_API_KEY\" -H 'Accept: application/x-ndjson'")
     refused = command("README.md", "curl -si -H 'X-API-Key: wrong'")  # a failure for the export to find
-    ran, _ = session(clone, python_shim, [*readme_server_prelude(), refused, *export.commands], tmp_path / "logs")
+    ran = session(clone, python_shim, [*readme_server_prelude(), refused, *export.commands], tmp_path / "logs")
     assert explain(ran) == ""
     rows = [json.loads(line) for line in (clone / "failures.jsonl").read_text().splitlines()]
     assert rows and all(row["success"] is False for row in rows)
