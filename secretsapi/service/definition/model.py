@@ -33,6 +33,9 @@ class TargetSpec:
     config: Mapping[str, Any]
     # The aliased provider's kind when it differs from the alias (``providers.<alias>.kind``).
     provider_kind: str | None = None
+    # Another target of the same secret has the same SecretZero id (``targets.secretzero_ids``):
+    # the kinds that record SecretZero's ids record their own, unique one for this target.
+    shares_secretzero_id: bool = False
 
     @property
     def type(self) -> str:

@@ -28,6 +28,7 @@ from secretsapi.service.generators import (
     validate_generator,
 )
 from secretsapi.service.loading.sources import importable, source_canon, sourced, with_override
+from secretsapi.service.targets.secretzero_ids import mark_shared
 
 TARGET_KEYS = ("provider", "kind", "config")
 STATIC_UNSET = "static value is not set"
@@ -241,7 +242,7 @@ class FieldChecks:
                         f"{owner} will not be written there"
                     )
                 targets.append(target)
-        return tuple(targets)
+        return mark_shared(targets)
 
     def _provider_names(self) -> list[str]:
         return sorted({t.partition("/")[0] for t in self._supported})

@@ -52,6 +52,7 @@ from secretsapi.service.targets.remote import (
     sdk_failure,
     unreachable,
 )
+from secretsapi.service.targets.secretzero_ids import recorded_id
 from secretsapi.service.util.hashing import sha256_text
 
 AUTH_KINDS = ("service_principal", "client_secret", "managed_identity", "cli", "default", "ambient", "env")
@@ -123,7 +124,7 @@ class AzureKeyVaultKind:
         return [f"{where}: {problem}: this target fails at sync" for problem in _store_rules(target)]
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
+        return recorded_id(target, f"{target.provider}/{target.kind}/{self.location(target, ctx)}")
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         name = target.config.get("secret_name") or target.config.get("key")

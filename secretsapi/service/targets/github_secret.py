@@ -43,6 +43,7 @@ from secretsapi.service.targets.remote import (
     same_config,
 )
 from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
+from secretsapi.service.targets.secretzero_ids import recorded_id
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -144,7 +145,7 @@ class GitHubSecretKind:
         return problems
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
+        return recorded_id(target, f"{target.provider}/{target.kind}/{self.location(target, ctx)}")
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         name = target.config.get("secret_name")

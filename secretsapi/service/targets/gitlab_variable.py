@@ -30,6 +30,7 @@ from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext
 from secretsapi.service.targets.remote import check_text, checked_group, checked_provider, collect, same_config
 from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
+from secretsapi.service.targets.secretzero_ids import recorded_id
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_URL = "https://gitlab.com"
@@ -101,7 +102,7 @@ class _GitLabVariableKind:
         return problems
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
+        return recorded_id(target, f"{target.provider}/{target.kind}/{self.location(target, ctx)}")
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         key, scope = target.config.get("key"), _scope_of(target)

@@ -55,6 +55,7 @@ from secretsapi.service.targets.remote import (
     provider_of,
 )
 from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
+from secretsapi.service.targets.secretzero_ids import recorded_id
 from secretsapi.service.util.hashing import sha256_text
 
 AUTH_KINDS = ("token", "service_token", "universal_auth", "env", "ambient")
@@ -128,7 +129,7 @@ class InfisicalKind:
         return problems
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
+        return recorded_id(target, f"{target.provider}/{target.kind}/{self.location(target, ctx)}")
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         name = target.config.get("secret_name") or target.config.get("key")

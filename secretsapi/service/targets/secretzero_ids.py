@@ -1,15 +1,20 @@
 """The target ids SecretZero records, accepted wherever a lockfile it wrote is read.
 
-This service records the spec's ids, unique per target (``vault/vault_kv/<mount>/<path>``,
-``kubernetes/kubernetes_secret/<namespace>/<secret>/<data_key>``). SecretZero's
-``SyncEngine._build_target_id`` keeps shorter ones for some kinds, and older SecretZero files
-record every file target of a provider as ``<provider>/file/``; a target recorded under any of
-these is the same target.
+The kinds with an id of their own in the spec record it, unique per target
+(``vault/vault_kv/<mount>/<path>``, ``kubernetes/kubernetes_secret/<namespace>/<secret>/<data_key>``);
+the others record SecretZero's (``SyncEngine._build_target_id``: ``<provider>/<kind>/`` and the
+first of ``target_id``, ``record_uid``, ``name``, ``path``, ``title``), so a lockfile reads the
+same to both. Where two targets of one secret would share SecretZero's id (two repositories of a
+GitHub secret: SecretZero keeps one key for both, and so loses one), each of them records its
+own descriptive id instead. Older SecretZero files record every file target of a provider as
+``<provider>/file/``; a target recorded under any of these is the same target.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from secretsapi.service.definition.model import TargetSpec
 
@@ -24,6 +29,18 @@ def secretzero_target_id(target: TargetSpec) -> str:
     else:
         identifier = next((config[key] for key in _IDENTIFIER_KEYS if config.get(key)), "")
     return f"{target.provider}/{target.kind}/{identifier}"
+
+
+def recorded_id(target: TargetSpec, own: str) -> str:
+    """The id a kind that follows SecretZero records: SecretZero's, or ``own`` when shared."""
+    return own if target.shares_secretzero_id else secretzero_target_id(target)
+
+
+def mark_shared(targets: Sequence[TargetSpec]) -> tuple[TargetSpec, ...]:
+    """``targets`` (one secret's), each marked when another has the same SecretZero id."""
+    counts = Counter(secretzero_target_id(target) for target in targets)
+    return tuple(replace(target, shares_secretzero_id=counts[secretzero_target_id(target)] > 1)
+                 for target in targets)
 
 
 def aliases(target: TargetSpec) -> tuple[str, ...]:

@@ -44,6 +44,7 @@ from secretsapi.service.targets.remote import (
     sdk_failure,
     throttle_retry,
 )
+from secretsapi.service.targets.secretzero_ids import recorded_id
 from secretsapi.service.util.hashing import sha256_text
 
 AUTH_KINDS = ("token", "env", "ambient")
@@ -100,7 +101,7 @@ class VercelEnvKind:
         return [f"{where}: {problem}: this target fails at sync"] if problem else []
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
+        return recorded_id(target, f"{target.provider}/{target.kind}/{self.location(target, ctx)}")
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         project = _project(target, ctx)
