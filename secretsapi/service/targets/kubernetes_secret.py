@@ -42,6 +42,7 @@ from secretsapi.service.targets.remote import (
     named_path,
     sdk_errors,
     sdk_failure,
+    status_failure,
     throttle_retry,
 )
 from secretsapi.service.util.hashing import sha256_text
@@ -264,13 +265,5 @@ def _error(exc: BaseException, where: str, operation: str) -> TargetError:
     """The HTTP status class, never the response body (a Status can quote the request)."""
     status = getattr(exc, "status", None)
     if isinstance(status, int) and status:
-        if status == 401:
-            return TargetError(f"{where}: not authenticated (401)")
-        if status == 403:
-            return TargetError(f"{where}: permission denied (403)")
-        if status == 404:
-            return TargetError(f"{where}: {operation} failed (404: no such namespace or resource)")
-        if status == 409:
-            return TargetError(f"{where}: changed by another writer during the {operation}; try again")
-        return TargetError(f"{where}: {operation} failed (HTTP {status})")
+        return status_failure(status, where, operation, missing="no such namespace or resource")
     return sdk_failure(exc, where, operation)

@@ -263,6 +263,20 @@ def unreachable(where: str, exc: BaseException) -> TargetError | None:
     return TargetError(f"{where}: cannot reach the endpoint ({cause})") if cause else None
 
 
+def status_failure(status: int, where: str, operation: str, *, missing: str, unauthenticated: str = "") -> TargetError:
+    """A store's HTTP status as a TargetError, by class (never the body, which can quote the
+    request): ``missing`` says what a 404 means there, ``unauthenticated`` why a 401 may come."""
+    if status == 401:
+        return TargetError(f"{where}: not authenticated (401{unauthenticated})")
+    if status == 403:
+        return TargetError(f"{where}: permission denied (403)")
+    if status == 404:
+        return TargetError(f"{where}: {operation} failed (404: {missing})")
+    if status == 409:
+        return TargetError(f"{where}: changed by another writer during the {operation}; try again")
+    return TargetError(f"{where}: {operation} failed (HTTP {status})")
+
+
 def sdk_failure(exc: BaseException, where: str, operation: str) -> TargetError:
     """The last word on an SDK failure no kind recognised: its network cause, else its class."""
     return unreachable(where, exc) or TargetError(f"{where}: {operation} failed ({type(exc).__name__})")

@@ -24,6 +24,7 @@ from secretsapi.service.targets.remote import (
     Provider,
     load_sdk,
     named_path,
+    status_failure,
     unreachable,
 )
 
@@ -122,21 +123,14 @@ def _reset(value: str | None) -> float | None:
 def status_error(response: Any, where: str, operation: str, missing: str = "no such resource") -> TargetError:
     """The answer's status class as a TargetError; ``missing`` says what a 404 means here."""
     status = int(response.status_code)
-    if status == 401:
-        return TargetError(f"{where}: not authenticated (401: the token is missing, invalid or expired)")
-    if status == 403:
-        return TargetError(f"{where}: permission denied (403)")
-    if status == 404:
-        return TargetError(f"{where}: {operation} failed (404: {missing}, or the token cannot see it)")
-    if status == 409:
-        return TargetError(f"{where}: changed by another writer during the {operation}; try again")
     if status in (400, 422):
         return TargetError(f"{where}: {operation} rejected ({status}: the store refused the request)")
     if status in (429, 503):
         return TargetError(f"{where}: {operation} throttled ({status}), still after {THROTTLE_RETRIES} retries")
     if 300 <= status < 400:
         return TargetError(f"{where}: {operation} failed ({status}: redirected; check the base URL)")
-    return TargetError(f"{where}: {operation} failed (HTTP {status})")
+    return status_failure(status, where, operation, missing=f"{missing}, or the token cannot see it",
+                          unauthenticated=": the token is missing, invalid or expired")
 
 
 def json_body(response: Any, where: str, operation: str) -> Any:
