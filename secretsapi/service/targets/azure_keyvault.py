@@ -45,11 +45,11 @@ from secretsapi.service.targets.remote import (
     checked_provider,
     collect,
     load_sdk,
-    named_path,
     provider_of,
     same_config,
     sdk_errors,
     sdk_failure,
+    tls_setting,
     unreachable,
 )
 from secretsapi.service.util.hashing import sha256_text
@@ -283,12 +283,8 @@ def _credential(settings: Mapping[str, Any], transport: Mapping[str, Any], type_
 
 def _verify(provider: Provider, ctx: TargetContext) -> bool | str:
     value = provider.settings.get("connection_verify", provider.settings.get("verify", True))
-    if value is True:
-        return True
-    if isinstance(value, str) and value:
-        return named_path(value, ctx, "connection_verify", provider.alias)
-    raise TargetError(f"provider '{provider.alias}': connection_verify must be true or the path of a CA "
-                      "bundle (TLS verification is never turned off for Key Vault)")
+    return tls_setting(value, ctx, provider.alias, "connection_verify",
+                       never_off="TLS verification is never turned off for Key Vault")
 
 
 @functools.cache

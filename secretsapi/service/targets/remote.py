@@ -142,6 +142,19 @@ def named_path(path_text: str, ctx: TargetContext, what: str, alias: str) -> str
     return str(confined_file(path_text, ctx, what, alias).path)
 
 
+def tls_setting(value: Any, ctx: TargetContext, alias: str, setting: str = "verify", *,
+                never_off: str | None = None) -> bool | str:
+    """A provider's TLS verification: true, false, or the path of a CA bundle (a private CA),
+    confined like ``named_path``. ``never_off`` refuses false, giving the store's reason."""
+    if value is True or (value is False and never_off is None):
+        return bool(value)
+    if isinstance(value, str) and value:
+        return named_path(value, ctx, setting, alias)
+    if never_off is not None:
+        raise TargetError(f"provider '{alias}': {setting} must be true or the path of a CA bundle ({never_off})")
+    raise TargetError(f"provider '{alias}': {setting} must be true, false or a CA bundle path")
+
+
 def confined_file(path_text: str, ctx: TargetContext, what: str, alias: str) -> Confined:
     """``named_path``'s check, giving the confined file (to read without following a link)."""
     try:

@@ -23,8 +23,8 @@ from secretsapi.service.targets.remote import (
     ClientCache,
     Provider,
     load_sdk,
-    named_path,
     status_failure,
+    tls_setting,
     unreachable,
 )
 
@@ -56,12 +56,7 @@ def session(settings: tuple[Any, ...], headers: Mapping[str, str], type_: str, v
 def tls_verify(provider: Provider, ctx: TargetContext) -> bool | str:
     """The provider's ``verify``: true (the default), false, or a CA bundle path (relative to the
     definition folder), for self-managed instances behind a private CA."""
-    value = provider.settings.get("verify", True)
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value:
-        return named_path(value, ctx, "verify", provider.alias)
-    raise TargetError(f"provider '{provider.alias}': verify must be true, false or a CA bundle path")
+    return tls_setting(provider.settings.get("verify", True), ctx, provider.alias)
 
 
 def call(http: Any, method: str, url: str, *, where: str, operation: str, timeout: float,

@@ -36,11 +36,11 @@ from secretsapi.service.targets.remote import (
     collect,
     digest,
     load_sdk,
-    named_path,
     same_config,
     sdk_errors,
     sdk_failure,
     throttle_retry,
+    tls_setting,
 )
 from secretsapi.service.util.hashing import sha256_text, sha256_value
 
@@ -258,11 +258,7 @@ def _verify(value: Any, ctx: TargetContext, alias: str) -> bool | str:
         if os.environ.get("VAULT_SKIP_VERIFY", "").lower() in ("1", "true", "yes"):
             return False
         return os.environ.get("VAULT_CACERT") or True
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value:
-        return named_path(value, ctx, "verify", alias)
-    raise TargetError(f"provider '{alias}': verify must be true, false or a CA bundle path")
+    return tls_setting(value, ctx, alias)
 
 
 def _error(exc: BaseException, where: str, operation: str) -> TargetError:
