@@ -328,6 +328,11 @@ def checked_group(validate: Callable[[TargetSpec, str], list[str]], targets: Seq
     return where
 
 
+def placement_key(placement: Placement) -> str:
+    """The key a placement is written under, as is: the store key of the file kinds."""
+    return placement.key
+
+
 def collect(items: Sequence[tuple[Placement, str]], store_key: Callable[[Placement], str],
             where: str) -> dict[str, str]:
     """``{key in the store: value}`` for one group; one key given two values is an error."""
