@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jinja2
@@ -13,16 +13,13 @@ from jinja2.sandbox import SandboxedEnvironment
 from secretsapi.service.definition.deadline import DeadlinePassed, deadline
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import ServiceError, TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import TargetContext
+from secretsapi.service.targets.output_file import OutputFileKind, output_path
 from secretsapi.service.targets.paths import (
     confined_path,
-    lexical_key,
     path_problem,
-    read_hash,
     read_text,
-    write_text,
 )
-from secretsapi.service.util.hashing import sha256_text
 
 
 class _NoValue(Exception):
@@ -140,7 +137,7 @@ def render(source: str, name: str, ctx: TargetContext) -> str:
 _ID_KEYS = ("target_id", "record_uid", "name", "path", "title")
 
 
-class LocalTemplateKind:
+class LocalTemplateKind(OutputFileKind):
     type = "local/template"
 
     def describe(self) -> dict[str, Any]:
@@ -177,12 +174,6 @@ class LocalTemplateKind:
         identifier = next((config[k] for k in _ID_KEYS if config.get(k)), "")
         return f"{target.provider}/{target.kind}/{identifier}"
 
-    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return str(target.config.get("output_path"))
-
-    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
-        return (self.type, lexical_key(ctx.base_dir, target.config, "output_path"))
-
     def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
         """Render once for the whole group; the values come from ctx.value_of, not ``items``."""
         if not items:
@@ -195,21 +186,8 @@ class LocalTemplateKind:
         template_name = sources.pop()
         template_path = confined_path(ctx.base_dir, target.config, "template_path", ctx.target_roots,
                                       ctx.service_paths)
-        output_path = confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots, ctx.service_paths)
+        path = output_path(target, ctx)  # refused before the template is read, as a file target's
         source = read_text(template_path, f"template '{template_name}'")
         if source is None:
             raise TargetError(f"template '{template_name}' not found")
-        output = render(source, template_name, ctx)
-        digest = sha256_text(output)
-        if read_hash(output_path, location) != digest:
-            write_text(output_path, output, location)
-        return {p.key: digest for p, _ in items}
-
-    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
-        if not items:
-            return {}
-        location = self.location(items[0].target, ctx)
-        digest = read_hash(confined_path(ctx.base_dir, items[0].target.config, "output_path",
-                                         ctx.target_roots, ctx.service_paths),
-                           location)
-        return {p.key: ReadBack(digest is not None, digest, location) for p in items}
+        return self.store([p for p, _ in items], render(source, template_name, ctx), path, ctx)
