@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import (
     RETRY_AFTER_MAX,
     THROTTLE_RETRIES,
@@ -96,18 +96,13 @@ class AzureKeyVaultKind:
             "description": "An Azure Key Vault secret: each write sets a new version, with the "
                            "content type and tags given; the vault's other secrets are kept.",
             "config": {
-                "vault_url": {"type": "string", "default": None,
-                              "description": "vault URL, e.g. https://myvault.vault.azure.net; the "
-                                             "provider's by default"},
-                "vault_name": {"type": "string", "default": None,
-                               "description": "vault name, for https://<name>.vault.azure.net"},
-                "secret_name": {"type": "string", "default": None,
-                                "description": "secret name in the vault (letters, digits, dashes); "
-                                               "the secret (or template field) name by default"},
-                "content_type": {"type": "string", "default": None,
-                                 "description": "content type set on each version, e.g. text/plain"},
-                "tags": {"type": "object", "default": None,
-                         "description": f"tags set on each version (at most {MAX_TAGS})"},
+                "vault_url": option("string", None, "vault URL, e.g. https://myvault.vault.azure.net; the "
+                                                    "provider's by default"),
+                "vault_name": option("string", None, "vault name, for https://<name>.vault.azure.net"),
+                "secret_name": option("string", None, "secret name in the vault (letters, digits, dashes); "
+                                                      "the secret (or template field) name by default"),
+                "content_type": option("string", None, "content type set on each version, e.g. text/plain"),
+                "tags": option("object", None, f"tags set on each version (at most {MAX_TAGS})"),
             },
         }
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError
 from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, read_bytes, read_text, write_text
 from secretsapi.service.targets.remote import (
@@ -47,8 +47,7 @@ GIT_TIMEOUT = 10.0  # seconds for one `git` call; it reads only the repository's
 
 
 def _key_option() -> dict[str, Any]:
-    return {"type": "string", "default": None,
-            "description": "key in the provider's file; the secret (or field) name by default"}
+    return option("string", None, "key in the provider's file; the secret (or field) name by default")
 
 
 class _KeyedFileKind(ABC):

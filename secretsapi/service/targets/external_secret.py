@@ -17,7 +17,7 @@ import yaml
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import TargetContext
+from secretsapi.service.targets.base import TargetContext, option
 from secretsapi.service.targets.output_file import OutputFileKind, output_path
 from secretsapi.service.targets.paths import path_problem
 from secretsapi.service.targets.secretzero_ids import secretzero_target_id
@@ -27,10 +27,6 @@ _TEXT_OPTIONS = ("namespace", "secret_name", "external_secret_name", "secret_sto
 # Options the manifest takes as they are; SecretZero's defaults.
 _DEFAULTS = {"namespace": "default", "secret_store_ref": "default", "backend_type": "aws",
              "refresh_interval": "1h"}
-
-
-def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
-    return {"type": type_, "default": default, "description": description}
 
 
 class ExternalSecretKind(OutputFileKind):
@@ -43,19 +39,19 @@ class ExternalSecretKind(OutputFileKind):
                            "secret store into a Kubernetes Secret. The value is never written; the "
                            "recorded hash is the manifest's.",
             "config": {
-                "output_path": _opt("string", None, "manifest file, relative to the definition "
-                                                    "folder, inside SERVICE_TARGET_ROOTS"),
-                "secret_name": _opt("string", None, "the Kubernetes Secret the operator creates"),
-                "external_secret_name": _opt("string", None, "the ExternalSecret's name; "
-                                                             "secret_name by default"),
-                "namespace": _opt("string", "default", "namespace of both"),
-                "secret_store_ref": _opt("string", "default", "the SecretStore to read from"),
-                "backend_type": _opt("string", "aws", "accepted for SecretZero, which does not "
-                                                      "write it either"),
-                "backend_key": _opt("string", None, "key in the store; the secret's name by default"),
-                "refresh_interval": _opt("string", "1h", "how often the operator refreshes"),
-                "labels": _opt("object", {}, "metadata labels"),
-                "annotations": _opt("object", {}, "metadata annotations"),
+                "output_path": option("string", None, "manifest file, relative to the definition "
+                                                      "folder, inside SERVICE_TARGET_ROOTS"),
+                "secret_name": option("string", None, "the Kubernetes Secret the operator creates"),
+                "external_secret_name": option("string", None, "the ExternalSecret's name; "
+                                                               "secret_name by default"),
+                "namespace": option("string", "default", "namespace of both"),
+                "secret_store_ref": option("string", "default", "the SecretStore to read from"),
+                "backend_type": option("string", "aws", "accepted for SecretZero, which does not "
+                                                        "write it either"),
+                "backend_key": option("string", None, "key in the store; the secret's name by default"),
+                "refresh_interval": option("string", "1h", "how often the operator refreshes"),
+                "labels": option("object", {}, "metadata labels"),
+                "annotations": option("object", {}, "metadata annotations"),
             },
         }
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError, infer_format
 from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, path_problem, read_text, write_text
 from secretsapi.service.targets.remote import collect, placement_key
@@ -33,17 +33,13 @@ class LocalFileKind:
                            "YAML comments are lost when the file must be re-dumped (keys whose "
                            "current value is not a one-line scalar).",
             "config": {
-                "path": {"type": "string", "default": None,
-                         "description": "file path, relative to the definition folder or "
-                                        "absolute, inside SERVICE_TARGET_ROOTS"},
-                "format": {"type": "string", "default": None,
-                           "description": "dotenv | json | yaml | toml | tfvars; inferred from "
-                                          "the extension, dotenv when unknown"},
-                "key": {"type": "string", "default": None,
-                        "description": "key in the file; the secret (or field) name by default"},
-                "merge": {"type": "boolean", "default": True,
-                          "description": "keep the file's other keys; false: the file holds "
-                                         "only the keys written in one sync"},
+                "path": option("string", None, "file path, relative to the definition folder or "
+                                               "absolute, inside SERVICE_TARGET_ROOTS"),
+                "format": option("string", None, "dotenv | json | yaml | toml | tfvars; inferred from "
+                                                 "the extension, dotenv when unknown"),
+                "key": option("string", None, "key in the file; the secret (or field) name by default"),
+                "merge": option("boolean", True, "keep the file's other keys; false: the file holds "
+                                                 "only the keys written in one sync"),
             },
         }
 

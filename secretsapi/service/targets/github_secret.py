@@ -33,7 +33,7 @@ from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import (
     check_text,
     checked_group,
@@ -96,24 +96,17 @@ class GitHubSecretKind:
                            "sealed with the scope's public key; other secrets are kept. GitHub never "
                            "returns values: drift compares its update time with the lockfile's.",
             "config": {
-                "owner": {"type": "string", "default": None, "description": "repository owner (user or "
-                                                                           "organisation)"},
-                "repo": {"type": "string", "default": None, "description": "repository name"},
-                "environment": {"type": "string", "default": None,
-                                "description": "deployment environment of the repository (environment secret)"},
-                "org": {"type": "string", "default": None,
-                        "description": "organisation, for an organisation secret (without repo)"},
-                "visibility": {"type": "string", "default": "all",
-                               "description": "organisation secret: all, private or selected repositories"},
-                "selected_repository_ids": {"type": "array", "default": None,
-                                            "description": "organisation secret, visibility selected: "
-                                                           "repository ids"},
-                "selected_repositories": {"type": "array", "default": None,
-                                          "description": "organisation secret, visibility selected: "
-                                                         "repository names in the organisation"},
-                "secret_name": {"type": "string", "default": None,
-                                "description": "name of the secret; the secret (or template field) name "
-                                               "by default"},
+                "owner": option("string", None, "repository owner (user or organisation)"),
+                "repo": option("string", None, "repository name"),
+                "environment": option("string", None, "deployment environment of the repository (environment secret)"),
+                "org": option("string", None, "organisation, for an organisation secret (without repo)"),
+                "visibility": option("string", "all", "organisation secret: all, private or selected repositories"),
+                "selected_repository_ids": option("array", None, "organisation secret, visibility selected: "
+                                                                 "repository ids"),
+                "selected_repositories": option("array", None, "organisation secret, visibility selected: "
+                                                               "repository names in the organisation"),
+                "secret_name": option("string", None, "name of the secret; the secret (or template field) name "
+                                                      "by default"),
             },
         }
 

@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import check_text, checked_group, checked_provider, collect, same_config
 from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
 from secretsapi.service.util.hashing import sha256_text
@@ -71,18 +71,14 @@ class _GitLabVariableKind:
             "description": f"A GitLab CI/CD variable of a {self.owner_key}; its other variables are kept. "
                            "Written only when its value or attributes differ.",
             "config": {
-                self.owner_key: {"type": "string", "default": None,
-                                 "description": f"{self.owner_key} path (e.g. team/app) or numeric id"},
-                "key": {"type": "string", "default": None,
-                        "description": "variable key; the secret (or template field) name by default"},
-                "masked": {"type": "boolean", "default": True, "description": "mask the value in job logs"},
-                "protected": {"type": "boolean", "default": False,
-                              "description": "expose only to protected branches and tags"},
-                "raw": {"type": "boolean", "default": False, "description": "do not expand $ references"},
-                "environment_scope": {"type": "string", "default": DEFAULT_SCOPE,
-                                      "description": "environments the variable applies to"},
-                "variable_type": {"type": "string", "default": "env_var", "description": "env_var or file"},
-                "description": {"type": "string", "default": None, "description": "variable description"},
+                self.owner_key: option("string", None, f"{self.owner_key} path (e.g. team/app) or numeric id"),
+                "key": option("string", None, "variable key; the secret (or template field) name by default"),
+                "masked": option("boolean", True, "mask the value in job logs"),
+                "protected": option("boolean", False, "expose only to protected branches and tags"),
+                "raw": option("boolean", False, "do not expand $ references"),
+                "environment_scope": option("string", DEFAULT_SCOPE, "environments the variable applies to"),
+                "variable_type": option("string", "env_var", "env_var or file"),
+                "description": option("string", None, "variable description"),
             },
         }
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.kubeconfig_files import checked_kubeconfig
 from secretsapi.service.targets.remote import (
     ClientCache,
@@ -75,17 +75,12 @@ class KubernetesSecretKind:
             "description": "A data key of a Kubernetes Secret (type Opaque when created); other "
                            "data keys, labels and annotations of the Secret are kept.",
             "config": {
-                "secret_name": {"type": "string", "default": None,
-                                "description": "name of the Secret"},
-                "namespace": {"type": "string", "default": DEFAULT_NAMESPACE,
-                              "description": "namespace of the Secret"},
-                "data_key": {"type": "string", "default": None,
-                             "description": "key in the Secret's data; the secret (or template "
-                                            "field) name by default"},
-                "labels": {"type": "object", "default": None,
-                           "description": "labels set on the Secret (merged)"},
-                "annotations": {"type": "object", "default": None,
-                                "description": "annotations set on the Secret (merged)"},
+                "secret_name": option("string", None, "name of the Secret"),
+                "namespace": option("string", DEFAULT_NAMESPACE, "namespace of the Secret"),
+                "data_key": option("string", None, "key in the Secret's data; the secret (or template "
+                                                   "field) name by default"),
+                "labels": option("object", None, "labels set on the Secret (merged)"),
+                "annotations": option("object", None, "annotations set on the Secret (merged)"),
             },
         }
 

@@ -13,7 +13,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from secretsapi.service.definition.deadline import DeadlinePassed, deadline
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import ServiceError, TargetError
-from secretsapi.service.targets.base import TargetContext
+from secretsapi.service.targets.base import TargetContext, option
 from secretsapi.service.targets.output_file import OutputFileKind, output_path
 from secretsapi.service.targets.paths import (
     confined_path,
@@ -148,17 +148,12 @@ class LocalTemplateKind(OutputFileKind):
                            "{{ name }} (a field by its own name); written atomically, mode 0600 "
                            "when new. The recorded hash is the output's.",
             "config": {
-                "template_path": {"type": "string", "default": None,
-                                  "description": "Jinja2 template, relative to the "
-                                                 "definition folder or absolute"},
-                "output_path": {"type": "string", "default": None,
-                                "description": "rendered file, relative to the definition "
-                                               "folder or absolute"},
-                "name": {"type": "string", "default": None,
-                         "description": "names the target in the lockfile (local/template/<name>; "
-                                        "SecretZero also takes target_id, record_uid, path, title)"},
-                "overwrite": {"type": "boolean", "default": True,
-                              "description": "accepted for SecretZero, which ignores it too"},
+                "template_path": option("string", None, "Jinja2 template, relative to the "
+                                                        "definition folder or absolute"),
+                "output_path": option("string", None, "rendered file, relative to the definition folder or absolute"),
+                "name": option("string", None, "names the target in the lockfile (local/template/<name>; "
+                                               "SecretZero also takes target_id, record_uid, path, title)"),
+                "overwrite": option("boolean", True, "accepted for SecretZero, which ignores it too"),
             },
         }
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import (
     ClientCache,
     Provider,
@@ -72,14 +72,10 @@ class VaultKvKind:
             "description": "A key of a HashiCorp Vault KV secret; the path's other keys are "
                            "kept. KV v2 writes one new version per sync, with check-and-set.",
             "config": {
-                "path": {"type": "string", "default": None,
-                         "description": "secret path inside the mount, e.g. app/prod/db"},
-                "mount_point": {"type": "string", "default": DEFAULT_MOUNT,
-                                "description": "KV secrets engine mount"},
-                "version": {"type": "integer", "default": 2,
-                            "description": "KV engine version: 1 or 2"},
-                "key": {"type": "string", "default": DEFAULT_KEY,
-                        "description": "key inside the secret's data"},
+                "path": option("string", None, "secret path inside the mount, e.g. app/prod/db"),
+                "mount_point": option("string", DEFAULT_MOUNT, "KV secrets engine mount"),
+                "version": option("integer", 2, "KV engine version: 1 or 2"),
+                "key": option("string", DEFAULT_KEY, "key inside the secret's data"),
             },
         }
 
