@@ -6,6 +6,13 @@ was spent asleep. Writers of this process take a thread lock, then ``flock`` on 
 the database: a waiter wakes the moment the holder lets go. PostgreSQL needs none of this.
 Kept for a measured reason: with ORM writes, concurrent writers' p99 is about twice as long
 without it (bench/README.md, "Storage plumbing against the standard parts").
+
+The gate comes before SQLite's write lock, always. Transactions begin IMMEDIATE (they take the
+write lock when they start), so a transaction that writes an audit row inside it takes the gate
+first (``audited_transaction``): taken the other way round, it would hold the write lock while
+waiting for a writer that holds the gate and waits for the write lock, and both would stall
+until SQLite's busy timeout (20 s), failing the other writer with "database is locked". The
+gate is reentrant within a thread, so the audit writes inside such a transaction pass through.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from django.db import connection
+from django.db import connection, transaction
 
 
 class _Gate:
@@ -26,15 +33,26 @@ class _Gate:
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._owner: tuple[int, str] | None = None  # (pid, lock path) the descriptor belongs to
+        self._depth = threading.local()  # how many times this thread holds the gate now
 
     @contextlib.contextmanager
     def held(self, database: str) -> Iterator[None]:
-        with self._lock:
-            fd = self._descriptor(database)
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        depth = getattr(self._depth, "n", 0)
+        if depth:  # this thread holds it already (an audit write inside an audited transaction)
+            self._depth.n = depth + 1
             try:
                 yield
             finally:
+                self._depth.n = depth
+            return
+        with self._lock:
+            fd = self._descriptor(database)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._depth.n = 1
+            try:
+                yield
+            finally:
+                self._depth.n = 0
                 fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _descriptor(self, database: str) -> int:
@@ -64,3 +82,10 @@ def audit_write_gate() -> contextlib.AbstractContextManager[None]:
 @functools.lru_cache(maxsize=8)
 def _is_file(name: str) -> bool:
     return bool(name) and name != ":memory:" and not name.startswith("file:") and Path(name).parent.is_dir()
+
+
+@contextlib.contextmanager
+def audited_transaction() -> Iterator[None]:
+    """``transaction.atomic()`` for a transaction that writes audit rows: the gate first (see above)."""
+    with audit_write_gate(), transaction.atomic():
+        yield

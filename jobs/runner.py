@@ -24,6 +24,7 @@ from django_q.tasks import async_task
 
 from audit.models import AuditEntry
 from audit.recorder import complete_unwritten, finish, has_unwritten
+from audit.write_gate import audited_transaction
 from jobs.models import Job
 from jobs.operations import OPERATIONS
 from secretsapi import actions
@@ -194,7 +195,7 @@ def _recover(job: Job) -> None:
         "SERVICE_JOB_TIMEOUT). A write may have updated some targets without recording them: run a "
         "drift check, then repeat the operation"))
     # One transaction: a process stopped between the two never leaves the job ended and its row open.
-    with transaction.atomic():
+    with audited_transaction():
         if _end(job, Job.FAILED, status, body) and job.audit_row is not None:
             # The operation's own row, begun before it wrote: completed, never a second one.
             details = AuditEntry.objects.filter(pk=job.audit_row).values_list("details", flat=True).first() or {}

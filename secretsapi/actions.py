@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import QuerySet
 
 from audit import activity
 from audit import export as audit_export
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, keep_unwritten, record
+from audit.write_gate import audited_transaction
 from metrics import tally
 from secretsapi import database_errors, database_locks, overview, service
 from secretsapi.service.definition.model import Definition
@@ -111,7 +111,7 @@ def audited(
         # The outcome's webhook events and its count in the metrics commit with its row, or none does.
         events = webhook_events.raised(action, success, details)
         try:
-            with transaction.atomic() if events or timed else contextlib.nullcontext():
+            with audited_transaction() if events or timed else contextlib.nullcontext():
                 if row_id is None:
                     written = record(action=action, resource=resource, user=actor, success=success,
                                      details=details, mentions=facts.mentioned)

@@ -8,7 +8,7 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 
-from secretsapi.api.authentication import HEADER
+from secretsapi.api.authentication import HEADER, insecure_mode
 from secretsapi.api.docs import HeaderedResponse
 
 
@@ -64,10 +64,17 @@ URI_TOO_LONG = ("The request line (path and query) is longer than the server acc
 
 def declare_server_answers(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: 414 and insecure mode's 400 and 403 on every operation,
-    and ``NO_NUL`` on every request string (bodies and parameters) that has no pattern."""
+    and ``NO_NUL`` on every request string (bodies and parameters) that has no pattern.
+
+    Served by a server in insecure mode (``/openapi.json``), the key is optional (``{}`` beside the
+    key scheme): that server answers without one. Written offline (``manage.py spectacular``, no
+    request), the schema states the keyed contract."""
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    optional_key = request is not None and insecure_mode()
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
+            if optional_key and operation.get("security") and {} not in operation["security"]:
+                operation["security"] = [*operation["security"], {}]
             responses = operation.setdefault("responses", {})
             for status, sentence in (("400", INSECURE_400), ("403", INSECURE_403)):
                 if status in responses:

@@ -17,7 +17,7 @@ from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, TargetError
 from secretsapi.service.loading.checker import DefinitionChecker
 from secretsapi.service.results import ValidationReport
-from secretsapi.service.targets import aws, azure_keyvault, kubernetes_secret, vault_kv, vercel_env
+from secretsapi.service.targets import aws, azure_keyvault, infisical, kubernetes_secret, vault_kv, vercel_env
 from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.paths import outside_message, path_problem, refused_message, within_roots
 from secretsapi.service.targets.registry import get_kind
@@ -32,7 +32,8 @@ logger = logging.getLogger(__name__)
 _FAMILIES = {"aws": (aws.AUTH_KINDS, "AWS"), "vault": (vault_kv.AUTH_KINDS, "Vault"),
              "kubernetes": (kubernetes_secret.AUTH_KINDS, "Kubernetes"),
              "azure": (azure_keyvault.AUTH_KINDS, "Azure"),
-             "vercel": (vercel_env.AUTH_KINDS, "Vercel")}
+             "vercel": (vercel_env.AUTH_KINDS, "Vercel"),
+             "infisical": (infisical.AUTH_KINDS, "Infisical")}
 
 # The config fields of the local kinds that name a file (checked against the target roots).
 LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path"),

@@ -7,9 +7,13 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.http import StreamingHttpResponse
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from audit.export import CHUNK
 from audit.models import AuditEntry
 from audit.recorder import record
 
@@ -84,6 +88,33 @@ def test_ndjson_has_no_page_cap(authed_api: APIClient, db: None) -> None:
     )
     got = exported(authed_api, "?action=bulk")
     assert [e["details"]["n"] for e in got] == list(range(2500))
+
+
+def row_reads(queries: CaptureQueriesContext) -> list[str]:
+    """The queries that read audit rows (not the export's own row, nor the mentions)."""
+    table = AuditEntry._meta.db_table
+    return [q["sql"] for q in queries.captured_queries
+            if q["sql"].startswith("SELECT") and f'FROM "{table}"' in q["sql"]]
+
+
+def test_ndjson_is_streamed_reading_rows_a_chunk_at_a_time_past_any_page_cap(
+        authed_api: APIClient, db: None) -> None:
+    """Constant memory: the answer is a stream, nothing is read before it is consumed, and then
+    every row is read in keyset chunks of CHUNK (2 full chunks and a last short one here)."""
+    total = 2 * CHUNK + 500
+    AuditEntry.objects.bulk_create(
+        AuditEntry(action="bulk", resource="secrets", user="service", success=True, details={"n": n})
+        for n in range(total)
+    )
+    with CaptureQueriesContext(connection) as asked:
+        response = authed_api.get("/audit/logs?action=bulk", HTTP_ACCEPT=NDJSON)
+    assert isinstance(response, StreamingHttpResponse)
+    assert row_reads(asked) == []
+    with CaptureQueriesContext(connection) as streamed:
+        got = lines(response)
+    assert [e["details"]["n"] for e in got] == list(range(total))
+    reads = row_reads(streamed)
+    assert len(reads) == 3 and all(f"LIMIT {CHUNK}" in sql for sql in reads), reads
 
 
 def test_limit_and_offset_cut_the_stream_when_given(authed_api: APIClient, rows: list[int]) -> None:

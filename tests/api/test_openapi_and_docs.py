@@ -15,6 +15,7 @@ import pytest
 import yaml
 from rest_framework.test import APIClient
 
+from apikeys import keys
 from tests.factories import Project
 
 
@@ -40,6 +41,19 @@ def test_public_endpoints_need_no_security_in_the_schema(api: APIClient) -> None
     paths = api.get("/openapi.json").json()["paths"]
     for path in ("/", "/health"):
         assert paths[path]["get"].get("security", []) in ([], [{}]), path
+    assert paths["/audit/logs"]["get"]["security"] == [{"ApiKeyAuth": []}]
+
+
+def test_a_server_in_insecure_mode_serves_a_schema_where_the_key_is_optional(db: None, insecure: None) -> None:
+    """It answers without a key, and its schema says so (schemathesis' auth checks then agree)."""
+    paths = APIClient().get("/openapi.json", HTTP_HOST="127.0.0.1", REMOTE_ADDR="127.0.0.1").json()["paths"]
+    assert paths["/audit/logs"]["get"]["security"] == [{"ApiKeyAuth": []}, {}]
+    assert paths["/sync"]["post"]["security"] == [{"ApiKeyAuth": []}, {}]
+
+
+def test_a_key_row_alone_keeps_the_key_required_in_the_schema(db: None, insecure: None) -> None:
+    keys.create("ci", ["read"], actor="test")
+    paths = APIClient().get("/openapi.json", HTTP_HOST="127.0.0.1", REMOTE_ADDR="127.0.0.1").json()["paths"]
     assert paths["/audit/logs"]["get"]["security"] == [{"ApiKeyAuth": []}]
 
 

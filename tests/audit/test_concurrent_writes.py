@@ -97,3 +97,62 @@ def test_processes_and_threads_writing_audit_rows_lose_none_and_never_find_the_d
     mentions = sqlite_rows(db, "SELECT count(*) FROM audit_auditmention m JOIN audit_auditentry e "
                                "ON e.id = m.entry_id WHERE e.action = 'sync'")
     assert mentions == [(2 * each,)]
+
+
+# A thread ending failed rotations (each outcome commits with its webhook event and its count, in
+# one transaction) beside threads writing refusals' rows, as a job worker beside the API does.
+OUTCOMES = """
+import json, sys, threading
+from django.db import connection
+from audit.recorder import record
+from secretsapi.actions import audited
+from secretsapi.service.errors import SecretNotDefined
+errors = []
+
+def rotate():
+    try:
+        for i in range({rounds}):
+            try:
+                with audited("execute_rotation", "secrets", "job", {{"force": False}}, changes=True):
+                    raise SecretNotDefined("x")
+            except SecretNotDefined:
+                pass
+    except Exception as exc:
+        errors.append(repr(exc))
+    finally:
+        connection.close()
+
+def refuse(t):
+    try:
+        for i in range({rounds}):
+            record(action="request_refused", resource="/rotation/execute", user=f"t{{t}}", success=False,
+                   details={{"status": 400}})
+    except Exception as exc:
+        errors.append(repr(exc))
+    finally:
+        connection.close()
+
+threads = [threading.Thread(target=rotate), *(threading.Thread(target=refuse, args=(t,)) for t in range(2))]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join(120)
+print(json.dumps(errors))
+"""
+
+
+def test_an_outcome_committed_with_its_events_never_deadlocks_with_other_audit_writers(tmp_path: Path) -> None:
+    """The outcome's transaction takes the audit gate before SQLite's write lock, like every writer:
+    the other order held the write lock while waiting for the gate, whose holder waited for the
+    write lock, and that writer failed with "database is locked" after the 20 s busy timeout."""
+    db = tmp_path / "service.sqlite3"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
+    env.update(DATABASE_URL=f"sqlite:///{db}", SERVICE_DATA_DIR=str(tmp_path))
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=120)
+
+    code = OUTCOMES.format(rounds=ROUNDS * 4)
+    assert json.loads(_run(_django(tmp_path, db, code, "0"), code).strip().splitlines()[-1]) == []
+    counts = dict(sqlite_rows(db, "SELECT action, count(*) FROM audit_auditentry GROUP BY action"))
+    assert counts == {"execute_rotation": ROUNDS * 4, "request_refused": 2 * ROUNDS * 4}
+    assert sqlite_rows(db, "SELECT count(*) FROM audit_auditentry WHERE json_extract(details, '$.state') "
+                           "= 'started'") == [(0,)]

@@ -15,8 +15,11 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from audit.export import CHUNK
 from audit.models import AuditEntry
 from audit.recorder import record
 
@@ -65,6 +68,21 @@ def test_csv_has_a_header_and_one_row_per_entry_with_details_as_json(rows: list[
     assert list(table[0]) == ["timestamp", "action", "resource", "user", "success", "details"]
     assert json.loads(table[0]["details"]) == {"i": 0, "note": 'a "quoted", value'}
     assert table[0]["success"] == "true"
+
+
+def test_jsonl_writes_every_row_past_any_page_cap_reading_a_chunk_at_a_time(db: None) -> None:
+    total = 2 * CHUNK + 500
+    AuditEntry.objects.bulk_create(
+        AuditEntry(action="bulk", resource="secrets", user="service", success=True, details={"n": n})
+        for n in range(total)
+    )
+    with CaptureQueriesContext(connection) as asked:
+        out = run("--format", "jsonl", "--action", "bulk")
+    assert [json.loads(line)["details"]["n"] for line in out.splitlines()] == list(range(total))
+    table = AuditEntry._meta.db_table
+    reads = [q["sql"] for q in asked.captured_queries
+             if q["sql"].startswith("SELECT") and f'FROM "{table}"' in q["sql"]]
+    assert len(reads) == 3 and all(f"LIMIT {CHUNK}" in sql for sql in reads), reads
 
 
 def test_since_and_the_filters_apply(rows: list[int]) -> None:

@@ -1,27 +1,25 @@
-"""The README's shell commands, run verbatim in a scratch copy of the repository (a fresh clone).
+"""The README's curl session, run verbatim in a scratch copy of the repository (a fresh clone),
+and the make targets it relies on.
 
 The curl session is run line by line in one bash, as a reader pastes it: ``make -s key``, a
 real ``make serve`` in the background (on a free port: the session's ``localhost:8000`` is the
 only text changed), then curl. The copy has no venv: make makes one through a ``PYTHON`` whose
-venv runs this checkout's (``python_shim``), so nothing is installed. Not run here: ``make test``
-(this suite), ``make lint`` and ``make bench`` (minutes each), ``createsuperuser`` (interactive)
-and the PostgreSQL commands (they need a server).
+venv runs this checkout's (``tests.docsession``), so nothing is installed. The README's other
+block and the docs pages' blocks are run by ``test_doc_shell_blocks.py``.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import os
 import re
-import shutil
-import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.docsession import Ran, clean_env, explain, make_clone, make_python_shim, run_session
+from tests.documentation import Command, ShellBlock, shell_blocks
 from tests.processes.live import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,113 +31,33 @@ pytestmark = [
 ]
 
 
-def readme_block(heading: str) -> list[str]:
-    """The command lines of the first ``sh`` block after ``heading`` in README.md."""
+def readme_block(heading: str) -> ShellBlock:
+    """The first shell block after ``heading`` in README.md."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(heading):]
-    block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
-    assert block is not None, f"no sh block after {heading!r}"
-    return [line for line in block.group(1).splitlines() if line.strip()]
-
-
-def clean_env(python_shim: Path, **given: str) -> dict[str, str]:
-    """The environment of a new shell: none of the service's settings, then exactly the ones given,
-    and ``PYTHON`` (the Makefile's interpreter for ``-m venv``) set to the shim."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SERVICE_", "MAKE", "MFLAGS")) and k not in {"DATABASE_URL", "VIRTUAL_ENV"}}
-    return {**env, "PYTHON": str(python_shim), **given}
+    at = text[: text.index(heading)].count("\n") + 1
+    return next(b for b in shell_blocks() if b.page == "README.md" and b.line > at)
 
 
 @pytest.fixture
 def clone(tmp_path: Path) -> Path:
-    """What ``git clone`` of this working tree would give (tracked and new, not ignored, files), committed.
-
-    There is no ``.venv``: make creates it, through ``PYTHON`` (see ``clean_env``).
-    """
-    copy = tmp_path / "clone"
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, capture_output=True, check=True).stdout.decode()
-    for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, copy / name)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
-    subprocess.run([*git, "init", "-q"], cwd=copy, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=copy, check=True)
-    subprocess.run([*git, "commit", "-qm", "clone"], cwd=copy, check=True)
-    return copy
+    return make_clone(tmp_path)
 
 
 @pytest.fixture
 def python_shim(tmp_path: Path) -> Path:
-    """A ``python3`` for the Makefile's ``PYTHON`` whose ``-m venv DIR`` makes a venv at once:
-    its ``python`` runs this checkout's venv, and its ``pip install`` finds everything installed.
-    Everything else make does (the stamp, the order of the steps) is real."""
-    real = (ROOT / ".venv" / "bin" / "python").absolute()
-    python = (
-        "#!/bin/sh\n"
-        'if [ "$1 $2" = "-m pip" ]; then exit 0; fi  # already installed: never touch the shared venv\n'
-        f'exec "{real}" "$@"\n'
-    )
-    shim = tmp_path / "python3"
-    shim.write_text(
-        "#!/bin/sh\n"
-        'if [ "$1 $2" != "-m venv" ]; then echo "unexpected: $*" >&2; exit 1; fi\n'
-        'mkdir -p "$3/bin" && cat >"$3/bin/python" <<\'EOF\'\n' + python + "EOF\n"
-        'chmod +x "$3/bin/python"\n'
-    )
-    shim.chmod(0o755)
-    return shim
+    return make_python_shim(tmp_path)
 
 
 @pytest.fixture
-def session(clone: Path, python_shim: Path) -> Iterator[tuple[list[str], list[tuple[int, str, str]], Path]]:
-    """Run the curl session line by line in one bash; every line's (exit code, stdout, stderr).
-
-    The shell and everything it starts (make, manage.py serve, gunicorn's master and workers)
-    share one new process group, killed at the end whatever happened.
-    """
-    lines = readme_block("## A curl session")
+def session(clone: Path, python_shim: Path, tmp_path: Path) -> tuple[list[str], list[Ran], Path]:
+    """The curl session, pasted line by line into one bash (``localhost:8000`` becomes a free port)."""
+    commands = readme_block("## A curl session").commands
     port = free_port()
-    out = clone / ".session"
-    out.mkdir()
-    script = ["set +e"]
-    for i, line in enumerate(lines):
-        # The line as written, on its own line (its comment must not swallow the closing brace).
-        script += ["{", line.replace("localhost:8000", f"localhost:{port}"), f"}} >{out}/{i}.out 2>{out}/{i}.err",
-                   f"echo $? >{out}/{i}.rc"]
-    script.append(f'printf %s "$SERVICE_API_KEY" >{out}/key')
-    proc = subprocess.Popen(["bash", "-c", "\n".join(script)], cwd=clone, start_new_session=True,
-                            env=clean_env(python_shim, SERVICE_PORT=str(port)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        try:
-            proc.wait(timeout=SESSION_DEADLINE_S)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"the curl session did not finish within {SESSION_DEADLINE_S} s")
-        results = []
-        for i in range(len(lines)):
-            rc = out / f"{i}.rc"
-            results.append((int(rc.read_text()) if rc.exists() else -1, (out / f"{i}.out").read_text(),
-                            (out / f"{i}.err").read_text()))
-        yield lines, results, out
-    finally:
-        _kill_group(proc.pid)
-
-
-def _kill_group(pgid: int) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return
-        for _ in range(50):
-            try:
-                os.killpg(pgid, 0)
-            except ProcessLookupError:
-                return
-            subprocess.run(["sleep", "0.1"], check=False)
+    out = tmp_path / "session"
+    ran = run_session([*commands, Command("(test)", 0, f'printf %s "$SERVICE_API_KEY" >{out}/key')], cwd=clone,
+                      env=clean_env(python_shim, SERVICE_PORT=str(port)), logs=out,
+                      replace={"localhost:8000": f"localhost:{port}"}, deadline_s=SESSION_DEADLINE_S)
+    return [c.text for c in commands], ran, out
 
 
 def line_of(lines: list[str], start: str) -> int:
@@ -148,10 +66,10 @@ def line_of(lines: list[str], start: str) -> int:
     return matches[0]
 
 
-def test_the_curl_session_works_verbatim_on_a_fresh_clone(
-        session: tuple[list[str], list[tuple[int, str, str]], Path]) -> None:
-    lines, results, out = session
-    assert all(rc == 0 for rc, _, _ in results), results
+def test_the_curl_session_works_verbatim_on_a_fresh_clone(session: tuple[list[str], list[Ran], Path]) -> None:
+    lines, ran, out = session
+    assert explain(ran) == ""
+    results = [(r.rc, r.out, r.err) for r in ran]
     key = (out / "key").read_text()
     assert len(base64.urlsafe_b64decode(key)) == 32, f"SERVICE_API_KEY is not a key: {key!r}"
 

@@ -89,6 +89,20 @@ class LiveServer:
         status, _, data = http(method, self.url + path, body, headers=self.headers, timeout=timeout)
         return status, data
 
+    def finished(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        """A POST operation's final status and body. One still running past the server's wait bound
+        (``SERVICE_JOB_WAIT_SECONDS``) is answered 202 with its job, which is read until it ends:
+        on a loaded host writes queue behind each other's locks, and the test counts results."""
+        status, data = self.call("POST", path, body)
+        for _ in range(3000):
+            if status != 202:
+                return status, data
+            time.sleep(0.1)
+            _, job = self.call("GET", f"/jobs/{data['id']}")
+            if job["state"] in ("succeeded", "failed"):
+                return job["status"], job["result"]
+        raise AssertionError(f"{path}: its job did not end in 5 minutes")
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 

@@ -30,7 +30,7 @@ def test_200_concurrent_syncs_of_different_secrets_all_land_in_the_lockfile_and_
     server = servers(server_env(data_dir=tmp_path / "data", config=definition), tmp_path / "serve.log", workers=4)
 
     def one(i: int) -> tuple[int, object]:
-        return server.call("POST", "/sync", {"secret_name": f"s{i}"})
+        return server.finished("/sync", {"secret_name": f"s{i}"})
 
     with ThreadPoolExecutor(max_workers=32) as pool:
         answers = list(pool.map(one, range(SECRETS)))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,20 +25,6 @@ from tests.processes.live import (
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 SECRETS = 40
-
-
-def answer(server: LiveServer, path: str, body: dict[str, Any]) -> tuple[int, Any]:
-    """The operation's status and body; 40 writes queue behind each other's locks, so one still
-    running past the server's wait bound is answered 202 with its job, then read until it ends."""
-    status, data = server.call("POST", path, body)
-    for _ in range(3000):
-        if status != 202:
-            return status, data
-        time.sleep(0.1)
-        _, job = server.call("GET", f"/jobs/{data['id']}")
-        if job["state"] in ("succeeded", "failed"):
-            return job["status"], job["result"]
-    raise AssertionError(f"{path}: its job did not end in 5 minutes")
 
 
 def test_concurrent_syncs_and_rotations_from_two_instances_lose_no_update(
@@ -70,11 +55,12 @@ def test_concurrent_syncs_and_rotations_from_two_instances_lose_no_update(
         ops += [(server, "/sync", {"force": True})] * 4 + [(server, "/sync", {})] * 2
     rng.shuffle(ops)
     with ThreadPoolExecutor(max_workers=8) as pool:
-        answers = list(pool.map(lambda op: (op[1], *answer(op[0], op[1], op[2])), ops))
+        answers = list(pool.map(lambda op: (op[1], *op[0].finished(op[1], op[2])), ops))
 
     assert all(status == 200 for _, status, _ in answers), answers
     rotations = Counter(name for path, _, body in answers if path == "/rotation/execute" for name in body["rotated"])
-    assert all(not body.get("failed") and not body.get("secrets_failed") for _, _, body in answers)
+    assert all(not body.get("failed") and not body.get("secrets_failed") and not body.get("errors")
+               for _, _, body in answers), [a[2].get("errors") for a in answers if a[2].get("errors") or a[2].get("failed")]
 
     lock = read_lock(lockfile)
     values = read_targets(project)
@@ -87,6 +73,8 @@ def test_concurrent_syncs_and_rotations_from_two_instances_lose_no_update(
         status, drift = server.call("POST", "/drift/check", {})
         assert status == 200 and drift["has_drift"] is False, drift
 
+    failed = pg_rows(pg_database, "SELECT action, details FROM audit_auditentry WHERE success IS NOT TRUE")
+    assert failed == [], failed
     audit = dict(pg_rows(pg_database, "SELECT action, count(*) FROM audit_auditentry WHERE success GROUP BY action"))
     assert audit["execute_rotation"] == sum(1 for path, _, _ in answers if path == "/rotation/execute")
     assert audit["sync"] == 1 + sum(1 for path, _, _ in answers if path == "/sync")

@@ -9,7 +9,7 @@ import pytest
 
 from secretsapi.service.errors import TargetError
 from secretsapi.service.sync import sync
-from secretsapi.service.targets import aws, kubernetes_secret, vault_kv
+from secretsapi.service.targets import aws, infisical, kubernetes_secret, vault_kv
 from secretsapi.service.validate import validate_document, validate_file
 from secretsapi.service.workspace import Workspace
 from tests.factories import definition, file_secret, registered_providers, write_definition
@@ -150,9 +150,9 @@ def test_a_declared_alias_and_an_undeclared_provider_kind_are_both_valid() -> No
 
 
 def test_an_undeclared_provider_of_a_kind_this_service_does_not_write_stays_a_warning() -> None:
-    report = validate_document(definition(_secret("db", _target("infisical", "infisical", path="/app"))))
+    report = validate_document(definition(_secret("db", _target("keeper", "keeper_record", title="app"))))
     assert report.errors == []
-    assert report.warnings == ["secrets[0].targets[0]: target kind 'infisical' is not supported by this service: "
+    assert report.warnings == ["secrets[0].targets[0]: target kind 'keeper_record' is not supported by this service: "
                                "secret 'db' will not be written there"]
 
 
@@ -216,6 +216,13 @@ _CONFIGS: list[tuple[str, str, dict[str, Any], dict[str, tuple[list[Any], list[A
         "labels": ([{"a": "b"}], [{"a": 1}, "x"]),
         "annotations": ([{"a": "b"}], [["a"]]),
     }),
+    ("infisical", "infisical", {"workspace_id": "ws"}, {
+        "workspace_id": (["other"], [7]),
+        "environment": (["prod", None], [1]),
+        "secret_path": (["/", "/app/db", "/app/", "", None], ["app", "/a//b", "/a/../b", "/a b", 5]),
+        "secret_name": (["DB_PASSWORD", None], ["A B", "a/b", 3]),
+        "key": (["K"], ["a b"]),
+    }),
 ]
 
 
@@ -241,6 +248,7 @@ def stores_reached(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(aws, "aws_client", reached)
     monkeypatch.setattr(vault_kv.VaultKvKind, "_client", reached)
     monkeypatch.setattr(kubernetes_secret, "load_sdk", reached)
+    monkeypatch.setattr(infisical, "_access_token", reached)
 
 
 @pytest.mark.usefixtures("stores_reached")

@@ -147,29 +147,37 @@ def repair(place: Place, definition: Definition, secrets: Sequence[SecretDef], *
     planned = plan_repairs(read_state(place.lockfiles, definition), secrets, TargetContext.of(definition),
                            overwrite=overwrite)
     held: frozenset[int] = frozenset()
-    while planned.repairs:
-        held |= stripes_for(definition, _repair_work(planned))
+    # Errors are confirmed under their targets' locks too: on the unlocked read, another write may
+    # stand between its target writes and its lockfile commit (a new value beside the old record).
+    while planned.repairs or planned.errors:
+        held |= stripes_for(definition, _locked_work(planned, secrets))
         with target_locks(place, held) as stripes:
             doc = read_state(place.lockfiles, definition, exact=True)
             planned = plan_repairs(doc, secrets, TargetContext.of(definition), overwrite=overwrite)
-            if planned.repairs and stripes_for(definition, _repair_work(planned)) <= held:
-                written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in planned.repairs],
-                                          stripes)
-                with write_lock(place) as lockfile:
-                    doc = read_state(place.lockfiles, definition, exact=True)
-                    recorded = record_repairs(doc, planned.repairs, written, now=place.clock())
-                    if recorded or not _record_is_current(doc, definition):
-                        record_definition(doc, definition, place.clock())
-                        Held(stripes, lockfile).check()
-                        write_state(place.lockfiles, doc)
-                done = {r.secret.name for r in planned.repairs if written.get(r.unit.lock_key)}
-                repaired = [name for name in planned.secrets if name in done]
-                return RepairOutcome(planned, repaired, planned.errors + errors)
+            if not stripes_for(definition, _locked_work(planned, secrets)) <= held:
+                continue  # the plan changed under the locks: take the wider set
+            if not planned.repairs:
+                return RepairOutcome(planned, [], list(planned.errors))
+            written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in planned.repairs],
+                                      stripes)
+            with write_lock(place) as lockfile:
+                doc = read_state(place.lockfiles, definition, exact=True)
+                recorded = record_repairs(doc, planned.repairs, written, now=place.clock())
+                if recorded or not _record_is_current(doc, definition):
+                    record_definition(doc, definition, place.clock())
+                    Held(stripes, lockfile).check()
+                    write_state(place.lockfiles, doc)
+            done = {r.secret.name for r in planned.repairs if written.get(r.unit.lock_key)}
+            repaired = [name for name in planned.secrets if name in done]
+            return RepairOutcome(planned, repaired, planned.errors + errors)
     return RepairOutcome(planned, [], list(planned.errors))
 
 
-def _repair_work(planned: RepairPlan) -> list[tuple[SecretDef, Sequence[Unit]]]:
-    return [(item.secret, [item.unit]) for item in planned.repairs]
+def _locked_work(planned: RepairPlan, secrets: Sequence[SecretDef]) -> list[tuple[SecretDef, Sequence[Unit]]]:
+    """What a repair locks: the units it writes, and every unit of a secret it reports an error for."""
+    erring = {error.secret for error in planned.errors}
+    return [(item.secret, [item.unit]) for item in planned.repairs] + [
+        (secret, secret.units) for secret in secrets if secret.name in erring]
 
 
 def target_locks(place: Place, stripes: Iterable[int]) -> AbstractContextManager[Held]:

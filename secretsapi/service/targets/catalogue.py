@@ -19,6 +19,7 @@ from secretsapi.service.targets import (
     azure_keyvault,
     github_secret,
     gitlab_variable,
+    infisical,
     jenkins_credential,
     kubernetes_secret,
     vault_kv,
@@ -235,6 +236,29 @@ PROVIDER_KINDS: dict[str, dict[str, Any]] = {
                 "token_file": _opt("string", None, "file holding the token (relative to the "
                                                    "definition folder)"),
                 "team_id": _opt("string", None, "team the project belongs to (teamId)"),
+            },
+        },
+    },
+    "infisical": {
+        "description": "Infisical's REST API (app.infisical.com or a self-hosted instance); INFISICAL_TOKEN "
+                       "(then INFISICAL_SERVICE_TOKEN) and INFISICAL_API_URL by default.",
+        "config": {
+            "workspace_id": _opt("string", None, "project (workspace) id, for targets that name none "
+                                                 "(alias: project_id)"),
+            "environment": _opt("string", infisical.DEFAULT_ENVIRONMENT, "environment slug, for targets "
+                                                                         "that name none"),
+            "api_url": _opt("string", infisical.API_URL, "API root, /api included"),
+            "verify": _VERIFY,
+            "timeout": _TIMEOUT,
+            "max_concurrency": _CONCURRENCY,
+        },
+        "auth": {
+            "kinds": list(infisical.AUTH_KINDS),
+            "config": {
+                "token": _opt("string", None, "machine identity access token or service token"),
+                "token_file": _opt("string", None, "file holding the token"),
+                "client_id": _opt("string", None, "Universal Auth: the machine identity's client id"),
+                "client_secret": _opt("string", None, "Universal Auth: its client secret"),
             },
         },
     },

@@ -35,6 +35,7 @@ def _register_builtins() -> None:
     from secretsapi.service.targets.files import LocalFileKind
     from secretsapi.service.targets.github_secret import GitHubSecretKind
     from secretsapi.service.targets.gitlab_variable import GitLabGroupVariableKind, GitLabVariableKind
+    from secretsapi.service.targets.infisical import InfisicalKind
     from secretsapi.service.targets.jenkins_credential import JenkinsCredentialKind
     from secretsapi.service.targets.kubernetes_secret import KubernetesSecretKind
     from secretsapi.service.targets.secrets_manager import SecretsManagerKind
@@ -55,6 +56,7 @@ def _register_builtins() -> None:
     register(AnsibleVaultFileKind())
     register(GitCryptFileKind())
     register(ExternalSecretKind())
+    register(InfisicalKind())
 
 
 _register_builtins()

@@ -206,7 +206,7 @@ def test_a_vault_kind_alias_is_not_reported_as_unsupported() -> None:
 
 
 @pytest.mark.parametrize(("provider", "kind"), [("keeper", "keeper_record"), ("local", "sops_file"),
-                                                ("infisical", "infisical_secret"), ("azure_devops", "azdo_pipeline")])
+                                                ("azure_devops", "azdo_pipeline")])
 def test_an_unsupported_target_kind_is_a_warning_naming_the_kind_and_the_secret(provider: str, kind: str) -> None:
     target = {"provider": provider, "kind": kind, "config": {}}
     checker = checked({"secrets": [secret(name="db", rotation_period="30d", targets=[target])]})

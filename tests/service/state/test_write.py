@@ -6,8 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from secretsapi.service.definition.model import Definition
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.loading.loader import load_definition
+from secretsapi.service.state import write
+from secretsapi.service.state.lock_state import LockfilePaths
+from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.sync import sync
 from secretsapi.service.workspace import Workspace
 from tests.factories import definition, file_secret, write_definition
@@ -79,3 +85,29 @@ def test_the_recorded_variables_hash_with_a_var_file_is_the_one_secretzero_recor
     ws = _workspace(tmp_path, doc, var_files=("qa.szvar",))
     sync(ws)
     assert _block(ws)["variables_hash"] == "26e075afc6f3b577cf5e27fc223c5ea05e1e5eda5a6fbdf43c0c116034efa9b8"
+
+
+def test_a_sync_that_read_the_lockfile_mid_write_does_not_report_the_new_value_as_foreign(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another writer has written its target but not yet committed its lockfile (it holds the
+    # locks) when this sync reads unlocked: the file's value is new, the record old.
+    ws = _workspace(tmp_path, definition(file_secret("db")))
+    sync(ws)
+    before_rotation = ws.lockfile_path.read_bytes()
+    sync(ws, force=True)
+    committed = ws.lockfile_path.read_bytes()
+    real_read = write.read_state
+
+    def read(paths: LockfilePaths, loaded: Definition, *, exact: bool = False) -> LockDocument:
+        if not exact:  # the unlocked read
+            ws.lockfile_path.write_bytes(before_rotation)
+            try:
+                return real_read(paths, loaded, exact=True)
+            finally:
+                ws.lockfile_path.write_bytes(committed)
+        return real_read(paths, loaded, exact=exact)
+
+    monkeypatch.setattr(write, "read_state", read)
+    result = sync(ws)
+    assert (result.errors, result.secrets_skipped) == ([], ["db"])

@@ -14,6 +14,7 @@ import pytest
 from tests.peers.azure_keyvault_server import AzureKeyVaultServer
 from tests.peers.github_server import GitHubServer
 from tests.peers.gitlab_server import GitLabServer
+from tests.peers.infisical_server import InfisicalServer
 from tests.peers.jenkins_server import JenkinsServer
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
@@ -29,6 +30,8 @@ SDK_ENVIRONMENT = (
     "MSI_ENDPOINT", "VERCEL_TOKEN", "VERCEL_TEAM_ID",
     "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "GITLAB_TOKEN", "GITLAB_PRIVATE_TOKEN", "GITLAB_URL",
     "CI_SERVER_URL", "JENKINS_URL", "JENKINS_USER", "JENKINS_USERNAME", "JENKINS_TOKEN", "JENKINS_API_TOKEN",
+    "INFISICAL_TOKEN", "INFISICAL_SERVICE_TOKEN", "INFISICAL_API_URL", "INFISICAL_UNIVERSAL_AUTH_CLIENT_ID",
+    "INFISICAL_UNIVERSAL_AUTH_CLIENT_SECRET",
 )
 
 
@@ -108,4 +111,10 @@ def gitlab(clean_sdk_env: None) -> Iterator[GitLabServer]:
 @pytest.fixture
 def jenkins(clean_sdk_env: None) -> Iterator[JenkinsServer]:
     with JenkinsServer() as server:
+        yield server
+
+
+@pytest.fixture
+def infisical(clean_sdk_env: None) -> Iterator[InfisicalServer]:
+    with InfisicalServer() as server:
         yield server

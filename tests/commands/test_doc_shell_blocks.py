@@ -1,0 +1,308 @@
+"""Every shell block of the README and the docs pages, run as a reader pastes it, in a fresh clone.
+
+Each block is found by its page and its first command (``BLOCKS`` names the test that runs it), and
+run with the texts a test must change and nothing else: ``localhost:8000`` becomes a free port, and
+runs are bounded (``make test`` runs one test file here, this suite being what runs it; the
+schemathesis block, run by tests/fuzz, gets a seed and a few examples per operation). Commands that
+depend on each other (a key, then the server, then curl) run in one bash, line after line; a
+failure names the page and line of the command that failed.
+
+The blocks that set up a host (packages, system users, systemd units, PostgreSQL roles, Docker
+images) are not run: they change the machine they run on and need what a test host lacks (systemd
+as PID 1, a Docker daemon that can pull images). ``NOT_RUN`` lists them with why; a new block must
+be added to one list or the other. The PostgreSQL setup runs where the PostgreSQL tests do (marked
+``postgres``), with a role and database of its own, dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import termios
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.docsession import Ran, clean_env, explain, kill_group, make_clone, make_python_shim, run_session
+from tests.documentation import Command, ShellBlock, shell_blocks
+from tests.processes.live import free_port, pg_rows, postgres_admin_url, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+SESSION_DEADLINE_S = 240
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (ROOT / ".venv" / ".installed").exists(), reason="needs this checkout's installed .venv"),
+]
+
+# Every shell block, by (page, the start of its first command), and the test that runs it.
+BLOCKS = {
+    ("README.md", "make serve"):
+        "tests/commands/test_doc_shell_blocks.py::"
+        "test_make_serve_runs_the_api_and_a_worker_until_ctrl_c_and_make_test_runs_tests",
+    ("README.md", "export SERVICE_API_KEY=$(make -s key)"):
+        "tests/commands/test_readme.py::test_the_curl_session_works_verbatim_on_a_fresh_clone",
+    ("docs/api.md", "curl -s -H \"X-API-Key: $SERVICE_API_KEY\" -H 'Accept: application/x-ndjson'"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_export_block_saves_the_failed_rows_as_json_lines",
+    ("docs/api.md", ".venv/bin/python manage.py createsuperuser"):
+        "tests/commands/test_doc_shell_blocks.py::"
+        "test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed",
+    ("docs/operations.md", ".venv/bin/python manage.py serve"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_production_layout_serves_and_runs_jobs_and_stops_on_sigterm",
+    ("docs/operations.md", "sudo -u postgres psql"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_postgresql_setup_block_serves_from_the_new_database",
+    # Against the server of a richer definition than the example's, with more examples.
+    ("docs/operations.md", ".venv/bin/schemathesis run"):
+        "tests/fuzz/test_schemathesis_cli.py::test_schemathesis_with_every_check_and_phase_finds_nothing",
+}
+NOT_RUN = {
+    ("docs/operations.md", "sudo apt-get install"):
+        "installs packages, adds a system user and starts systemd units: needs systemd as PID 1 on a spare host",
+    ("docs/operations.md", "export SERVICE_API_KEY=$(python3 -c"):
+        "builds and starts the compose project: needs a Docker daemon that can pull base images",
+    ("docs/operations.md", "sudo pg_ctlcluster"):
+        "starts the host's PostgreSQL cluster, creates a role, then runs `make test`: the whole suite (this one)",
+}
+
+
+def block(page: str, first: str) -> ShellBlock:
+    (found,) = [b for b in shell_blocks() if b.page == page and b.commands[0].text.startswith(first)]
+    return found
+
+
+def command(page: str, first: str) -> Command:
+    """The one command of ``page`` that starts with ``first``."""
+    (found,) = [c for b in shell_blocks() if b.page == page for c in b.commands if c.text.startswith(first)]
+    return found
+
+
+def test_every_shell_block_is_run_by_a_test_or_listed_with_why_it_is_not() -> None:
+    claims = {**BLOCKS, **NOT_RUN}
+    for each in shell_blocks():
+        owners = [key for key in claims if key[0] == each.page and each.commands[0].text.startswith(key[1])]
+        assert len(owners) == 1, f"{each.where}: the shell block {each.commands[0].text!r} is claimed by {owners}"
+    for page, first in claims:
+        block(page, first)  # each claim names exactly one block
+    for runner in BLOCKS.values():
+        path, _, name = runner.partition("::")
+        assert f"\ndef {name}(" in (ROOT / path).read_text(encoding="utf-8"), f"no test {runner}"
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Path:
+    return make_clone(tmp_path)
+
+
+@pytest.fixture
+def python_shim(tmp_path: Path) -> Path:
+    return make_python_shim(tmp_path)
+
+
+@pytest.fixture
+def installed(clone: Path, python_shim: Path) -> Path:
+    """The clone after ``make serve``'s first steps (``make install``, then the migrations ``serve`` applies)."""
+    env = clean_env(python_shim)
+    subprocess.run(["make", "-s", "install"], cwd=clone, env=env, check=True, timeout=120)
+    subprocess.run([".venv/bin/python", "manage.py", "migrate", "-v", "0"], cwd=clone, env=env, check=True, timeout=120)
+    return clone
+
+
+def readme_server_prelude() -> list[Command]:
+    """The README's first three lines of its curl session: a key, ``make serve &``, wait for /health."""
+    return [command("README.md", "export SERVICE_API_KEY=$(make -s key)"), command("README.md", "make serve &"),
+            command("README.md", "until curl -sf localhost:8000/health")]
+
+
+def session(clone: Path, python_shim: Path, commands: list[Command], logs: Path) -> list[Ran]:
+    """``commands`` in one bash in the clone, the server's port a free one."""
+    port = free_port()
+    return run_session(commands, cwd=clone, env=clean_env(python_shim, SERVICE_PORT=str(port)), logs=logs,
+                       replace={"localhost:8000": f"localhost:{port}", "127.0.0.1:8000": f"127.0.0.1:{port}"},
+                       deadline_s=SESSION_DEADLINE_S)
+
+
+def test_make_serve_runs_the_api_and_a_worker_until_ctrl_c_and_make_test_runs_tests(
+        clone: Path, python_shim: Path) -> None:
+    serve, test = block("README.md", "make serve").commands
+    port = free_port()
+    key = secrets.token_urlsafe(32)
+    server = subprocess.Popen(["bash", "-c", serve.text], cwd=clone, start_new_session=True,
+                              env=clean_env(python_shim, SERVICE_PORT=str(port), SERVICE_API_KEY=key),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health", deadline_s=120)
+        status, body = _post(port, "/sync", key)  # a job: the worker beside the API runs it
+        assert status == 200 and "db_password" in body["secrets_generated"], (serve.where, body)
+        os.killpg(server.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground group
+        assert server.wait(timeout=60) is not None
+        assert _group_gone(server.pid), f"{serve.where}: processes left after Ctrl-C"
+    finally:
+        kill_group(server.pid)
+
+    # The whole suite is what runs this test: `make test` runs one file of it here.
+    done = subprocess.run(["bash", "-c", test.text], cwd=clone, capture_output=True, text=True, timeout=300,
+                          env=clean_env(python_shim, PYTEST_ADDOPTS="-p no:randomly -n 0 tests/test_layering.py"))
+    assert done.returncode == 0 and " passed" in done.stdout, f"{test.where}: {done.stdout[-2000:]}{done.stderr}"
+
+
+def test_the_export_block_saves_the_failed_rows_as_json_lines(clone: Path, python_shim: Path,
+                                                               tmp_path: Path) -> None:
+    export = block("docs/api.md", "curl -s -H \"X-API-Key: $SERVICE_API_KEY\" -H 'Accept: application/x-ndjson'")
+    refused = command("README.md", "curl -si -H 'X-API-Key: wrong'")  # a failure for the export to find
+    ran = session(clone, python_shim, [*readme_server_prelude(), refused, *export.commands], tmp_path / "logs")
+    assert explain(ran) == ""
+    rows = [json.loads(line) for line in (clone / "failures.jsonl").read_text().splitlines()]
+    assert rows and all(row["success"] is False for row in rows)
+    assert any(row["action"] == "authenticate" for row in rows), rows
+
+
+def test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed(
+        installed: Path, python_shim: Path) -> None:
+    (create,) = block("docs/api.md", ".venv/bin/python manage.py createsuperuser").commands
+    password = secrets.token_urlsafe(18)
+    answers = {"Username": "auditor", "Email address": "auditor@example.com", "Password (again)": password,
+               "Password": password}
+    transcript, code = _at_a_terminal(create.text, installed, clean_env(python_shim), answers)
+    assert code == 0, f"{create.where}: exited {code}:\n{transcript}"
+    assert "Superuser created successfully." in transcript, transcript
+    check = subprocess.run(
+        [".venv/bin/python", "manage.py", "shell", "-c",
+         "import sys; from django.contrib.auth.models import User; u = User.objects.get(username='auditor'); "
+         "print(u.is_superuser and u.is_staff and u.check_password(sys.stdin.read()))"],
+        cwd=installed, env=clean_env(python_shim), input=password, capture_output=True, text=True, timeout=60)
+    assert check.stdout.strip().splitlines()[-1:] == ["True"], check.stdout + check.stderr
+
+
+def test_the_production_layout_serves_and_runs_jobs_and_stops_on_sigterm(installed: Path, python_shim: Path) -> None:
+    serve, worker = block("docs/operations.md", ".venv/bin/python manage.py serve").commands
+    port = free_port()
+    key = secrets.token_urlsafe(32)
+    # "All with the same environment": the key, the definition, the port.
+    env = clean_env(python_shim, SERVICE_PORT=str(port), SERVICE_API_KEY=key, SERVICE_CONFIG="examples/Secretfile.yml")
+    # Each under its own supervisor: its own process, its own group.
+    procs = [subprocess.Popen(["bash", "-c", each.text], cwd=installed, env=env, start_new_session=True,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for each in (serve, worker)]
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health", deadline_s=120)
+        status, body = _post(port, "/sync", key)
+        assert status == 200 and "db_password" in body["secrets_generated"], (worker.where, body)
+        for each, proc in zip((serve, worker), procs, strict=True):
+            proc.send_signal(signal.SIGTERM)  # what a supervisor sends its main process
+            assert proc.wait(timeout=60) is not None
+            assert _group_gone(proc.pid), f"{each.where}: processes left after SIGTERM"
+    finally:
+        for proc in procs:
+            kill_group(proc.pid)
+
+
+@pytest.mark.postgres
+def test_the_postgresql_setup_block_serves_from_the_new_database(clone: Path, python_shim: Path,
+                                                                  tmp_path: Path) -> None:
+    """Run where the PostgreSQL tests run (TEST_DATABASE_URL names the server), as root or with sudo.
+
+    Changed: the role's and database's name (one of this test's, dropped at the end), the host
+    ``db.internal`` (this server's), ``0.0.0.0`` (tests listen on loopback only), and ``serve``
+    runs in the background so that the session can read /health and the audit log through it."""
+    server = urlsplit(postgres_admin_url())
+    if os.geteuid() != 0 and (shutil.which("sudo") is None
+                              or subprocess.run(["sudo", "-n", "true"], capture_output=True, check=False).returncode):
+        pytest.skip("acting as the postgres user needs root or sudo without a password")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    if shutil.which("sudo") is None:
+        # Root without sudo installed: runuser is what `sudo -u USER command` does for root.
+        (tools / "sudo").write_text('#!/bin/sh\n[ "$1" = -u ] || exit 64\nuser=$2\nshift 2\n'
+                                    'exec runuser -u "$user" -- "$@"\n')
+        (tools / "sudo").chmod(0o755)
+    setup = block("docs/operations.md", "sudo -u postgres psql")
+    name = f"docs_{secrets.token_hex(4)}"
+    port = free_port()
+    health = Command("(test)", 0, f"until curl -sf localhost:{port}/health; do sleep 1; done")
+    read = Command("(test)", 0, f'curl -sf -H "X-API-Key: $SERVICE_API_KEY" localhost:{port}/audit/logs')
+    env = clean_env(python_shim, SERVICE_PORT=str(port), PGPORT=str(server.port or 5432),
+                    PATH=f"{tools}:{os.environ['PATH']}")
+    try:
+        ran = run_session([*setup.commands, health, read], cwd=clone, env=env, logs=tmp_path / "logs",
+                          deadline_s=SESSION_DEADLINE_S, replace={
+                              "ROLE secrets ": f"ROLE {name} ", "DATABASE secrets OWNER secrets": f"DATABASE {name} "
+                              f"OWNER {name}", "secrets:change-me@db.internal:5432/secrets":
+                              f"{name}:change-me@{server.hostname}:{server.port or 5432}/{name}",
+                              "--host 0.0.0.0": "--host 127.0.0.1", "--workers 4": "--workers 4 &"})
+        assert explain(ran) == ""
+        url = f"postgres://{name}:change-me@{server.hostname}:{server.port or 5432}/{name}"
+        assert pg_rows(url, "SELECT count(*) FROM audit_auditentry WHERE action = 'read_audit_logs'") == [(1,)]
+    finally:
+        for sql in (f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'DROP ROLE IF EXISTS "{name}"'):
+            subprocess.run(["sudo", "-u", "postgres", "psql", "-qc", sql], env=env, capture_output=True,
+                           timeout=60, check=False)
+
+
+def _post(port: int, path: str, key: str) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=b"{}", method="POST",
+                                     headers={"X-API-Key": key, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return response.status, json.loads(response.read())
+
+
+def _group_gone(pgid: int, deadline_s: float = 30) -> bool:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _at_a_terminal(text: str, cwd: Path, env: dict[str, str], answers: dict[str, str],
+                   deadline_s: float = 120) -> tuple[str, int]:
+    """Run ``text`` in bash on a new pseudo-terminal (its controlling terminal, as in a terminal
+    window), answering each prompt that starts with a key of ``answers``; the transcript and exit code."""
+    primary, secondary = os.openpty()
+
+    def controlling_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(["bash", "-c", text], cwd=cwd, env={**env, "TERM": "dumb"}, stdin=secondary,
+                            stdout=secondary, stderr=secondary, start_new_session=True,
+                            preexec_fn=controlling_terminal)  # the child only makes the terminal its own
+    os.close(secondary)
+    transcript = ""
+    pending = ""
+    end = time.monotonic() + deadline_s
+    try:
+        while time.monotonic() < end:
+            ready, _, _ = select.select([primary], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(primary, 4096).decode(errors="replace")
+                except OSError:  # the terminal closed: the command ended
+                    break
+                if not chunk:
+                    break
+                transcript += chunk
+                pending += chunk
+                prompt = pending.rstrip().rsplit("\n", 1)[-1].strip()
+                if prompt.endswith(":"):
+                    answer = next((a for p, a in answers.items() if prompt.startswith(p)), None)
+                    assert answer is not None, f"unexpected prompt {prompt!r}:\n{transcript}"
+                    os.write(primary, answer.encode() + b"\n")
+                    pending = ""
+            elif proc.poll() is not None:
+                break
+        return transcript, proc.wait(timeout=max(1.0, end - time.monotonic()))
+    finally:
+        os.close(primary)
+        kill_group(proc.pid)
