@@ -15,6 +15,7 @@ from tests.service.targets.conftest import (  # noqa: F401 (fixtures, found by p
     clean_sdk_env,
     github,
     gitlab,
+    infisical,
     jenkins,
     keyvault,
     kube,

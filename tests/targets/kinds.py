@@ -227,6 +227,17 @@ def _jenkins_tamper(jenkins: Any, secret: str) -> str:
     return "target_missing"
 
 
+def _infisical_provider(infisical: Any) -> dict[str, Any]:
+    return {"kind": "infisical", "auth": {"kind": "universal_auth", "config": {
+        "client_id": infisical.client_id, "client_secret": infisical.client_secret}},
+        "config": {"api_url": f"{infisical.url}/api", "workspace_id": "ws-app"}}
+
+
+def _infisical_tamper(infisical: Any, secret: str) -> str:
+    infisical.put("ws-app", "prod", _upper(secret), CHANGED, "/backend")
+    return "value_changed"
+
+
 def _token(alias: str, **config: Any) -> dict[str, Any]:
     return {"kind": alias, "auth": {"kind": "token", "config": {"token": TOKENS[alias]}}, "config": config}
 
@@ -296,6 +307,11 @@ KINDS = [
          config=lambda jenkins, s: {"credential_id": _dashed(s)},
          target_id=lambda jenkins, s: f"jenkins/jenkins_credential/{_dashed(s)}",
          read=lambda jenkins, s: jenkins.secret(_dashed(s)), tamper=_jenkins_tamper, write_only=True),
+    Kind("infisical/infisical", "infisical", "infisical", provider=_infisical_provider,
+         config=lambda inf, s: {"environment": "prod", "secret_path": "/backend", "secret_name": _upper(s)},
+         target_id=lambda inf, s: f"infisical/infisical/ws-app/prod/backend/{_upper(s)}",
+         read=lambda inf, s: inf.value("ws-app", "prod", _upper(s), "/backend"), tamper=_infisical_tamper,
+         prepare=lambda inf: inf.add_project("ws-app", folders=("/backend",))),
 ]
 
 # The first kind, the dotenv file, goes to every secret: the readable copy a repair takes the
