@@ -44,7 +44,7 @@ from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import (
     Provider,
     check_text,
@@ -95,17 +95,13 @@ class InfisicalKind:
             "description": "A shared secret in a folder of an Infisical project environment; the project's "
                            "other secrets are kept. Written only when its value differs.",
             "config": {
-                "workspace_id": {"type": "string", "default": None,
-                                 "description": "project (workspace) id; the provider's by default "
-                                                "(alias: project_id)"},
-                "environment": {"type": "string", "default": DEFAULT_ENVIRONMENT,
-                                "description": "environment slug (dev, staging, prod...); the provider's by "
-                                               "default"},
-                "secret_path": {"type": "string", "default": DEFAULT_PATH,
-                                "description": "folder the secret is in; it must exist"},
-                "secret_name": {"type": "string", "default": None,
-                                "description": "secret name; the secret (or template field) name by default "
-                                               "(alias: key)"},
+                "workspace_id": option("string", None, "project (workspace) id; the provider's by default "
+                                                       "(alias: project_id)"),
+                "environment": option("string", DEFAULT_ENVIRONMENT, "environment slug (dev, staging, prod...); "
+                                                                     "the provider's by default"),
+                "secret_path": option("string", DEFAULT_PATH, "folder the secret is in; it must exist"),
+                "secret_name": option("string", None, "secret name; the secret (or template field) name by default "
+                                                      "(alias: key)"),
             },
         }
 
