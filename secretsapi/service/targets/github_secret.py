@@ -27,7 +27,6 @@ import base64
 import binascii
 import os
 from collections.abc import Hashable, Sequence
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -42,7 +41,7 @@ from secretsapi.service.targets.remote import (
     load_sdk,
     same_config,
 )
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
+from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, timestamp, tls_verify
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -184,7 +183,7 @@ class GitHubSecretKind:
                 backs[placement.key] = ReadBack(False, None, location, verifiable=False)
                 continue
             backs[placement.key] = ReadBack(True, None, location, verifiable=False,
-                                            updated_at=_time(found.get("updated_at")))
+                                            updated_at=timestamp(found.get("updated_at")))
         return backs
 
     @staticmethod
@@ -252,12 +251,3 @@ def _seal(public: Any, value: str, public_key: str, where: str) -> str:
                           f"{type(exc).__name__})") from None
     return base64.b64encode(box.encrypt(value.encode("utf-8"))).decode("ascii")
 
-
-def _time(value: Any) -> datetime | None:
-    """GitHub's ``2024-01-02T03:04:05Z``; None when absent or unreadable."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None

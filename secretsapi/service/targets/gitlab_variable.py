@@ -29,7 +29,7 @@ from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import check_text, checked_group, checked_provider, collect, same_config
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
+from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, throttled_429, tls_verify
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_URL = "https://gitlab.com"
@@ -39,10 +39,6 @@ DEFAULT_SCOPE = "*"
 # (config key, default) of the attributes written with every value: SecretZero's defaults.
 _FLAGS = (("protected", False), ("masked", True), ("raw", False))
 _SHARED = ("protected", "masked", "raw", "variable_type", "description")
-
-
-def _throttled(response: Any) -> bool:
-    return bool(response.status_code == 429)
 
 
 def _key(placement: Placement) -> str:
@@ -189,7 +185,7 @@ class _Api:
 
     def variable(self, key: str, scope: str, operation: str) -> dict[str, Any] | None:
         response = call(self.http, "GET", self.item(key, scope), where=self.where, operation=operation,
-                        timeout=self.timeout, throttled=_throttled)
+                        timeout=self.timeout, throttled=throttled_429)
         if response.status_code == 404:
             # A missing project answers 404 too: tell them apart before creating the variable.
             body = json_body(response, self.where, operation) if response.content else {}
@@ -206,6 +202,6 @@ class _Api:
 
     def send(self, method: str, url: str, body: dict[str, Any], ok: tuple[int, ...]) -> None:
         response = call(self.http, method, url, where=self.where, operation="write", timeout=self.timeout,
-                        throttled=_throttled, json=body)
+                        throttled=throttled_429, json=body)
         if response.status_code not in ok:
             raise status_error(response, self.where, "write", "no such project or group")

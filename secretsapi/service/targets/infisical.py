@@ -38,7 +38,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -54,7 +53,16 @@ from secretsapi.service.targets.remote import (
     digest,
     provider_of,
 )
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
+from secretsapi.service.targets.rest import (
+    base_url,
+    call,
+    json_body,
+    session,
+    status_error,
+    throttled_429,
+    timestamp,
+    tls_verify,
+)
 from secretsapi.service.util.hashing import sha256_text
 
 AUTH_KINDS = ("token", "service_token", "universal_auth", "env", "ambient")
@@ -64,10 +72,6 @@ DEFAULT_PATH = "/"
 # An access token is used until this many seconds before Infisical says it expires.
 _EXPIRY_MARGIN = 30.0
 _MISSING = "no such project, environment or folder"
-
-
-def _throttled(response: Any) -> bool:
-    return bool(response.status_code == 429)
 
 
 def _key(placement: Placement) -> str:
@@ -171,7 +175,7 @@ class InfisicalKind:
                 backs[placement.key] = ReadBack(False, None, location)
             elif current.get("secretValueHidden") is True or not isinstance(value, str):
                 backs[placement.key] = ReadBack(True, None, location, verifiable=False,
-                                                updated_at=_time(current.get("updatedAt")))
+                                                updated_at=timestamp(current.get("updatedAt")))
             else:
                 backs[placement.key] = ReadBack(True, sha256_text(value), location, value)
         return backs
@@ -200,14 +204,6 @@ def _folder(target: TargetSpec, ctx: TargetContext) -> str:
             + ("" if path == "/" else path))
 
 
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
 
 class _Api:
     """One group's calls: the API root, the access token, the folder, Infisical's throttling and errors."""
@@ -233,7 +229,7 @@ class _Api:
         """The secret ``key`` of the folder, or None when there is none (or no such folder)."""
         params = {**self.scope, "expandSecretReferences": "false", "include_imports": "false"}
         response = call(self.http, "GET", self._item(key), where=self.where, operation=operation,
-                        timeout=self.timeout, throttled=_throttled, params=params)
+                        timeout=self.timeout, throttled=throttled_429, params=params)
         if response.status_code == 404:
             return None
         if response.status_code != 200:
@@ -246,7 +242,7 @@ class _Api:
 
     def send(self, method: str, key: str, body: dict[str, Any]) -> None:
         response = call(self.http, method, self._item(key), where=self.where, operation="write",
-                        timeout=self.timeout, throttled=_throttled, json={**self.scope, **body})
+                        timeout=self.timeout, throttled=throttled_429, json={**self.scope, **body})
         if response.status_code != 200:
             raise self._failure(response, "write")
         answer = json_body(response, self.where, "write")
@@ -308,7 +304,7 @@ def _login(api: _Api, client_id: str, client_secret: str) -> str:
             return kept[0]
         http = session((api.url, "universal-auth"), {"User-Agent": "secretsapi"}, InfisicalKind.type, api.verify)
         response = call(http, "POST", f"{api.url}/v1/auth/universal-auth/login", where=api.where,
-                        operation="Universal Auth login", timeout=api.timeout, throttled=_throttled,
+                        operation="Universal Auth login", timeout=api.timeout, throttled=throttled_429,
                         json={"clientId": client_id, "clientSecret": client_secret})
         if response.status_code != 200:
             raise status_error(response, api.where, "Universal Auth login", "no such identity")

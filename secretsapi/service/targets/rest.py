@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -126,6 +127,21 @@ def status_error(response: Any, where: str, operation: str, missing: str = "no s
         return TargetError(f"{where}: {operation} failed ({status}: redirected; check the base URL)")
     return status_failure(status, where, operation, missing=f"{missing}, or the token cannot see it",
                           unauthenticated=": the token is missing, invalid or expired")
+
+
+def timestamp(value: Any) -> datetime | None:
+    """An answer's ISO 8601 time (``2024-01-02T03:04:05Z``, fractions too); None when absent or unreadable."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def throttled_429(response: Any) -> bool:
+    """The stores whose only throttling answer is 429 (GitLab, Infisical)."""
+    return bool(response.status_code == 429)
 
 
 def json_body(response: Any, where: str, operation: str) -> Any:
