@@ -99,6 +99,7 @@ def test_a_dry_run_touches_no_store_and_writes_no_lockfile(
     body = authed_api.post("/sync", {"dry_run": True}, format="json").json()
 
     assert (body["errors"], body["secrets_generated"]) == ([], list(SECRETS))
+    # The HTTP peers saw no request at all; moto and the files are checked by reading them.
     peers = [store for store in stores.values() if hasattr(store, "requests")]
     assert peers and all(peer.requests == [] for peer in peers)
     assert set(_held(stores).values()) == {None}
@@ -117,6 +118,7 @@ def test_a_rotation_of_every_secret_updates_every_store_and_every_hash(
     after, lock = _held(stores), _lock(project)
     for secret, kind in placements():
         tid = kind.target_id(stores[kind.store], secret)
+        # A manifest only names the value: it stays as it was (checked against the lockfile below).
         if kind.holds_value:
             assert after[secret, kind.type] != before[secret, kind.type], (secret, tid)
             assert lock[secret]["targets"][tid] != hashes[secret]["targets"][tid], (secret, tid)
