@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -109,6 +110,28 @@ def subfolder(folder: Path) -> Path:
 def bare_secret(**fields: Any) -> dict[str, Any]:
     """A random_string secret named ``s``: no config, no targets, unless given."""
     return {"name": "s", "kind": "random_string", **fields}
+
+
+# -- a git-crypt repository
+
+
+def git(root: Path, *args: str) -> bytes:
+    """``git`` (or ``git-crypt`` when named first) in ``root``, isolated from the machine's config."""
+    command = list(args) if args[0] == "git-crypt" else ["git", *args]
+    env = {"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com"}
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def git_crypt_repository(root: Path, *encrypted: str) -> Path:
+    """``root`` made an unlocked git-crypt repository whose ``.gitattributes`` encrypts ``encrypted``."""
+    git(root, "init", "-q", "-b", "main")
+    git(root, "git-crypt", "init")
+    (root / ".gitattributes").write_text("".join(f"{path} filter=git-crypt diff=git-crypt\n" for path in encrypted))
+    return root
 
 
 # -- the SecretZero reference project

@@ -28,11 +28,10 @@ import json
 import re
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import unquote
 
 from nacl.public import PrivateKey, SealedBox
 
-from .http_peer import Peer
+from .http_peer import Peer, segments
 
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
@@ -93,7 +92,7 @@ class GitHubServer(Peer):
     def handle(self, method: str, path: str, query: str, headers: Any, body: bytes) -> tuple[int, Any]:
         if headers.get("Authorization") != f"Bearer {self.token}":
             return 401, {"message": "Bad credentials"}
-        parts = [unquote(p) for p in path.strip("/").split("/")]
+        parts = segments(path)
         if parts[:2] == ["api", "v3"]:  # GitHub Enterprise Server's API root
             parts = parts[2:]
         with self.lock:

@@ -15,7 +15,12 @@ import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
+
+
+def segments(path: str) -> list[str]:
+    """A REST path's segments, each percent-decoded on its own (an encoded slash stays in its segment)."""
+    return [unquote(part) for part in path.strip("/").split("/")]
 
 
 class _Server(ThreadingHTTPServer):

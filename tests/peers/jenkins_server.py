@@ -25,9 +25,8 @@ import secrets
 import xml.etree.ElementTree as ET
 from base64 import b64encode
 from typing import Any
-from urllib.parse import unquote
 
-from .http_peer import Peer
+from .http_peer import Peer, segments
 
 _TYPES = {
     "org.jenkinsci.plugins.plaincredentials.impl.StringCredentialsImpl": ("Secret text", "secret"),
@@ -70,7 +69,7 @@ class JenkinsServer(Peer):
     def handle(self, method: str, path: str, query: str, headers: Any, body: bytes) -> tuple[int, Any]:
         if headers.get("Authorization") != self.authorization:
             return 401, {"message": "Unauthorized"}
-        parts = [unquote(p) for p in path.strip("/").split("/")]
+        parts = segments(path)
         if parts == ["crumbIssuer", "api", "json"] and method == "GET":
             if self.crumb is None:
                 return 404, {"message": "Not Found"}

@@ -29,9 +29,9 @@ import json
 import time
 import uuid
 from typing import Any
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs
 
-from .http_peer import Peer
+from .http_peer import Peer, segments
 
 TARGETS = ("production", "preview", "development")
 
@@ -98,7 +98,7 @@ class VercelServer(Peer):
         if headers.get("Authorization") != f"Bearer {self.token}":
             return 403, _error("forbidden", "Not authorized", invalidToken=True)
         params = {k: v[0] for k, v in parse_qs(query).items()}
-        parts = [unquote(p) for p in path.strip("/").split("/")]
+        parts = segments(path)
         if len(parts) < 4 or parts[1] != "projects" or parts[3] != "env":
             return 404, _error("not_found", "The requested path was not found")
         version, project, rest = parts[0], parts[2], parts[4:]

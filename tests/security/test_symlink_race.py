@@ -16,7 +16,7 @@ import pytest
 
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.sync import sync
-from secretsapi.service.targets import files, template
+from secretsapi.service.targets import files, output_file
 from secretsapi.service.workspace import Workspace
 from tests.factories import definition, file_secret, target, write_definition
 
@@ -75,7 +75,7 @@ def test_a_folder_swapped_for_a_link_after_the_check_fails_the_template_target_a
 ) -> None:
     project, outside = layout
     ws = _workspace(project, _templated("db"))
-    _swap_after_check(monkeypatch, template, project, outside)
+    _swap_after_check(monkeypatch, output_file, project, outside)  # where a template's output path is checked
     result = sync(ws)
     assert result.secrets_failed == ["db"]
     assert "symbolic link" in result.errors[0].message

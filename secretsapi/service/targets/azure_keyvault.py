@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import (
     RETRY_AFTER_MAX,
     THROTTLE_RETRIES,
@@ -45,11 +45,11 @@ from secretsapi.service.targets.remote import (
     checked_provider,
     collect,
     load_sdk,
-    named_path,
     provider_of,
     same_config,
     sdk_errors,
     sdk_failure,
+    tls_setting,
     unreachable,
 )
 from secretsapi.service.targets.secretzero_ids import recorded_id
@@ -97,18 +97,13 @@ class AzureKeyVaultKind:
             "description": "An Azure Key Vault secret: each write sets a new version, with the "
                            "content type and tags given; the vault's other secrets are kept.",
             "config": {
-                "vault_url": {"type": "string", "default": None,
-                              "description": "vault URL, e.g. https://myvault.vault.azure.net; the "
-                                             "provider's by default"},
-                "vault_name": {"type": "string", "default": None,
-                               "description": "vault name, for https://<name>.vault.azure.net"},
-                "secret_name": {"type": "string", "default": None,
-                                "description": "secret name in the vault (letters, digits, dashes); "
-                                               "the secret (or template field) name by default"},
-                "content_type": {"type": "string", "default": None,
-                                 "description": "content type set on each version, e.g. text/plain"},
-                "tags": {"type": "object", "default": None,
-                         "description": f"tags set on each version (at most {MAX_TAGS})"},
+                "vault_url": option("string", None, "vault URL, e.g. https://myvault.vault.azure.net; the "
+                                                    "provider's by default"),
+                "vault_name": option("string", None, "vault name, for https://<name>.vault.azure.net"),
+                "secret_name": option("string", None, "secret name in the vault (letters, digits, dashes); "
+                                                      "the secret (or template field) name by default"),
+                "content_type": option("string", None, "content type set on each version, e.g. text/plain"),
+                "tags": option("object", None, f"tags set on each version (at most {MAX_TAGS})"),
             },
         }
 
@@ -284,12 +279,8 @@ def _credential(settings: Mapping[str, Any], transport: Mapping[str, Any], type_
 
 def _verify(provider: Provider, ctx: TargetContext) -> bool | str:
     value = provider.settings.get("connection_verify", provider.settings.get("verify", True))
-    if value is True:
-        return True
-    if isinstance(value, str) and value:
-        return named_path(value, ctx, "connection_verify", provider.alias)
-    raise TargetError(f"provider '{provider.alias}': connection_verify must be true or the path of a CA "
-                      "bundle (TLS verification is never turned off for Key Vault)")
+    return tls_setting(value, ctx, provider.alias, "connection_verify",
+                       never_off="TLS verification is never turned off for Key Vault")
 
 
 @functools.cache

@@ -62,6 +62,11 @@ class ReadBack:
     updated_at: datetime | None = None
 
 
+def option(type_: str, default: Any, description: str) -> dict[str, Any]:
+    """One config key of ``TargetKind.describe``."""
+    return {"type": type_, "default": default, "description": description}
+
+
 @runtime_checkable
 class TargetKind(Protocol):
     type: str  # "<provider>/<kind>", e.g. "local/file"

@@ -26,10 +26,17 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError
 from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, read_bytes, read_text, write_text
-from secretsapi.service.targets.remote import Provider, load_sdk, provider_of, read_secret_file
+from secretsapi.service.targets.remote import (
+    Provider,
+    collect,
+    load_sdk,
+    placement_key,
+    provider_of,
+    read_secret_file,
+)
 from secretsapi.service.targets.secretzero_ids import secretzero_target_id
 from secretsapi.service.util.hashing import sha256_text
 
@@ -40,8 +47,7 @@ GIT_TIMEOUT = 10.0  # seconds for one `git` call; it reads only the repository's
 
 
 def _key_option() -> dict[str, Any]:
-    return {"type": "string", "default": None,
-            "description": "key in the provider's file; the secret (or field) name by default"}
+    return option("string", None, "key in the provider's file; the secret (or field) name by default")
 
 
 class _KeyedFileKind(ABC):
@@ -77,20 +83,12 @@ class _KeyedFileKind(ABC):
         if not items:
             return {}
         provider, path, location, fmt = self._file([p.target for p, _ in items], ctx)
-        updates: dict[str, str] = {}
-        for placement, value in items:
-            if updates.get(placement.key, value) != value:
-                raise TargetError(f"{location}: key '{placement.key}' is given two values")
-            updates[placement.key] = value
+        updates = collect(items, placement_key, location)
         existing = self._plain(provider, path, location, ctx)
         try:
-            text = fmt.render(existing, updates)
-            stored = fmt.load(text)
+            text = fmt.rewrite(existing, updates)
         except FormatError as exc:
             raise TargetError(f"{location}: {exc}") from None
-        for key, value in updates.items():
-            if stored.get(key) != value:
-                raise TargetError(f"{location}: the {fmt.name} writer cannot store '{key}' exactly")
         if text != existing:
             write_text(path, self._stored(provider, text, location, ctx), location)
         return {key: sha256_text(value) for key, value in updates.items()}

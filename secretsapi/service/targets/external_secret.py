@@ -10,17 +10,17 @@ share the manifest, one ``data`` entry each.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
-from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, path_problem, read_hash, write_text
+from secretsapi.service.targets.base import TargetContext, option
+from secretsapi.service.targets.output_file import OutputFileKind, output_path
+from secretsapi.service.targets.paths import path_problem
 from secretsapi.service.targets.secretzero_ids import secretzero_target_id
-from secretsapi.service.util.hashing import sha256_text
 
 _TEXT_OPTIONS = ("namespace", "secret_name", "external_secret_name", "secret_store_ref",
                  "backend_type", "backend_key", "refresh_interval")
@@ -29,11 +29,7 @@ _DEFAULTS = {"namespace": "default", "secret_store_ref": "default", "backend_typ
              "refresh_interval": "1h"}
 
 
-def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
-    return {"type": type_, "default": default, "description": description}
-
-
-class ExternalSecretKind:
+class ExternalSecretKind(OutputFileKind):
     type = "kubernetes/external_secret"
 
     def describe(self) -> dict[str, Any]:
@@ -43,19 +39,19 @@ class ExternalSecretKind:
                            "secret store into a Kubernetes Secret. The value is never written; the "
                            "recorded hash is the manifest's.",
             "config": {
-                "output_path": _opt("string", None, "manifest file, relative to the definition "
-                                                    "folder, inside SERVICE_TARGET_ROOTS"),
-                "secret_name": _opt("string", None, "the Kubernetes Secret the operator creates"),
-                "external_secret_name": _opt("string", None, "the ExternalSecret's name; "
-                                                             "secret_name by default"),
-                "namespace": _opt("string", "default", "namespace of both"),
-                "secret_store_ref": _opt("string", "default", "the SecretStore to read from"),
-                "backend_type": _opt("string", "aws", "accepted for SecretZero, which does not "
-                                                      "write it either"),
-                "backend_key": _opt("string", None, "key in the store; the secret's name by default"),
-                "refresh_interval": _opt("string", "1h", "how often the operator refreshes"),
-                "labels": _opt("object", {}, "metadata labels"),
-                "annotations": _opt("object", {}, "metadata annotations"),
+                "output_path": option("string", None, "manifest file, relative to the definition "
+                                                      "folder, inside SERVICE_TARGET_ROOTS"),
+                "secret_name": option("string", None, "the Kubernetes Secret the operator creates"),
+                "external_secret_name": option("string", None, "the ExternalSecret's name; "
+                                                               "secret_name by default"),
+                "namespace": option("string", "default", "namespace of both"),
+                "secret_store_ref": option("string", "default", "the SecretStore to read from"),
+                "backend_type": option("string", "aws", "accepted for SecretZero, which does not "
+                                                        "write it either"),
+                "backend_key": option("string", None, "key in the store; the secret's name by default"),
+                "refresh_interval": option("string", "1h", "how often the operator refreshes"),
+                "labels": option("object", {}, "metadata labels"),
+                "annotations": option("object", {}, "metadata annotations"),
             },
         }
 
@@ -82,31 +78,12 @@ class ExternalSecretKind:
         so usually ``kubernetes/external_secret/``."""
         return secretzero_target_id(target)
 
-    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return str(target.config.get("output_path"))
-
-    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
-        return (self.type, lexical_key(ctx.base_dir, target.config, "output_path"))
-
     def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
         if not items:
             return {}
         placements = [placement for placement, _ in items]
         text = self._manifest(placements)
-        path = _output(placements[0].target, ctx)
-        location = self.location(placements[0].target, ctx)
-        digest = sha256_text(text)
-        if read_hash(path, location) != digest:
-            write_text(path, text, location)
-        return {p.key: digest for p in placements}
-
-    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
-        if not items:
-            return {}
-        location = self.location(items[0].target, ctx)
-        path = _output(items[0].target, ctx)
-        digest = read_hash(path, location)
-        return {p.key: ReadBack(digest is not None, digest, location) for p in items}
+        return self.store(placements, text, output_path(placements[0].target, ctx), ctx)
 
     def _manifest(self, placements: Sequence[Placement]) -> str:
         """SecretZero's ``ExternalSecretTarget.store`` document: the first placement's settings,
@@ -142,6 +119,3 @@ class ExternalSecretKind:
             metadata["annotations"] = dict(config["annotations"])
         return str(yaml.dump(manifest, default_flow_style=False, sort_keys=False))
 
-
-def _output(target: TargetSpec, ctx: TargetContext) -> Confined:
-    return confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots, ctx.service_paths)

@@ -7,9 +7,10 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError, infer_format
 from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, path_problem, read_text, write_text
+from secretsapi.service.targets.remote import collect, placement_key
 from secretsapi.service.util.hashing import sha256_text, sha256_value
 
 
@@ -32,17 +33,13 @@ class LocalFileKind:
                            "YAML comments are lost when the file must be re-dumped (keys whose "
                            "current value is not a one-line scalar).",
             "config": {
-                "path": {"type": "string", "default": None,
-                         "description": "file path, relative to the definition folder or "
-                                        "absolute, inside SERVICE_TARGET_ROOTS"},
-                "format": {"type": "string", "default": None,
-                           "description": "dotenv | json | yaml | toml | tfvars; inferred from "
-                                          "the extension, dotenv when unknown"},
-                "key": {"type": "string", "default": None,
-                        "description": "key in the file; the secret (or field) name by default"},
-                "merge": {"type": "boolean", "default": True,
-                          "description": "keep the file's other keys; false: the file holds "
-                                         "only the keys written in one sync"},
+                "path": option("string", None, "file path, relative to the definition folder or "
+                                               "absolute, inside SERVICE_TARGET_ROOTS"),
+                "format": option("string", None, "dotenv | json | yaml | toml | tfvars; inferred from "
+                                                 "the extension, dotenv when unknown"),
+                "key": option("string", None, "key in the file; the secret (or field) name by default"),
+                "merge": option("boolean", True, "keep the file's other keys; false: the file holds "
+                                                 "only the keys written in one sync"),
             },
         }
 
@@ -86,11 +83,7 @@ class LocalFileKind:
             return {}
         placements = [placement for placement, _ in items]
         path, location, fmt = self._resolve(placements, ctx)
-        updates: dict[str, str] = {}
-        for placement, value in items:
-            if updates.get(placement.key, value) != value:
-                raise TargetError(f"{location}: key '{placement.key}' is given two values")
-            updates[placement.key] = value
+        updates = collect(items, placement_key, location)
         # One merge=false placement makes the file exclusive to this write.
         merge = all(p.target.config.get("merge", True) is not False for p in placements)
         try:
@@ -100,14 +93,9 @@ class LocalFileKind:
                 raise
             existing = None  # merge=false replaces the file whatever it holds
         try:
-            text = fmt.render(existing if merge else None, updates)
-            stored = fmt.load(text)
+            text = fmt.rewrite(existing if merge else None, updates)
         except FormatError as exc:
             raise TargetError(f"{location}: {exc}") from None
-        for key, value in updates.items():
-            # A writer bug must not record a hash the file does not hold.
-            if stored.get(key) != value:
-                raise TargetError(f"{location}: the {fmt.name} writer cannot store '{key}' exactly")
         if text != existing:
             write_text(path, text, location)
         return {key: sha256_text(value) for key, value in updates.items()}

@@ -27,13 +27,12 @@ import base64
 import binascii
 import os
 from collections.abc import Hashable, Sequence
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import (
     check_text,
     checked_group,
@@ -42,7 +41,7 @@ from secretsapi.service.targets.remote import (
     load_sdk,
     same_config,
 )
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
+from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, timestamp, tls_verify
 from secretsapi.service.targets.secretzero_ids import recorded_id
 from secretsapi.service.util.hashing import sha256_text
 
@@ -97,24 +96,17 @@ class GitHubSecretKind:
                            "sealed with the scope's public key; other secrets are kept. GitHub never "
                            "returns values: drift compares its update time with the lockfile's.",
             "config": {
-                "owner": {"type": "string", "default": None, "description": "repository owner (user or "
-                                                                           "organisation)"},
-                "repo": {"type": "string", "default": None, "description": "repository name"},
-                "environment": {"type": "string", "default": None,
-                                "description": "deployment environment of the repository (environment secret)"},
-                "org": {"type": "string", "default": None,
-                        "description": "organisation, for an organisation secret (without repo)"},
-                "visibility": {"type": "string", "default": "all",
-                               "description": "organisation secret: all, private or selected repositories"},
-                "selected_repository_ids": {"type": "array", "default": None,
-                                            "description": "organisation secret, visibility selected: "
-                                                           "repository ids"},
-                "selected_repositories": {"type": "array", "default": None,
-                                          "description": "organisation secret, visibility selected: "
-                                                         "repository names in the organisation"},
-                "secret_name": {"type": "string", "default": None,
-                                "description": "name of the secret; the secret (or template field) name "
-                                               "by default"},
+                "owner": option("string", None, "repository owner (user or organisation)"),
+                "repo": option("string", None, "repository name"),
+                "environment": option("string", None, "deployment environment of the repository (environment secret)"),
+                "org": option("string", None, "organisation, for an organisation secret (without repo)"),
+                "visibility": option("string", "all", "organisation secret: all, private or selected repositories"),
+                "selected_repository_ids": option("array", None, "organisation secret, visibility selected: "
+                                                                 "repository ids"),
+                "selected_repositories": option("array", None, "organisation secret, visibility selected: "
+                                                               "repository names in the organisation"),
+                "secret_name": option("string", None, "name of the secret; the secret (or template field) name "
+                                                      "by default"),
             },
         }
 
@@ -192,7 +184,7 @@ class GitHubSecretKind:
                 backs[placement.key] = ReadBack(False, None, location, verifiable=False)
                 continue
             backs[placement.key] = ReadBack(True, None, location, verifiable=False,
-                                            updated_at=_time(found.get("updated_at")))
+                                            updated_at=timestamp(found.get("updated_at")))
         return backs
 
     @staticmethod
@@ -260,12 +252,3 @@ def _seal(public: Any, value: str, public_key: str, where: str) -> str:
                           f"{type(exc).__name__})") from None
     return base64.b64encode(box.encrypt(value.encode("utf-8"))).decode("ascii")
 
-
-def _time(value: Any) -> datetime | None:
-    """GitHub's ``2024-01-02T03:04:05Z``; None when absent or unreadable."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None

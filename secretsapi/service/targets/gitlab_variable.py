@@ -27,9 +27,9 @@ from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import check_text, checked_group, checked_provider, collect, same_config
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
+from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, throttled_429, tls_verify
 from secretsapi.service.targets.secretzero_ids import recorded_id
 from secretsapi.service.util.hashing import sha256_text
 
@@ -40,10 +40,6 @@ DEFAULT_SCOPE = "*"
 # (config key, default) of the attributes written with every value: SecretZero's defaults.
 _FLAGS = (("protected", False), ("masked", True), ("raw", False))
 _SHARED = ("protected", "masked", "raw", "variable_type", "description")
-
-
-def _throttled(response: Any) -> bool:
-    return bool(response.status_code == 429)
 
 
 def _key(placement: Placement) -> str:
@@ -72,18 +68,14 @@ class _GitLabVariableKind:
             "description": f"A GitLab CI/CD variable of a {self.owner_key}; its other variables are kept. "
                            "Written only when its value or attributes differ.",
             "config": {
-                self.owner_key: {"type": "string", "default": None,
-                                 "description": f"{self.owner_key} path (e.g. team/app) or numeric id"},
-                "key": {"type": "string", "default": None,
-                        "description": "variable key; the secret (or template field) name by default"},
-                "masked": {"type": "boolean", "default": True, "description": "mask the value in job logs"},
-                "protected": {"type": "boolean", "default": False,
-                              "description": "expose only to protected branches and tags"},
-                "raw": {"type": "boolean", "default": False, "description": "do not expand $ references"},
-                "environment_scope": {"type": "string", "default": DEFAULT_SCOPE,
-                                      "description": "environments the variable applies to"},
-                "variable_type": {"type": "string", "default": "env_var", "description": "env_var or file"},
-                "description": {"type": "string", "default": None, "description": "variable description"},
+                self.owner_key: option("string", None, f"{self.owner_key} path (e.g. team/app) or numeric id"),
+                "key": option("string", None, "variable key; the secret (or template field) name by default"),
+                "masked": option("boolean", True, "mask the value in job logs"),
+                "protected": option("boolean", False, "expose only to protected branches and tags"),
+                "raw": option("boolean", False, "do not expand $ references"),
+                "environment_scope": option("string", DEFAULT_SCOPE, "environments the variable applies to"),
+                "variable_type": option("string", "env_var", "env_var or file"),
+                "description": option("string", None, "variable description"),
             },
         }
 
@@ -194,7 +186,7 @@ class _Api:
 
     def variable(self, key: str, scope: str, operation: str) -> dict[str, Any] | None:
         response = call(self.http, "GET", self.item(key, scope), where=self.where, operation=operation,
-                        timeout=self.timeout, throttled=_throttled)
+                        timeout=self.timeout, throttled=throttled_429)
         if response.status_code == 404:
             # A missing project answers 404 too: tell them apart before creating the variable.
             body = json_body(response, self.where, operation) if response.content else {}
@@ -211,6 +203,6 @@ class _Api:
 
     def send(self, method: str, url: str, body: dict[str, Any], ok: tuple[int, ...]) -> None:
         response = call(self.http, method, url, where=self.where, operation="write", timeout=self.timeout,
-                        throttled=_throttled, json=body)
+                        throttled=throttled_429, json=body)
         if response.status_code not in ok:
             raise status_error(response, self.where, "write", "no such project or group")

@@ -38,13 +38,12 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import (
     Provider,
     check_text,
@@ -54,7 +53,16 @@ from secretsapi.service.targets.remote import (
     digest,
     provider_of,
 )
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
+from secretsapi.service.targets.rest import (
+    base_url,
+    call,
+    json_body,
+    session,
+    status_error,
+    throttled_429,
+    timestamp,
+    tls_verify,
+)
 from secretsapi.service.targets.secretzero_ids import recorded_id
 from secretsapi.service.util.hashing import sha256_text
 
@@ -65,10 +73,6 @@ DEFAULT_PATH = "/"
 # An access token is used until this many seconds before Infisical says it expires.
 _EXPIRY_MARGIN = 30.0
 _MISSING = "no such project, environment or folder"
-
-
-def _throttled(response: Any) -> bool:
-    return bool(response.status_code == 429)
 
 
 def _key(placement: Placement) -> str:
@@ -96,17 +100,13 @@ class InfisicalKind:
             "description": "A shared secret in a folder of an Infisical project environment; the project's "
                            "other secrets are kept. Written only when its value differs.",
             "config": {
-                "workspace_id": {"type": "string", "default": None,
-                                 "description": "project (workspace) id; the provider's by default "
-                                                "(alias: project_id)"},
-                "environment": {"type": "string", "default": DEFAULT_ENVIRONMENT,
-                                "description": "environment slug (dev, staging, prod...); the provider's by "
-                                               "default"},
-                "secret_path": {"type": "string", "default": DEFAULT_PATH,
-                                "description": "folder the secret is in; it must exist"},
-                "secret_name": {"type": "string", "default": None,
-                                "description": "secret name; the secret (or template field) name by default "
-                                               "(alias: key)"},
+                "workspace_id": option("string", None, "project (workspace) id; the provider's by default "
+                                                       "(alias: project_id)"),
+                "environment": option("string", DEFAULT_ENVIRONMENT, "environment slug (dev, staging, prod...); "
+                                                                     "the provider's by default"),
+                "secret_path": option("string", DEFAULT_PATH, "folder the secret is in; it must exist"),
+                "secret_name": option("string", None, "secret name; the secret (or template field) name by default "
+                                                      "(alias: key)"),
             },
         }
 
@@ -176,7 +176,7 @@ class InfisicalKind:
                 backs[placement.key] = ReadBack(False, None, location)
             elif current.get("secretValueHidden") is True or not isinstance(value, str):
                 backs[placement.key] = ReadBack(True, None, location, verifiable=False,
-                                                updated_at=_time(current.get("updatedAt")))
+                                                updated_at=timestamp(current.get("updatedAt")))
             else:
                 backs[placement.key] = ReadBack(True, sha256_text(value), location, value)
         return backs
@@ -205,14 +205,6 @@ def _folder(target: TargetSpec, ctx: TargetContext) -> str:
             + ("" if path == "/" else path))
 
 
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
 
 class _Api:
     """One group's calls: the API root, the access token, the folder, Infisical's throttling and errors."""
@@ -238,7 +230,7 @@ class _Api:
         """The secret ``key`` of the folder, or None when there is none (or no such folder)."""
         params = {**self.scope, "expandSecretReferences": "false", "include_imports": "false"}
         response = call(self.http, "GET", self._item(key), where=self.where, operation=operation,
-                        timeout=self.timeout, throttled=_throttled, params=params)
+                        timeout=self.timeout, throttled=throttled_429, params=params)
         if response.status_code == 404:
             return None
         if response.status_code != 200:
@@ -251,7 +243,7 @@ class _Api:
 
     def send(self, method: str, key: str, body: dict[str, Any]) -> None:
         response = call(self.http, method, self._item(key), where=self.where, operation="write",
-                        timeout=self.timeout, throttled=_throttled, json={**self.scope, **body})
+                        timeout=self.timeout, throttled=throttled_429, json={**self.scope, **body})
         if response.status_code != 200:
             raise self._failure(response, "write")
         answer = json_body(response, self.where, "write")
@@ -313,7 +305,7 @@ def _login(api: _Api, client_id: str, client_secret: str) -> str:
             return kept[0]
         http = session((api.url, "universal-auth"), {"User-Agent": "secretsapi"}, InfisicalKind.type, api.verify)
         response = call(http, "POST", f"{api.url}/v1/auth/universal-auth/login", where=api.where,
-                        operation="Universal Auth login", timeout=api.timeout, throttled=_throttled,
+                        operation="Universal Auth login", timeout=api.timeout, throttled=throttled_429,
                         json={"clientId": client_id, "clientSecret": client_secret})
         if response.status_code != 200:
             raise status_error(response, api.where, "Universal Auth login", "no such identity")

@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import check_text, checked_group, checked_provider
 from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
 from secretsapi.service.targets.secretzero_ids import recorded_id
@@ -83,17 +83,12 @@ class JenkinsCredentialKind:
                            "store or a folder's; other credentials are kept. Jenkins never returns "
                            "secrets: drift checks only that it exists.",
             "config": {
-                "credential_id": {"type": "string", "default": None, "description": "credential id"},
-                "description": {"type": "string", "default": None,
-                                "description": "credential description; the secret's name by default"},
-                "credential_type": {"type": "string", "default": "string",
-                                    "description": "string (secret text) or username_password"},
-                "username": {"type": "string", "default": None,
-                             "description": "username of a username_password credential"},
-                "folder": {"type": "string", "default": None,
-                           "description": "folder path (a/b) whose store holds it; the root store by default"},
-                "domain": {"type": "string", "default": DEFAULT_DOMAIN,
-                           "description": "credentials domain (_ is the global one)"},
+                "credential_id": option("string", None, "credential id"),
+                "description": option("string", None, "credential description; the secret's name by default"),
+                "credential_type": option("string", "string", "string (secret text) or username_password"),
+                "username": option("string", None, "username of a username_password credential"),
+                "folder": option("string", None, "folder path (a/b) whose store holds it; the root store by default"),
+                "domain": option("string", DEFAULT_DOMAIN, "credentials domain (_ is the global one)"),
             },
         }
 

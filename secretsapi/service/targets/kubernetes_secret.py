@@ -28,7 +28,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.kubeconfig_files import checked_kubeconfig
 from secretsapi.service.targets.remote import (
     ClientCache,
@@ -42,6 +42,7 @@ from secretsapi.service.targets.remote import (
     named_path,
     sdk_errors,
     sdk_failure,
+    status_failure,
     throttle_retry,
 )
 from secretsapi.service.util.hashing import sha256_text
@@ -74,17 +75,12 @@ class KubernetesSecretKind:
             "description": "A data key of a Kubernetes Secret (type Opaque when created); other "
                            "data keys, labels and annotations of the Secret are kept.",
             "config": {
-                "secret_name": {"type": "string", "default": None,
-                                "description": "name of the Secret"},
-                "namespace": {"type": "string", "default": DEFAULT_NAMESPACE,
-                              "description": "namespace of the Secret"},
-                "data_key": {"type": "string", "default": None,
-                             "description": "key in the Secret's data; the secret (or template "
-                                            "field) name by default"},
-                "labels": {"type": "object", "default": None,
-                           "description": "labels set on the Secret (merged)"},
-                "annotations": {"type": "object", "default": None,
-                                "description": "annotations set on the Secret (merged)"},
+                "secret_name": option("string", None, "name of the Secret"),
+                "namespace": option("string", DEFAULT_NAMESPACE, "namespace of the Secret"),
+                "data_key": option("string", None, "key in the Secret's data; the secret (or template "
+                                                   "field) name by default"),
+                "labels": option("object", None, "labels set on the Secret (merged)"),
+                "annotations": option("object", None, "annotations set on the Secret (merged)"),
             },
         }
 
@@ -264,13 +260,5 @@ def _error(exc: BaseException, where: str, operation: str) -> TargetError:
     """The HTTP status class, never the response body (a Status can quote the request)."""
     status = getattr(exc, "status", None)
     if isinstance(status, int) and status:
-        if status == 401:
-            return TargetError(f"{where}: not authenticated (401)")
-        if status == 403:
-            return TargetError(f"{where}: permission denied (403)")
-        if status == 404:
-            return TargetError(f"{where}: {operation} failed (404: no such namespace or resource)")
-        if status == 409:
-            return TargetError(f"{where}: changed by another writer during the {operation}; try again")
-        return TargetError(f"{where}: {operation} failed (HTTP {status})")
+        return status_failure(status, where, operation, missing="no such namespace or resource")
     return sdk_failure(exc, where, operation)

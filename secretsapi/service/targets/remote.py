@@ -142,6 +142,19 @@ def named_path(path_text: str, ctx: TargetContext, what: str, alias: str) -> str
     return str(confined_file(path_text, ctx, what, alias).path)
 
 
+def tls_setting(value: Any, ctx: TargetContext, alias: str, setting: str = "verify", *,
+                never_off: str | None = None) -> bool | str:
+    """A provider's TLS verification: true, false, or the path of a CA bundle (a private CA),
+    confined like ``named_path``. ``never_off`` refuses false, giving the store's reason."""
+    if value is True or (value is False and never_off is None):
+        return bool(value)
+    if isinstance(value, str) and value:
+        return named_path(value, ctx, setting, alias)
+    if never_off is not None:
+        raise TargetError(f"provider '{alias}': {setting} must be true or the path of a CA bundle ({never_off})")
+    raise TargetError(f"provider '{alias}': {setting} must be true, false or a CA bundle path")
+
+
 def confined_file(path_text: str, ctx: TargetContext, what: str, alias: str) -> Confined:
     """``named_path``'s check, giving the confined file (to read without following a link)."""
     try:
@@ -263,6 +276,20 @@ def unreachable(where: str, exc: BaseException) -> TargetError | None:
     return TargetError(f"{where}: cannot reach the endpoint ({cause})") if cause else None
 
 
+def status_failure(status: int, where: str, operation: str, *, missing: str, unauthenticated: str = "") -> TargetError:
+    """A store's HTTP status as a TargetError, by class (never the body, which can quote the
+    request): ``missing`` says what a 404 means there, ``unauthenticated`` why a 401 may come."""
+    if status == 401:
+        return TargetError(f"{where}: not authenticated (401{unauthenticated})")
+    if status == 403:
+        return TargetError(f"{where}: permission denied (403)")
+    if status == 404:
+        return TargetError(f"{where}: {operation} failed (404: {missing})")
+    if status == 409:
+        return TargetError(f"{where}: changed by another writer during the {operation}; try again")
+    return TargetError(f"{where}: {operation} failed (HTTP {status})")
+
+
 def sdk_failure(exc: BaseException, where: str, operation: str) -> TargetError:
     """The last word on an SDK failure no kind recognised: its network cause, else its class."""
     return unreachable(where, exc) or TargetError(f"{where}: {operation} failed ({type(exc).__name__})")
@@ -299,6 +326,11 @@ def checked_group(validate: Callable[[TargetSpec, str], list[str]], targets: Seq
     for target in targets:
         require_valid(validate(target, where))
     return where
+
+
+def placement_key(placement: Placement) -> str:
+    """The key a placement is written under, as is: the store key of the file kinds."""
+    return placement.key
 
 
 def collect(items: Sequence[tuple[Placement, str]], store_key: Callable[[Placement], str],

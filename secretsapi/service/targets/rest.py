@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -23,7 +24,8 @@ from secretsapi.service.targets.remote import (
     ClientCache,
     Provider,
     load_sdk,
-    named_path,
+    status_failure,
+    tls_setting,
     unreachable,
 )
 
@@ -55,12 +57,7 @@ def session(settings: tuple[Any, ...], headers: Mapping[str, str], type_: str, v
 def tls_verify(provider: Provider, ctx: TargetContext) -> bool | str:
     """The provider's ``verify``: true (the default), false, or a CA bundle path (relative to the
     definition folder), for self-managed instances behind a private CA."""
-    value = provider.settings.get("verify", True)
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value:
-        return named_path(value, ctx, "verify", provider.alias)
-    raise TargetError(f"provider '{provider.alias}': verify must be true, false or a CA bundle path")
+    return tls_setting(provider.settings.get("verify", True), ctx, provider.alias)
 
 
 def call(http: Any, method: str, url: str, *, where: str, operation: str, timeout: float,
@@ -122,21 +119,29 @@ def _reset(value: str | None) -> float | None:
 def status_error(response: Any, where: str, operation: str, missing: str = "no such resource") -> TargetError:
     """The answer's status class as a TargetError; ``missing`` says what a 404 means here."""
     status = int(response.status_code)
-    if status == 401:
-        return TargetError(f"{where}: not authenticated (401: the token is missing, invalid or expired)")
-    if status == 403:
-        return TargetError(f"{where}: permission denied (403)")
-    if status == 404:
-        return TargetError(f"{where}: {operation} failed (404: {missing}, or the token cannot see it)")
-    if status == 409:
-        return TargetError(f"{where}: changed by another writer during the {operation}; try again")
     if status in (400, 422):
         return TargetError(f"{where}: {operation} rejected ({status}: the store refused the request)")
     if status in (429, 503):
         return TargetError(f"{where}: {operation} throttled ({status}), still after {THROTTLE_RETRIES} retries")
     if 300 <= status < 400:
         return TargetError(f"{where}: {operation} failed ({status}: redirected; check the base URL)")
-    return TargetError(f"{where}: {operation} failed (HTTP {status})")
+    return status_failure(status, where, operation, missing=f"{missing}, or the token cannot see it",
+                          unauthenticated=": the token is missing, invalid or expired")
+
+
+def timestamp(value: Any) -> datetime | None:
+    """An answer's ISO 8601 time (``2024-01-02T03:04:05Z``, fractions too); None when absent or unreadable."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def throttled_429(response: Any) -> bool:
+    """The stores whose only throttling answer is 429 (GitLab, Infisical)."""
+    return bool(response.status_code == 429)
 
 
 def json_body(response: Any, where: str, operation: str) -> Any:

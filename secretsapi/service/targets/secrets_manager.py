@@ -8,6 +8,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.targets.aws import NamedEntryKind, client_error, error_code
+from secretsapi.service.targets.base import option
 from secretsapi.service.targets.remote import check_text
 from secretsapi.service.util.hashing import sha256_text
 
@@ -23,13 +24,10 @@ class SecretsManagerKind(NamedEntryKind):
                            "write, then each write puts a new version (AWSCURRENT). A secret "
                            "scheduled for deletion is restored first.",
             "config": {
-                "name": {"type": "string", "default": None,
-                         "description": "secret name (or ARN of an existing secret)"},
-                "description": {"type": "string", "default": None,
-                                "description": "description, set when the secret is created"},
-                "kms_key_id": {"type": "string", "default": None,
-                               "description": "KMS key, set when the secret is created; the "
-                                              "account's default key when unset"},
+                "name": option("string", None, "secret name (or ARN of an existing secret)"),
+                "description": option("string", None, "description, set when the secret is created"),
+                "kms_key_id": option("string", None, "KMS key, set when the secret is created; the "
+                                                     "account's default key when unset"),
             },
         }
 

@@ -8,7 +8,7 @@ from typing import Any
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.aws import NamedEntryKind, aws_client, client_error, error_code
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import check_text, checked_group
 from secretsapi.service.util.hashing import sha256_text
 
@@ -26,20 +26,12 @@ class SsmParameterKind(NamedEntryKind):
             "description": "An AWS SSM Parameter Store parameter; each write is a new parameter "
                            "version. Read back with decryption for drift.",
             "config": {
-                "name": {"type": "string", "default": None,
-                         "description": "parameter name, e.g. /app/prod/db_password"},
-                "type": {"type": "string", "default": "SecureString",
-                         "description": "SecureString | String | StringList"},
-                "tier": {"type": "string", "default": "Standard",
-                         "description": "Standard | Advanced | Intelligent-Tiering"},
-                "description": {"type": "string", "default": None,
-                                "description": "parameter description"},
-                "kms_key_id": {"type": "string", "default": None,
-                               "description": "KMS key for SecureString; the account's default "
-                                              "key when unset"},
-                "overwrite": {"type": "boolean", "default": True,
-                              "description": "replace an existing parameter; false: fail if "
-                                             "it exists"},
+                "name": option("string", None, "parameter name, e.g. /app/prod/db_password"),
+                "type": option("string", "SecureString", "SecureString | String | StringList"),
+                "tier": option("string", "Standard", "Standard | Advanced | Intelligent-Tiering"),
+                "description": option("string", None, "parameter description"),
+                "kms_key_id": option("string", None, "KMS key for SecureString; the account's default key when unset"),
+                "overwrite": option("boolean", True, "replace an existing parameter; false: fail if it exists"),
             },
         }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jinja2
@@ -13,16 +13,13 @@ from jinja2.sandbox import SandboxedEnvironment
 from secretsapi.service.definition.deadline import DeadlinePassed, deadline
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import ServiceError, TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import TargetContext, option
+from secretsapi.service.targets.output_file import OutputFileKind, output_path
 from secretsapi.service.targets.paths import (
     confined_path,
-    lexical_key,
     path_problem,
-    read_hash,
     read_text,
-    write_text,
 )
-from secretsapi.service.util.hashing import sha256_text
 
 
 class _NoValue(Exception):
@@ -140,7 +137,7 @@ def render(source: str, name: str, ctx: TargetContext) -> str:
 _ID_KEYS = ("target_id", "record_uid", "name", "path", "title")
 
 
-class LocalTemplateKind:
+class LocalTemplateKind(OutputFileKind):
     type = "local/template"
 
     def describe(self) -> dict[str, Any]:
@@ -151,17 +148,12 @@ class LocalTemplateKind:
                            "{{ name }} (a field by its own name); written atomically, mode 0600 "
                            "when new. The recorded hash is the output's.",
             "config": {
-                "template_path": {"type": "string", "default": None,
-                                  "description": "Jinja2 template, relative to the "
-                                                 "definition folder or absolute"},
-                "output_path": {"type": "string", "default": None,
-                                "description": "rendered file, relative to the definition "
-                                               "folder or absolute"},
-                "name": {"type": "string", "default": None,
-                         "description": "names the target in the lockfile (local/template/<name>; "
-                                        "SecretZero also takes target_id, record_uid, path, title)"},
-                "overwrite": {"type": "boolean", "default": True,
-                              "description": "accepted for SecretZero, which ignores it too"},
+                "template_path": option("string", None, "Jinja2 template, relative to the "
+                                                        "definition folder or absolute"),
+                "output_path": option("string", None, "rendered file, relative to the definition folder or absolute"),
+                "name": option("string", None, "names the target in the lockfile (local/template/<name>; "
+                                               "SecretZero also takes target_id, record_uid, path, title)"),
+                "overwrite": option("boolean", True, "accepted for SecretZero, which ignores it too"),
             },
         }
 
@@ -177,12 +169,6 @@ class LocalTemplateKind:
         identifier = next((config[k] for k in _ID_KEYS if config.get(k)), "")
         return f"{target.provider}/{target.kind}/{identifier}"
 
-    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return str(target.config.get("output_path"))
-
-    def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
-        return (self.type, lexical_key(ctx.base_dir, target.config, "output_path"))
-
     def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
         """Render once for the whole group; the values come from ctx.value_of, not ``items``."""
         if not items:
@@ -195,21 +181,8 @@ class LocalTemplateKind:
         template_name = sources.pop()
         template_path = confined_path(ctx.base_dir, target.config, "template_path", ctx.target_roots,
                                       ctx.service_paths)
-        output_path = confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots, ctx.service_paths)
+        path = output_path(target, ctx)  # refused before the template is read, as a file target's
         source = read_text(template_path, f"template '{template_name}'")
         if source is None:
             raise TargetError(f"template '{template_name}' not found")
-        output = render(source, template_name, ctx)
-        digest = sha256_text(output)
-        if read_hash(output_path, location) != digest:
-            write_text(output_path, output, location)
-        return {p.key: digest for p, _ in items}
-
-    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
-        if not items:
-            return {}
-        location = self.location(items[0].target, ctx)
-        digest = read_hash(confined_path(ctx.base_dir, items[0].target.config, "output_path",
-                                         ctx.target_roots, ctx.service_paths),
-                           location)
-        return {p.key: ReadBack(digest is not None, digest, location) for p in items}
+        return self.store([p for p, _ in items], render(source, template_name, ctx), path, ctx)

@@ -26,7 +26,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import (
     ClientCache,
     Provider,
@@ -36,11 +36,11 @@ from secretsapi.service.targets.remote import (
     collect,
     digest,
     load_sdk,
-    named_path,
     same_config,
     sdk_errors,
     sdk_failure,
     throttle_retry,
+    tls_setting,
 )
 from secretsapi.service.util.hashing import sha256_text, sha256_value
 
@@ -72,14 +72,10 @@ class VaultKvKind:
             "description": "A key of a HashiCorp Vault KV secret; the path's other keys are "
                            "kept. KV v2 writes one new version per sync, with check-and-set.",
             "config": {
-                "path": {"type": "string", "default": None,
-                         "description": "secret path inside the mount, e.g. app/prod/db"},
-                "mount_point": {"type": "string", "default": DEFAULT_MOUNT,
-                                "description": "KV secrets engine mount"},
-                "version": {"type": "integer", "default": 2,
-                            "description": "KV engine version: 1 or 2"},
-                "key": {"type": "string", "default": DEFAULT_KEY,
-                        "description": "key inside the secret's data"},
+                "path": option("string", None, "secret path inside the mount, e.g. app/prod/db"),
+                "mount_point": option("string", DEFAULT_MOUNT, "KV secrets engine mount"),
+                "version": option("integer", 2, "KV engine version: 1 or 2"),
+                "key": option("string", DEFAULT_KEY, "key inside the secret's data"),
             },
         }
 
@@ -258,11 +254,7 @@ def _verify(value: Any, ctx: TargetContext, alias: str) -> bool | str:
         if os.environ.get("VAULT_SKIP_VERIFY", "").lower() in ("1", "true", "yes"):
             return False
         return os.environ.get("VAULT_CACERT") or True
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value:
-        return named_path(value, ctx, "verify", alias)
-    raise TargetError(f"provider '{alias}': verify must be true, false or a CA bundle path")
+    return tls_setting(value, ctx, alias)
 
 
 def _error(exc: BaseException, where: str, operation: str) -> TargetError:

@@ -29,7 +29,7 @@ from urllib.parse import quote, urlsplit
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import (
     ClientCache,
     Provider,
@@ -76,13 +76,9 @@ class VercelEnvKind:
             "description": "A Vercel project environment variable (type encrypted) for a set of "
                            "environments; the project's other variables are kept.",
             "config": {
-                "project_id": {"type": "string", "default": None,
-                               "description": "project id or name; the provider's by default"},
-                "secret_name": {"type": "string", "default": None,
-                                "description": "variable key; the secret (or template field) name "
-                                               "by default"},
-                "environments": {"type": "array", "default": list(DEFAULT_ENVIRONMENTS),
-                                 "description": "any of development, preview, production"},
+                "project_id": option("string", None, "project id or name; the provider's by default"),
+                "secret_name": option("string", None, "variable key; the secret (or template field) name by default"),
+                "environments": option("array", list(DEFAULT_ENVIRONMENTS), "any of development, preview, production"),
             },
         }
 

@@ -18,23 +18,13 @@ from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from secretsapi.service.util.hashing import sha256_text
-from tests.factories import AWS_REGION, boto
+from tests.factories import AWS_REGION, boto, git, git_crypt_repository
 from tests.peers.vault_server import VaultServer
 
 ANSIBLE_VAULT = str(Path(sys.executable).with_name("ansible-vault"))
 VAULT_PASSWORD = "vault-pa55word-never-shown"
 SECRET_ID = "approle-s3cret-id-never-shown"
 MANIFEST = "manifests/db.yaml"
-
-
-def _git(root: Path, *args: str) -> bytes:
-    command = list(args) if args[0] == "git-crypt" else ["git", *args]
-    env = {"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com"}
-    done = subprocess.run(command, cwd=root, env=env, capture_output=True, timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def _view(root: Path) -> dict[str, Any]:
@@ -86,9 +76,7 @@ def _definition(aws: str | None, vault: VaultServer | None) -> dict[str, Any]:
 @pytest.fixture
 def repo(tmp_path: Path, settings: Any) -> Path:
     """The definition's folder is an unlocked git-crypt repository encrypting secrets/gitcrypt.yaml."""
-    _git(tmp_path, "init", "-q", "-b", "main")
-    _git(tmp_path, "git-crypt", "init")
-    (tmp_path / ".gitattributes").write_text("secrets/gitcrypt.yaml filter=git-crypt diff=git-crypt\n")
+    git_crypt_repository(tmp_path, "secrets/gitcrypt.yaml")
     (tmp_path / "vault-pass.txt").write_text(VAULT_PASSWORD)
     settings.SERVICE_CONFIG = tmp_path / "Secretfile.yml"
     settings.SERVICE_LOCKFILE = None
@@ -129,9 +117,9 @@ def test_api_syncs_checks_repairs_and_dry_runs_every_new_kind_in_one_definition(
             "kubernetes/external_secret/", "aws/ssm_parameter//app/db", "vault/vault_kv/secret/app/db#password"}
         assert lock["db_password"]["targets"]["repo_gitcrypt/git_crypt_file/"] == sha256_text(value)
 
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", "secrets")
-        assert _git(repo, "show", "HEAD:secrets/gitcrypt.yaml").startswith(b"\x00GITCRYPT\x00")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "secrets")
+        assert git(repo, "show", "HEAD:secrets/gitcrypt.yaml").startswith(b"\x00GITCRYPT\x00")
 
         before = {p: (repo / p).read_bytes() for p in ("secrets/vault.yml", "secrets/gitcrypt.yaml", MANIFEST)}
         dry = authed_api.post("/sync", {"dry_run": True, "force": True}, format="json").json()

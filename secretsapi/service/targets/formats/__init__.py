@@ -23,6 +23,16 @@ class FileFormat:
     # so that only SecretZero reads it back is reported as misencoded, not as another value.
     load_secretzero: Callable[[str], dict[str, Any]] | None = None
 
+    def rewrite(self, text: str | None, updates: Mapping[str, str]) -> str:
+        """``render``, checked by reading the new text back: a writer bug must not record a hash
+        the file does not hold."""
+        rendered = self.render(text, updates)
+        stored = self.load(rendered)
+        for key, value in updates.items():
+            if stored.get(key) != value:
+                raise FormatError(f"the {self.name} writer cannot store '{key}' exactly")
+        return rendered
+
 
 def _build() -> dict[str, FileFormat]:
     from secretsapi.service.targets.formats import dotenv, json_, tfvars, toml_, yaml_
