@@ -57,14 +57,14 @@ def test_sync_seals_each_secret_to_its_scope_key_and_records_the_target_ids(
     result = sync(ws)
     assert result.errors == []
     lock = lock_entries(ws)
+    # One target per secret, none with a `name`: each records SecretZero's id, the same for all three.
     stored = {
-        "deploy_token": (server.value(REPO, "DEPLOY_TOKEN"), "gh/github_secret/acme/api/DEPLOY_TOKEN"),
-        "db_password": (server.value(f"{REPO}/environments/production", "db_password"),
-                        "gh/github_secret/acme/api/environments/production"),
-        "npm_token": (server.value("orgs/acme", "npm_token"), "gh/github_secret/orgs/acme"),
+        "deploy_token": server.value(REPO, "DEPLOY_TOKEN"),
+        "db_password": server.value(f"{REPO}/environments/production", "db_password"),
+        "npm_token": server.value("orgs/acme", "npm_token"),
     }
-    for name, (value, target_id) in stored.items():
-        assert value is not None and lock[name]["targets"] == {target_id: sha256_text(value)}, name
+    for name, value in stored.items():
+        assert value is not None and lock[name]["targets"] == {"gh/github_secret/": sha256_text(value)}, name
         assert lock[name]["hash"] == sha256_text(value)
     organisation = server.record("orgs/acme", "NPM_TOKEN") or {}
     assert organisation["visibility"] == "selected"
@@ -93,7 +93,7 @@ def test_drift_says_a_write_only_secret_is_unverifiable_without_counting_it_as_d
     assert not result.has_drift and result.secrets_with_drift == []
     [item] = result.details
     assert item.details["reason"] == "unverifiable"
-    assert item.details["target"] == "gh/github_secret/acme/api/DEPLOY_TOKEN"
+    assert item.details["target"] == "gh/github_secret/"
     assert item.details["changed_after_record"] is False
     assert item.details["store_updated_at"] is not None and item.details["recorded_at"] is not None
 
@@ -116,7 +116,7 @@ def test_a_secret_written_after_the_lockfile_time_is_drift_and_repair_puts_the_r
     # The repair's write is recorded, so the store's newer time is no longer taken for a change.
     assert not detect_drift(ws).has_drift
     provenance = lock_entries(ws)["deploy_token"]["target_provenance"]
-    assert len(provenance["gh/github_secret/acme/api/DEPLOY_TOKEN"]) == 2  # the sync's write and the repair's
+    assert len(provenance["gh/github_secret/"]) == 2  # the sync's write and the repair's
 
 
 def test_a_deleted_secret_is_missing_and_repair_writes_it_again(tmp_path: Path, server: GitHubServer) -> None:
@@ -255,6 +255,6 @@ def test_the_lockfile_keeps_the_last_three_write_times_of_a_secret(tmp_path: Pat
     sync(ws)
     for _ in range(3):
         execute_rotation(ws, force=True)
-    records = lock_entries(ws)["deploy_token"]["target_provenance"]["gh/github_secret/acme/api/DEPLOY_TOKEN"]
+    records = lock_entries(ws)["deploy_token"]["target_provenance"]["gh/github_secret/"]
     assert len(records) == 3 and records == sorted(records, key=lambda record: record["updated_at"])
     assert set(records[-1]) == {"updated_at", "actor"}  # SecretZero's TargetUpdate shape

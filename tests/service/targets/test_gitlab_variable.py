@@ -48,9 +48,9 @@ def test_sync_creates_project_and_group_variables_with_their_attributes(tmp_path
     group = server.variable("groups", "team", "registry_token") or {}
     assert (group["masked"], group["protected"], group["variable_type"]) == (False, False, "file")
     lock = lock_entries(ws)
-    assert lock["db_password"]["targets"]["gl/gitlab_variable/team/app/DB_PASSWORD@production"] == sha256_text(
-        project["value"])
-    assert lock["registry_token"]["targets"] == {"gl/gitlab_group_variable/team": sha256_text(group["value"])}
+    # SecretZero's ids: the provider alias and the kind, then nothing (neither target has a `name`).
+    assert lock["db_password"]["targets"]["gl/gitlab_variable/"] == sha256_text(project["value"])
+    assert lock["registry_token"]["targets"] == {"gl/gitlab_group_variable/": sha256_text(group["value"])}
     assert not detect_drift(ws).has_drift
 
 

@@ -47,9 +47,9 @@ def test_sync_creates_credentials_in_the_root_and_folder_stores(tmp_path: Path, 
     assert folder["class"].endswith("UsernamePasswordCredentialsImpl")
     assert (folder["username"], folder["description"]) == ("deployer", "Deploy user")
     lock = lock_entries(ws)
-    assert lock["api_key"]["targets"]["ci/jenkins_credential/api-key"] == sha256_text(root["secret"])
-    assert lock["deploy_password"]["targets"] == {
-        "ci/jenkins_credential/team/app/deploy": sha256_text(folder["secret"])}
+    # SecretZero's ids: `credential_id` and `folder` are not among the keys it takes one from.
+    assert lock["api_key"]["targets"]["ci/jenkins_credential/"] == sha256_text(root["secret"])
+    assert lock["deploy_password"]["targets"] == {"ci/jenkins_credential/": sha256_text(folder["secret"])}
     assert ("POST", "/job/team/job/app/credentials/store/folder/domain/_/createCredentials") in server.requests
 
 

@@ -52,7 +52,8 @@ def test_sync_sets_a_key_vault_secret_with_its_content_type_and_tags_after_the_c
     assert keyvault.challenges == 1  # the SDK's first request was answered with the challenge
     assert ("POST", f"/{keyvault.tenant_id}/oauth2/v2.0/token") in keyvault.requests
     entry = lock_entries(ws)["db"]
-    assert entry["targets"] == {f"azure/azure_keyvault/{_host(keyvault)}/db-password": sha256_text(stored["value"])}
+    # SecretZero's id: `secret_name` and `vault_url` are not among the keys it takes one from.
+    assert entry["targets"] == {"azure/azure_keyvault/": sha256_text(stored["value"])}
     assert entry["hash"] == sha256_text(stored["value"])
     assert not detect_drift(ws).has_drift
 
@@ -64,12 +65,14 @@ def test_secretzeros_key_vault_alias_writes_the_vault_and_keeps_its_kind_in_the_
     assert sync(ws).errors == []
     value = keyvault.value("api-key")  # no secret_name: the secret's own name
     assert value is not None
-    # The id comes from the target's config alone: without secret_name it ends at the vault.
-    assert lock_entries(ws)["api-key"]["targets"] == {f"azure/key_vault/{_host(keyvault)}": sha256_text(value)}
+    # SecretZero's id keeps the kind as written.
+    assert lock_entries(ws)["api-key"]["targets"] == {"azure/key_vault/": sha256_text(value)}
 
 
-def test_a_vault_name_stands_for_its_public_cloud_url_in_the_target_id(tmp_path: Path) -> None:
-    spec = TargetSpec("azure", "azure_keyvault", {"vault_name": "myvault", "secret_name": "db"})
+def test_a_vault_name_stands_for_its_public_cloud_url_in_the_own_target_id(tmp_path: Path) -> None:
+    # The own id is recorded where another target of the secret shares SecretZero's.
+    spec = TargetSpec("azure", "azure_keyvault", {"vault_name": "myvault", "secret_name": "db"},
+                      shares_secretzero_id=True)
     ctx = TargetContext(tmp_path, {}, lambda key: None, ())
     assert get_kind(spec.type).target_id(spec, ctx) == "azure/azure_keyvault/myvault.vault.azure.net/db"
 
@@ -96,7 +99,7 @@ def test_key_vault_drift_reads_values_back_and_repair_puts_the_recorded_one_back
     ws = _kv_workspace(tmp_path, keyvault, also=target("local", "file", path="out/app.env"))
     sync(ws)
     recorded = keyvault.value("db-password")
-    tid = f"azure/azure_keyvault/{_host(keyvault)}/db-password"
+    tid = "azure/azure_keyvault/"
 
     keyvault.put("db-password", "changed behind our back")
     assert _findings(ws) == {tid: ("db", "value_changed")}
@@ -117,7 +120,7 @@ def test_a_purged_key_vault_secret_is_missing_and_a_forced_sync_sets_it_anew(
     sync(ws)
     keyvault.delete("db-password")
     keyvault.purge("db-password")
-    assert _findings(ws) == {f"azure/azure_keyvault/{_host(keyvault)}/db-password": ("db", "target_missing")}
+    assert _findings(ws) == {"azure/azure_keyvault/": ("db", "target_missing")}
     assert sync(ws, force=True).errors == []
     assert keyvault.versions("db-password") == 1 and not detect_drift(ws).has_drift
 
@@ -212,7 +215,8 @@ def _vercel_workspace(tmp_path: Path, vercel: VercelServer, also: dict[str, Any]
     return workspace(tmp_path, {"vercel": vercel_provider(vercel)}, secret("api", *targets))
 
 
-VERCEL_ID = "vercel/vercel_env/prj_app/API_KEY/preview,production"
+VERCEL_ID = "vercel/vercel_env/"  # SecretZero's: `secret_name` is not among the keys it takes one from
+VERCEL_LOCATION = "vercel/vercel_env/prj_app/API_KEY"  # what a target's error names
 
 
 def test_sync_creates_an_encrypted_vercel_variable_for_its_environments_in_the_team(
@@ -273,8 +277,9 @@ def test_vercel_drift_lists_a_projects_variables_once_for_all_its_targets(
     vercel.remove("S1")
     vercel.requests.clear()
 
-    assert _findings(ws) == {"vercel/vercel_env/prj_app/S1/production": ("s1", "target_missing"),
-                             "vercel/vercel_env/prj_app/S4/production": ("s4", "value_changed")}
+    # Each secret's one target records the same SecretZero id, so the findings are told apart by secret.
+    assert {(i.secret, i.details["target"], i.details["reason"]) for i in detect_drift(ws).details} == {
+        ("s1", "vercel/vercel_env/", "target_missing"), ("s4", "vercel/vercel_env/", "value_changed")}
     assert vercel.requests.count(("GET", "/v10/projects/prj_app/env")) == 1
     assert sum(1 for method, path in vercel.requests if path.startswith("/v1/")) == 5  # each present value
 
@@ -284,7 +289,7 @@ def test_a_vercel_variable_overlapping_other_environments_is_refused_not_deleted
 ) -> None:
     vercel.add("API_KEY", "theirs", ("production", "development"))
     (error,) = sync(_vercel_workspace(tmp_path, vercel)).errors
-    assert error.message == (f"{VERCEL_ID.rsplit('/', 1)[0]}: variable 'API_KEY' already exists for development, "
+    assert error.message == (f"{VERCEL_LOCATION}: variable 'API_KEY' already exists for development, "
                              "production, overlapping preview, production; remove it or name the same environments")
     assert [v["value"] for v in vercel.variables()] == ["theirs"]
 
@@ -317,7 +322,7 @@ def test_vercel_rate_limits_that_do_not_end_fail_the_target_after_bounded_retrie
     monkeypatch.setattr("urllib3.util.retry.time.sleep", sleeps.append)
     vercel.rate_limit(100, reset_in=3600)
     (error,) = sync(_vercel_workspace(tmp_path, vercel)).errors
-    assert error.message == "vercel/vercel_env/prj_app/API_KEY: throttled by Vercel (429 rate_limited)"
+    assert error.message == f"{VERCEL_LOCATION}: throttled by Vercel (429 rate_limited)"
     assert len(vercel.requests) == 4 and len(sleeps) == 3 and all(s <= 10 for s in sleeps)  # reset capped
 
 
@@ -402,4 +407,4 @@ def test_a_lockfile_secretzero_wrote_tracks_both_targets_under_its_own_ids(
     ws.lockfile_path.write_text(json.dumps({"version": "1.0", "secrets": {"db": entry}}))
     assert not detect_drift(ws).has_drift
     keyvault.put("db", "changed")
-    assert _findings(ws) == {f"azure/azure_keyvault/{_host(keyvault)}/db": ("db", "value_changed")}
+    assert _findings(ws) == {"azure/azure_keyvault/": ("db", "value_changed")}
