@@ -28,7 +28,8 @@ from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
 
 WS = "ws-app"
-IDS = {"db": "infisical/infisical/ws-app/prod/backend/DB_PASSWORD", "api": "infisical/infisical/ws-app/dev"}
+# SecretZero's ids: `secret_path` and `secret_name` are not among the keys it takes one from.
+IDS = {"db": "infisical/infisical/", "api": "infisical/infisical/"}
 
 
 def _providers(server: InfisicalServer) -> dict[str, Any]:
@@ -247,7 +248,7 @@ def test_one_sync_writes_infisical_with_the_other_kinds_and_records_every_target
     entry = lock_entries(ws)["shared"]
     assert list(entry["targets"]) == [
         "local/file/out/all.env", "aws/ssm_parameter//app/shared", "vault/vault_kv/secret/app/shared",
-        "cluster/kubernetes_secret/apps/shared/shared", "infisical/infisical/ws-app/dev/SHARED"]
+        "cluster/kubernetes_secret/apps/shared/shared", "infisical/infisical/"]
     assert set(entry["targets"].values()) == {entry["hash"]}
     assert sha256_text(server.value(WS, "dev", "SHARED") or "") == entry["hash"]
     assert not detect_drift(ws).has_drift
