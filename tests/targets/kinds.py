@@ -1,6 +1,7 @@
 """Every target kind the service writes, one entry each: the store it writes to (a fixture), its
-provider block, a target's config, the target id SecretZero records, how a test reads the value
-back from the store itself, and how someone changes it behind the service's back.
+provider block, a target's config, the target id the lockfile records (the kind's own where the
+spec gives it one, else SecretZero's), how a test reads the value back from the store itself,
+and how someone changes it behind the service's back.
 
 Adding a kind is adding one entry to ``KINDS`` (and its peer fixture to this folder's conftest);
 ``test_all_kinds`` then syncs, rotates, drifts, repairs and dry-runs it with all the others.
@@ -178,10 +179,6 @@ def _kube_tamper(kube: Any, secret: str) -> str:
     return "target_missing"
 
 
-def _keyvault_id(keyvault: Any, secret: str) -> str:
-    return f"azure/azure_keyvault/{keyvault.url.removeprefix('https://')}/{_dashed(secret)}"
-
-
 def _keyvault_tamper(keyvault: Any, secret: str) -> str:
     keyvault.put(_dashed(secret), CHANGED)
     return "value_changed"
@@ -242,6 +239,9 @@ def _token(alias: str, **config: Any) -> dict[str, Any]:
     return {"kind": alias, "auth": {"kind": "token", "config": {"token": TOKENS[alias]}}, "config": config}
 
 
+# No secret here has two targets of one kind, so the kinds without an id in the spec record
+# SecretZero's: provider alias, kind, then the first of the config's target_id, record_uid, name,
+# path and title, which none of their configs sets.
 KINDS = [
     Kind("local/file", "repo", "local", provider=lambda root: None,
          config=lambda root, s: {"path": "out/app.env"}, target_id=lambda root, s: "local/file/out/app.env",
@@ -279,37 +279,37 @@ KINDS = [
          target_id=lambda kube, s: f"cluster/kubernetes_secret/apps/app-secrets/{_upper(s)}",
          read=lambda kube, s: (kube.data("apps", "app-secrets") or {}).get(_upper(s)), tamper=_kube_tamper),
     Kind("azure/azure_keyvault", "keyvault", "azure", provider=azure_provider,
-         config=lambda kv, s: {"secret_name": _dashed(s)}, target_id=_keyvault_id,
+         config=lambda kv, s: {"secret_name": _dashed(s)}, target_id=lambda kv, s: "azure/azure_keyvault/",
          read=lambda kv, s: kv.value(_dashed(s)), tamper=_keyvault_tamper),
     Kind("vercel/vercel_env", "vercel", "vercel", provider=vercel_provider,
          config=lambda vercel, s: {"secret_name": _upper(s)},
-         target_id=lambda vercel, s: f"vercel/vercel_env/prj_app/{_upper(s)}/production",
+         target_id=lambda vercel, s: "vercel/vercel_env/",
          read=lambda vercel, s: vercel.value(_upper(s)), tamper=_vercel_tamper),
     Kind("github/github_secret", "github", "github",
          provider=lambda github: _token("github", api_url=github.url, max_concurrency=2),
          config=lambda github, s: {"owner": "acme", "repo": "api", "secret_name": _upper(s)},
-         target_id=lambda github, s: f"github/github_secret/acme/api/{_upper(s)}",
+         target_id=lambda github, s: "github/github_secret/",
          read=lambda github, s: github.value("repos/acme/api", _upper(s)), tamper=_github_tamper,
          prepare=_github_prepare, write_only=True),
     Kind("gitlab/gitlab_variable", "gitlab", "gitlab", provider=lambda gitlab: _token("gitlab", url=gitlab.url),
          config=lambda gitlab, s: {"project": "team/app", "key": _upper(s)},
-         target_id=lambda gitlab, s: f"gitlab/gitlab_variable/team/app/{_upper(s)}",
+         target_id=lambda gitlab, s: "gitlab/gitlab_variable/",
          read=_gitlab_read("projects", "team/app"), tamper=_gitlab_tamper("projects", "team/app"),
          prepare=_gitlab_prepare("projects", "team/app")),
     Kind("gitlab/gitlab_group_variable", "gitlab", "gitlab", provider=lambda gitlab: _token("gitlab", url=gitlab.url),
          config=lambda gitlab, s: {"group": "team", "key": _upper(s)},
-         target_id=lambda gitlab, s: f"gitlab/gitlab_group_variable/team/{_upper(s)}",
+         target_id=lambda gitlab, s: "gitlab/gitlab_group_variable/",
          read=_gitlab_read("groups", "team"), tamper=_gitlab_tamper("groups", "team"),
          prepare=_gitlab_prepare("groups", "team")),
     Kind("jenkins/jenkins_credential", "jenkins", "jenkins",
          provider=lambda jenkins: {"kind": "jenkins", "auth": {"kind": "token", "config": {
              "url": jenkins.url, "username": "admin", "token": TOKENS["jenkins"]}}},
          config=lambda jenkins, s: {"credential_id": _dashed(s)},
-         target_id=lambda jenkins, s: f"jenkins/jenkins_credential/{_dashed(s)}",
+         target_id=lambda jenkins, s: "jenkins/jenkins_credential/",
          read=lambda jenkins, s: jenkins.secret(_dashed(s)), tamper=_jenkins_tamper, write_only=True),
     Kind("infisical/infisical", "infisical", "infisical", provider=_infisical_provider,
          config=lambda inf, s: {"environment": "prod", "secret_path": "/backend", "secret_name": _upper(s)},
-         target_id=lambda inf, s: f"infisical/infisical/ws-app/prod/backend/{_upper(s)}",
+         target_id=lambda inf, s: "infisical/infisical/",
          read=lambda inf, s: inf.value("ws-app", "prod", _upper(s), "/backend"), tamper=_infisical_tamper,
          prepare=lambda inf: inf.add_project("ws-app", folders=("/backend",))),
 ]
