@@ -3,7 +3,6 @@ scope's key (the test opens them with the server's private key), write-only drif
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -210,16 +209,6 @@ def test_an_unknown_repository_fails_only_its_target(tmp_path: Path, server: Git
     assert [e.message for e in result.errors] == [
         "gh/github_secret/acme/gone: write failed (404: no such repository, environment or organisation, "
         "or the token cannot see it)"]
-
-
-def test_a_lockfile_secretzero_wrote_under_its_own_id_tracks_the_secret(tmp_path: Path, server: GitHubServer) -> None:
-    ws = _repo_workspace(tmp_path, server)
-    sync(ws)
-    data = json.loads(ws.lockfile_path.read_text())
-    entry = data["secrets"]["deploy_token"]
-    entry["targets"] = {"gh/github_secret/": entry["hash"], "local/file/out/ci.env": entry["hash"]}
-    ws.lockfile_path.write_text(json.dumps(data))
-    assert [d.details["reason"] for d in detect_drift(ws).details] == ["unverifiable"]
 
 
 def test_writes_to_one_github_provider_overlap_up_to_its_max_concurrency(tmp_path: Path, server: GitHubServer) -> None:

@@ -3,6 +3,7 @@ repair, credentials (token, Universal Auth, environment), throttling, concurrenc
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -254,10 +255,13 @@ def test_writes_overlap_up_to_the_providers_max_concurrency(tmp_path: Path, serv
 def test_a_lockfile_recording_secretzero_s_id_is_recognised(tmp_path: Path, server: InfisicalServer) -> None:
     ws = workspace(tmp_path, {"inf": infisical_provider(server)},
                    secret("a", target("inf", "infisical", secret_name="A")))
-    sync(ws)
-    text = ws.lockfile_path.read_text().replace("inf/infisical/ws-app/dev/A", "inf/infisical/")
-    ws.lockfile_path.write_text(text)
+    # What SecretZero leaves behind: the secret in the store and its own entry for it.
+    server.put(WS, "dev", "A", "kept")
+    stamp, digest = "2026-01-02T03:04:05+00:00", sha256_text("kept")
+    entry = {"hash": digest, "created_at": stamp, "updated_at": stamp, "targets": {"inf/infisical/": digest}}
+    ws.lockfile_path.write_text(json.dumps({"version": "1.0", "secrets": {"a": entry}}))
     assert not detect_drift(ws).has_drift
+    assert sync(ws).secrets_generated == [] and server.value(WS, "dev", "A") == "kept"
     server.put(WS, "dev", "A", "edited")
     assert [d.details["reason"] for d in detect_drift(ws).details] == ["value_changed"]
 
