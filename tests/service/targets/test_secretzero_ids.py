@@ -171,3 +171,23 @@ def test_a_lockfile_secretzero_wrote_is_read_as_tracking_the_github_target(
     assert sync(ws).secrets_generated == []
     assert [method for method, _ in server.requests[writes:] if method != "GET"] == []
     assert server.value(REPO, "DEPLOY_TOKEN") == "kept"
+
+
+def test_a_lockfile_secretzero_wrote_with_one_id_for_two_github_targets_tracks_both(
+    tmp_path: Path, server: GitHubServer
+) -> None:
+    ws = _github(tmp_path, server, target("github", "github_secret", owner="acme", repo="api"),
+                 target("github", "github_secret", owner="acme", repo="web"))
+    sync(ws)
+    now = datetime.now(UTC)
+    for scope in (REPO, "repos/acme/web"):
+        server.overwrite(scope, "DEPLOY_TOKEN", "kept", at=now - timedelta(hours=1))
+    stamp, digest = (now - timedelta(minutes=30)).isoformat(), sha256_text("kept")
+    entry = {"hash": digest, "created_at": stamp, "updated_at": stamp, "targets": {"github/github_secret/": digest}}
+    ws.lockfile_path.write_text(json.dumps({"version": "1.0", "secrets": {"deploy_token": entry}}))
+    writes = len(server.requests)
+
+    assert {(d.details["target"], d.details["reason"]) for d in detect_drift(ws).details} == {
+        ("github/github_secret/acme/api", "unverifiable"), ("github/github_secret/acme/web", "unverifiable")}
+    assert sync(ws).secrets_generated == []
+    assert [method for method, _ in server.requests[writes:] if method != "GET"] == []
