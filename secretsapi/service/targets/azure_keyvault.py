@@ -6,9 +6,11 @@ recovered first (``Recover Deleted Secret``: needs the secrets/recover permissio
 (``Get Secret``). Requests go through azure-keyvault-secrets, which performs Key Vault's
 authentication challenge and refuses plain HTTP, with Key Vault REST API version 7.6.
 
-Target id: ``<provider>/<kind>/<vault host>/<secret_name>``, the kind as written. The id is
-computed from the target's config alone, so without ``secret_name`` it ends at the vault host:
-the secret is then named like the secret (or template field), which the lockfile entry names.
+Target id: SecretZero's (``secretzero_ids.recorded_id``), usually ``<provider>/<kind>/``; where
+another target of the same secret would share it, this kind's own:
+``<provider>/<kind>/<vault host>/<secret_name>``, the kind as written. That id is computed from
+the target's config alone, so without ``secret_name`` it ends at the vault host: the secret is
+then named like the secret (or template field), which the lockfile entry names.
 
 Provider settings: ``vault_url`` (a target's own wins; or ``vault_name`` for
 ``https://<name>.vault.azure.net``); credentials ``tenant_id``, ``client_id`` and

@@ -10,7 +10,9 @@ GitHub never gives a secret's value back: a read (``GET .../secrets/<name>``) sa
 exists and when it was last written (``updated_at``), so drift reports it as unverifiable and
 compares that time with the lockfile's (``state.write_only``).
 
-Target id: ``<provider>/github_secret/<owner>/<repo>[/environments/<environment>]`` or
+Target id: SecretZero's (``secretzero_ids.recorded_id``), usually ``<provider>/<kind>/``; where
+another target of the same secret would share it, this kind's own:
+``<provider>/github_secret/<owner>/<repo>[/environments/<environment>]`` or
 ``<provider>/github_secret/orgs/<org>``, then ``/<secret_name>`` when the config names it (else
 the secret's own name is used, which the lockfile entry holding the id already names).
 

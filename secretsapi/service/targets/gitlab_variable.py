@@ -9,7 +9,9 @@ when its value or attributes differ. Other variables are never touched. Attribut
 GitLab gives values back, so drift compares them; a hidden variable (``masked_and_hidden``)
 answers without its value and is reported as unverifiable (GitLab keeps no update time).
 
-Target id: ``<provider>/<kind>/<project or group>``, then ``/<key>`` when the config names it
+Target id: SecretZero's (``secretzero_ids.recorded_id``), usually ``<provider>/<kind>/``; where
+another target of the same secret would share it, this kind's own:
+``<provider>/<kind>/<project or group>``, then ``/<key>`` when the config names it
 (else the secret's own name is the key), then ``@<environment_scope>`` when it is not ``*``.
 
 Provider settings: ``token`` or ``token_file`` under auth (else GITLAB_TOKEN, then

@@ -15,10 +15,12 @@ an approval policy holds back (Infisical answers ``approval``) fails the target:
 stored. Drift reads the value back; a value the token may not see (``secretValueHidden``) is
 reported as unverifiable, with the secret's ``updatedAt``. The folder must exist.
 
-Target id: ``<provider>/infisical/<workspace>/<environment><secret_path>/<secret_name>``; without
+Target id: SecretZero's (``secretzero_ids.recorded_id``), usually ``<provider>/<kind>/``; where
+another target of the same secret would share it, this kind's own:
+``<provider>/infisical/<workspace>/<environment><secret_path>/<secret_name>``; without
 ``secret_name`` (or ``key``) the name is the secret's (or template field's), which the lockfile
-entry holding the id names, and the id ends at the path. SecretZero's id
-(``<provider>/infisical/<name|path|...>``) is accepted for the same target (``secretzero_ids``).
+entry holding the id names, and the id ends at the path. SecretZero's id is accepted for a target
+recorded under its own (``secretzero_ids``).
 
 Provider settings (SecretZero's, under the provider's ``config`` or its auth's): ``workspace_id``
 (or ``project_id``; a target's own wins), ``environment`` (default ``dev``), ``api_url`` (default

@@ -9,7 +9,9 @@ when the instance issues one; the session keeps the cookie it belongs to.
 Jenkins never gives a credential's secret back, nor when it was last changed: drift reports the
 target as unverifiable (only a missing credential is drift).
 
-Target id: ``<provider>/jenkins_credential/[<folder>/]<credential_id>``, with ``@<domain>`` when
+Target id: SecretZero's (``secretzero_ids.recorded_id``), usually ``<provider>/<kind>/``; where
+another target of the same secret would share it, this kind's own:
+``<provider>/jenkins_credential/[<folder>/]<credential_id>``, with ``@<domain>`` when
 the domain is not the global one (``_``).
 
 Provider settings: ``url`` (else JENKINS_URL), ``username`` (else JENKINS_USER, then

@@ -10,7 +10,9 @@ the value back decrypted (``GET /v1/projects/{project}/env/{id}``), listing each
 variables once for up to ``batch`` targets. Every request carries the team (``teamId``) when one
 is set.
 
-Target id: ``<provider>/vercel_env/<project>/<secret_name>/<environments, sorted, comma-separated>``.
+Target id: SecretZero's (``secretzero_ids.recorded_id``), usually ``<provider>/<kind>/``; where
+another target of the same secret would share it, this kind's own:
+``<provider>/vercel_env/<project>/<secret_name>/<environments, sorted, comma-separated>``.
 Without ``secret_name`` the key is the secret's (or template field's) name, which the lockfile
 entry holding the id names, and the id is ``<provider>/vercel_env/<project>/<environments>``.
 
