@@ -29,7 +29,7 @@ from audit import export as audit_export
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, keep_unwritten, record
 from metrics import tally
-from secretsapi import database_errors, database_locks, overview, service
+from secretsapi import database_errors, database_locks, definition_store, overview, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
     DefinitionInvalid,
@@ -315,6 +315,7 @@ def _workspace(
         var_files_from_outputs=var_files_from_outputs,
         lock_timeout=lock_timeout,
         environment=environment,
+        definition_store=definition_store.STORE,
     )
 
 
