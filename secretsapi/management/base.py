@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from django.core.checks import Tags
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper, handle_default_options
@@ -114,6 +115,12 @@ def error_json(failure: Failure) -> str:
 
 
 class EngineCommand(BaseCommand):
+    # Django's system checks but the URL configuration's: those import the whole web interface
+    # (DRF, drf-spectacular, every view) to check its error handlers, a third of the start-up of
+    # a command that serves nothing. ``serve`` and ``manage.py check`` still run every check.
+    requires_system_checks = tuple(tag for name, tag in vars(Tags).items()
+                                   if not name.startswith("_") and tag != Tags.urls)
+
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--definition", type=Path, help="Definition file (default: SERVICE_CONFIG).")
         parser.add_argument(
