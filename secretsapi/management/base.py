@@ -37,6 +37,9 @@ logger = logging.getLogger("secretsapi.management")
 EXIT_ERROR = 1
 EXIT_FINDING = 2
 
+# The system checks of what only the web interface uses (see EngineCommand).
+WEB_CHECKS = frozenset({Tags.urls, Tags.admin, Tags.templates})
+
 ENVIRONMENT_HELP = ("Environment: a key of the definition's environments.profiles; its var files, lockfile "
                     "and target_profile apply (default: environments.default).")
 
@@ -115,11 +118,12 @@ def error_json(failure: Failure) -> str:
 
 
 class EngineCommand(BaseCommand):
-    # Django's system checks but the URL configuration's: those import the whole web interface
-    # (DRF, drf-spectacular, every view) to check its error handlers, a third of the start-up of
-    # a command that serves nothing. ``serve`` and ``manage.py check`` still run every check.
+    # Django's system checks but those of the web interface: the URL configuration's import every
+    # view (DRF, drf-spectacular) and the admin's and templates' every template tag library, most
+    # of the start-up of a command that serves nothing. ``serve`` and ``manage.py check`` still
+    # run every check.
     requires_system_checks = tuple(tag for name, tag in vars(Tags).items()
-                                   if not name.startswith("_") and tag != Tags.urls)
+                                   if not name.startswith("_") and tag not in WEB_CHECKS)
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--definition", type=Path, help="Definition file (default: SERVICE_CONFIG).")

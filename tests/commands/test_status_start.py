@@ -1,6 +1,6 @@
 """What a command line run spends before its answer: the definition an earlier run parsed is read
 from the shared store (private files, never an environment value), the web interface is not
-imported, and Django's checks run but for the URL configuration's."""
+imported, and Django's checks run but for the web interface's (URLs, admin, templates)."""
 
 from __future__ import annotations
 
@@ -110,11 +110,12 @@ def test_a_failing_check_still_stops_the_command(synced: Project) -> None:
         checks.registry.registry.registered_checks.discard(failing)
 
 
-def test_the_url_configurations_checks_are_left_to_serve_and_check(synced: Project) -> None:
+@pytest.mark.parametrize("tag", [checks.Tags.urls, checks.Tags.admin, checks.Tags.templates])
+def test_the_web_interfaces_checks_are_left_to_serve_and_check(synced: Project, tag: str) -> None:
     def failing(**kwargs: Any) -> list[checks.CheckMessage]:
         return [checks.Error("broken", id="tests.E002")]
 
-    checks.register(failing, checks.Tags.urls)
+    checks.register(failing, tag)
     try:
         assert json.loads(status(skip_checks=False))[0]["exists"] is True
     finally:
