@@ -16,6 +16,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any, Protocol
 
+import jinja2
 import yaml
 
 from secretsapi.service.definition.budget import InterpolationLimits
@@ -184,7 +185,7 @@ def _stored(
     (and stored, if the parse took nothing from the environment).
 
     The store key is a SHA-256 of the definition's bytes, each var file's real path and bytes,
-    the settings the result carries, this code (``_code_fingerprint``) and the YAML library. The
+    the settings the result carries and this code with its libraries (``_code_fingerprint``). The
     environment is the rest of the input: the parse is stored with the names it looked up
     (``${NAME}``, each secret's upper-case override, ``env`` sources), and an entry serves only
     while every one of them is still unset, so setting any of them means parsing again. A parse
@@ -233,10 +234,11 @@ def _store_key(text: str, key: tuple[Any, ...], path: Path, var_files: tuple[str
 
 def _code_fingerprint() -> str:
     """What parses a definition, as of this process: the service's modules (name, size, mtime),
-    Python's and PyYAML's versions. A changed parser makes every stored definition stale."""
+    the versions of Python, PyYAML and Jinja (interpolation). A changed parser makes every stored
+    definition stale."""
     global _code_key
     if _code_key is None:
-        h = hashlib.sha256(f"{_STORE_FORMAT} {sys.version} {yaml.__version__}".encode())
+        h = hashlib.sha256(f"{_STORE_FORMAT} {sys.version} {yaml.__version__} {jinja2.__version__}".encode())
         for module in sorted(_SERVICE_ROOT.rglob("*.py")):
             st = module.stat()
             h.update(f"{module.relative_to(_SERVICE_ROOT)} {st.st_size} {st.st_mtime_ns}\n".encode())
