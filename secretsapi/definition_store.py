@@ -2,7 +2,7 @@
 
 A command line run parses the definition once per process; for 20,000 secrets that was most
 of ``manage.py status``. The loader keys each entry on a hash of everything the parse read
-(``service.loading.loader._stored``), serves an entry only while the environment variables
+(``service.loading.stored``), serves an entry only while the environment variables
 the parse looked up are still unset, and never stores a parse that took an environment value,
 so the files hold only what the definition's own files and the settings say.
 """
@@ -13,7 +13,7 @@ import logging
 
 from django.core.cache import caches
 
-from secretsapi.service.loading.loader import StoredParse
+from secretsapi.service.loading.stored import StoredParse
 
 logger = logging.getLogger("secretsapi.definition_store")
 

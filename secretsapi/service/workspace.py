@@ -18,7 +18,8 @@ from secretsapi.service.errors import (
     ServiceError,
     TargetError,
 )
-from secretsapi.service.loading.loader import DefinitionStore, load_definition
+from secretsapi.service.loading.loader import load_definition
+from secretsapi.service.loading.stored import DefinitionStore
 from secretsapi.service.state import var_file_guard
 from secretsapi.service.state.lock_state import LockfilePaths
 from secretsapi.service.state.locks import ExtraLock

@@ -2,29 +2,25 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import re
-import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any, Protocol
-
-import jinja2
-import yaml
+from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import load_var_files, resolve_var_file
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
-from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, ServiceError
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.loading import stored
 from secretsapi.service.loading.checker import DefinitionChecker
+from secretsapi.service.loading.stored import DefinitionStore
 from secretsapi.service.util.hashing import sha256_text
 
 logger = logging.getLogger(__name__)
@@ -36,25 +32,6 @@ _MIN_HIDDEN = 3
 
 
 # -- loading and caching -------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class StoredParse:
-    """What the store keeps of one parse: the definition, and every environment variable name
-    the parse looked up (each unset at the time: a parse that found one is not stored)."""
-
-    definition: Definition
-    unset: frozenset[str]
-
-
-class DefinitionStore(Protocol):
-    """A parsed-definition cache shared between processes, supplied by the interface (the Django
-    project's is a cache of its framework). Keys are content hashes; ``get`` answers None for
-    anything it cannot give back (absent, unreadable, stale)."""
-
-    def get(self, key: str) -> StoredParse | None: ...
-
-    def set(self, key: str, parse: StoredParse) -> None: ...
-
 
 _cache: OrderedDict[tuple[Any, ...], Definition] = OrderedDict()
 _cache_lock = threading.Lock()
@@ -82,7 +59,7 @@ def load_definition(
 ) -> Definition:
     """Load, interpolate and check a definition file; cached while nothing it depends on changes.
 
-    ``store`` (optional) keeps parsed definitions for other processes (``_stored``): a command
+    ``store`` (optional) keeps parsed definitions for other processes (``loading.stored``): a command
     line run then skips the parse when nothing it depends on changed since an earlier one.
 
     ``target_roots`` (SERVICE_TARGET_ROOTS), ``service_paths`` (the service's own files, never
@@ -159,128 +136,21 @@ def _load_and_cache(
         definition = _load(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths,
                            allow_scripts, target_profile)
     else:
-        definition = _stored(store, key, path, var_files, env, max_bytes, target_roots, limits, service_paths,
-                             allow_scripts, target_profile)
+        # The in-process key but for the stats, which content replaces, and the environment:
+        # path, var file names, size limit, target roots, interpolation limits, service paths,
+        # scripts, target profile.
+        settings = repr((key[0], key[2], *key[6:]))
+
+        def parse(watched: Mapping[str, str], text: str) -> Definition:
+            return _load(path, var_files, None, watched, max_bytes, target_roots, limits, service_paths,
+                         allow_scripts, target_profile, text=text)
+
+        definition = stored.load(store, path, var_files, env, max_bytes, settings, parse)
     with _cache_lock:
         _cache[key] = definition
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return definition
-
-
-# -- the store shared between processes ------------------------------------------------------
-
-# Bumped when what a parse makes changes in a way the code fingerprint cannot see.
-_STORE_FORMAT = "1"
-_SERVICE_ROOT = Path(__file__).resolve().parent.parent
-_code_key: str | None = None
-
-
-def _stored(
-    store: DefinitionStore, key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], env: Mapping[str, str],
-    max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
-    service_paths: tuple[Path, ...], allow_scripts: bool, target_profile: str | None,
-) -> Definition:
-    """The definition from ``store`` when an earlier process parsed the same inputs, else parsed
-    (and stored, if the parse took nothing from the environment).
-
-    The store key is a SHA-256 of the definition's bytes, each var file's real path and bytes,
-    the settings the result carries and this code with its libraries (``_code_fingerprint``). The
-    environment is the rest of the input: the parse is stored with the names it looked up
-    (``${NAME}``, each secret's upper-case override, ``env`` sources), and an entry serves only
-    while every one of them is still unset, so setting any of them means parsing again. A parse
-    that found one set is never stored: the result holds its value, and the store is on disk.
-    """
-    try:
-        text = read_text(path, source=path.name, max_bytes=max_bytes)
-    except FileNotFoundError:
-        raise DefinitionNotFound(f"definition file not found: {path}") from None
-    digest = _store_key(text, key, path, var_files)
-    if digest is not None:
-        found = store.get(digest)
-        if found is not None and found.unset.isdisjoint(env.keys()):
-            return found.definition
-    watched = _Watched(env)
-    definition = _load(path, var_files, None, watched, max_bytes, target_roots, limits, service_paths,
-                       allow_scripts, target_profile, text=text)
-    if digest is not None and not watched.took:
-        store.set(digest, StoredParse(definition, frozenset(watched.names)))
-    return definition
-
-
-def _store_key(text: str, key: tuple[Any, ...], path: Path, var_files: tuple[str, ...]) -> str | None:
-    """None when a var file cannot be read here (the parse then says why, and nothing is stored)."""
-    h = hashlib.sha256()
-
-    def part(data: bytes) -> None:  # length-prefixed, so no two sequences of parts collide
-        h.update(len(data).to_bytes(8, "big"))
-        h.update(data)
-
-    part(_code_fingerprint().encode())
-    # The in-process key but for the stats, which content replaces, and the environment: path,
-    # var file names, size limit, target roots, interpolation limits, service paths, scripts,
-    # target profile.
-    part(repr((key[0], key[2], *key[6:])).encode())
-    part(text.encode("utf-8", "surrogatepass"))
-    for given in var_files:
-        try:
-            real = resolve_var_file(path.parent, given)
-            part(str(real).encode("utf-8", "surrogatepass"))
-            part(real.read_bytes())
-        except (OSError, ServiceError):
-            return None
-    return "definition:" + h.hexdigest()
-
-
-def _code_fingerprint() -> str:
-    """What parses a definition, as of this process: the service's modules (name, size, mtime),
-    the versions of Python, PyYAML and Jinja (interpolation). A changed parser makes every stored
-    definition stale."""
-    global _code_key
-    if _code_key is None:
-        h = hashlib.sha256(f"{_STORE_FORMAT} {sys.version} {yaml.__version__} {jinja2.__version__}".encode())
-        for module in sorted(_SERVICE_ROOT.rglob("*.py")):
-            st = module.stat()
-            h.update(f"{module.relative_to(_SERVICE_ROOT)} {st.st_size} {st.st_mtime_ns}\n".encode())
-        _code_key = h.hexdigest()
-    return _code_key
-
-
-class _Watched(Mapping[str, str]):
-    """The environment as a parse sees it: every name it looks up (``names``), and whether any
-    answer depended on a variable being set (``took``; iterating counts, it may read them all)."""
-
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self._environ = environ
-        self.names: set[str] = set()
-        self.took = False
-
-    def _seen(self, key: object, present: bool) -> None:
-        if isinstance(key, str):
-            self.names.add(key)
-        self.took = self.took or present or not isinstance(key, str)
-
-    def __getitem__(self, key: str) -> str:
-        try:
-            value = self._environ[key]
-        except KeyError:
-            self._seen(key, False)
-            raise
-        self._seen(key, True)
-        return value
-
-    def __contains__(self, key: object) -> bool:
-        present = key in self._environ
-        self._seen(key, present)
-        return present
-
-    def __iter__(self) -> Iterator[str]:
-        self.took = True
-        return iter(self._environ)
-
-    def __len__(self) -> int:
-        self.took = True
-        return len(self._environ)
 
 
 def _environ_key(env: Mapping[str, str]) -> frozenset[Any]:

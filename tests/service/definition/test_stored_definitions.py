@@ -11,7 +11,8 @@ import pytest
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.loading import loader
-from secretsapi.service.loading.loader import StoredParse, clear_definition_cache, load_definition
+from secretsapi.service.loading.loader import clear_definition_cache, load_definition
+from secretsapi.service.loading.stored import StoredParse
 from tests.factories import file_secret, write_definition
 
 
