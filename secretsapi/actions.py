@@ -37,6 +37,7 @@ from secretsapi.service.errors import (
     ServiceError,
     ValueReadDisabled,
 )
+from secretsapi.service.loading.loader import clear_definition_cache
 from secretsapi.service.results import (
     AgentSyncResult,
     CleanResult,
@@ -52,6 +53,7 @@ from secretsapi.service.results import (
     SyncResult,
     ValidationReport,
 )
+from secretsapi.service.state.lockfile_io import clear_lockfile_cache
 from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
@@ -241,6 +243,14 @@ def workspace(
         settings.SERVICE_LOCK_TIMEOUT,
         environment,
     )
+
+
+def release_caches() -> None:
+    """Drop the parsed definitions and lockfiles this process keeps, for a command line run that
+    is about to exit: held to the end, the interpreter's shutdown passes its garbage collector
+    over every object in them (~0.7 s of CPU after a status of 20,000 secrets)."""
+    clear_definition_cache()
+    clear_lockfile_cache()
 
 
 def _interpolation_limits() -> service.InterpolationLimits:

@@ -176,6 +176,8 @@ class EngineCommand(BaseCommand):
         finally:
             with contextlib.suppress(ImproperlyConfigured, DatabaseError):
                 connections.close_all()
+            # Only the command line comes here (call_command does not): the process ends next.
+            actions.release_caches()
 
     def execute(self, *args: Any, **options: Any) -> Any:
         """Migrate a fresh database, run the command; every failure leaves as a ``Failure``.

@@ -19,8 +19,10 @@ from django.core import checks
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from secretsapi.management.commands.status import Command as StatusCommand
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.loading import loader
+from secretsapi.service.state import lockfile_io
 from tests.factories import Project, definition, file_secret
 
 pytestmark = pytest.mark.django_db
@@ -133,3 +135,13 @@ def test_the_command_line_does_not_import_the_web_interface_or_unused_drivers() 
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                          check=True, timeout=120).stdout
     assert out.strip() == "[]"
+
+
+def test_a_command_line_run_drops_its_parse_caches_before_the_process_exits(synced: Project) -> None:
+    StatusCommand(stdout=StringIO()).run_from_argv(["manage.py", "status"])
+    assert (len(loader._cache), len(lockfile_io._cache)) == (0, 0)
+
+
+def test_a_command_called_in_process_keeps_them_for_the_next_one(synced: Project) -> None:
+    status()
+    assert len(loader._cache) >= 1 and len(lockfile_io._cache) >= 1
