@@ -69,11 +69,24 @@ def _forward_on_commit(*fields: Any) -> None:
 
 
 def _mention(row_id: int, timestamp: datetime, names: list[str]) -> None:
-    """The row's mentions; an existing one is left alone (``finish`` adds to ``begin``'s)."""
-    AuditMention.objects.bulk_create(
-        [AuditMention(entry_id=row_id, secret=fit_name(name), timestamp=timestamp) for name in names],
-        ignore_conflicts=True,
-    )
+    """The row's mentions; an existing one is left alone (``finish`` adds to ``begin``'s).
+
+    One prepared INSERT run over every name (``executemany``): a bulk status mentions every
+    declared secret, and ``bulk_create`` prepared each row's three values through the fields
+    (the same timestamp 20,000 times), ~4 times the cost of the insert itself. Both databases
+    the service runs on (SQLite, PostgreSQL) take the same upsert clause.
+    """
+    at = connection.ops.adapt_datetimefield_value(timestamp)
+    with connection.cursor() as cursor:
+        cursor.executemany(_mention_statement(), [(row_id, fit_name(name), at) for name in names])
+
+
+def _mention_statement() -> str:
+    quote = connection.ops.quote_name
+    meta = AuditMention._meta
+    columns = [quote(cast("Field[Any, Any]", meta.get_field(name)).column) for name in ("entry", "secret", "timestamp")]
+    return (f"INSERT INTO {quote(meta.db_table)} ({', '.join(columns)}) "  # noqa: S608 - the model's own names
+            f"VALUES (%s, %s, %s) ON CONFLICT ({columns[0]}, {columns[1]}) DO NOTHING")
 
 
 def tally(*, key: str, at: datetime, action: str, resource: str, user: str | None,

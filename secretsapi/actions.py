@@ -29,7 +29,7 @@ from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, keep_unwritten, record
 from audit.write_gate import audited_transaction
 from metrics import tally
-from secretsapi import database_errors, database_locks, overview, service
+from secretsapi import database_errors, database_locks, definition_store, overview, service
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.errors import (
     DefinitionInvalid,
@@ -37,6 +37,7 @@ from secretsapi.service.errors import (
     ServiceError,
     ValueReadDisabled,
 )
+from secretsapi.service.loading.loader import clear_definition_cache
 from secretsapi.service.results import (
     AgentSyncResult,
     CleanResult,
@@ -52,6 +53,7 @@ from secretsapi.service.results import (
     SyncResult,
     ValidationReport,
 )
+from secretsapi.service.state.lockfile_io import clear_lockfile_cache
 from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
@@ -243,6 +245,14 @@ def workspace(
     )
 
 
+def release_caches() -> None:
+    """Drop the parsed definitions and lockfiles this process keeps, for a command line run that
+    is about to exit: held to the end, the interpreter's shutdown passes its garbage collector
+    over every object in them (~0.7 s of CPU after a status of 20,000 secrets)."""
+    clear_definition_cache()
+    clear_lockfile_cache()
+
+
 def _interpolation_limits() -> service.InterpolationLimits:
     return _limits(settings.SERVICE_MAX_INTERPOLATED_BYTES, settings.SERVICE_MAX_RENDERED_BYTES,
                    settings.SERVICE_RENDER_TIMEOUT)
@@ -315,6 +325,7 @@ def _workspace(
         var_files_from_outputs=var_files_from_outputs,
         lock_timeout=lock_timeout,
         environment=environment,
+        definition_store=definition_store.STORE,
     )
 
 

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,7 +18,10 @@ import yaml
 
 from secretsapi.service.errors import DefinitionInvalid
 from secretsapi.service.loading.loader import load_definition
+from secretsapi.service.results import SyncResult
+from secretsapi.service.sync import sync
 from secretsapi.service.workspace import Workspace
+from tests.peers.http_peer import Peer
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
 
@@ -272,3 +276,18 @@ def usual_umask() -> Iterator[None]:
         yield
     finally:
         os.umask(previous)
+
+
+def sync_while_held(ws: Workspace, peer: Peer, in_flight: int) -> SyncResult:
+    """A sync of ``ws`` while ``peer`` holds its requests, released once ``in_flight`` of them
+    wait at the same time (the peer's ``max_in_flight`` then says how many ever did)."""
+    peer.hold()
+    outcome: list[SyncResult] = []
+    thread = threading.Thread(target=lambda: outcome.append(sync(ws)))
+    thread.start()
+    try:
+        assert peer.wait_in_flight(in_flight)
+    finally:
+        peer.release()
+        thread.join(30)
+    return outcome[0]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from django.urls import path
 
+# Registers the OpenAPI extensions (the key's security scheme) wherever the API is served or its
+# schema generated: not at Django's start, which would load drf-spectacular in every command.
+from secretsapi.api import schema  # noqa: F401
 from secretsapi.api.views import audit, config, discovery, jobs, meta, metrics, operations, secrets, webhooks
 
 urlpatterns = [

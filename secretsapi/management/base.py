@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from django.core.checks import Tags
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper, handle_default_options
@@ -35,6 +36,9 @@ logger = logging.getLogger("secretsapi.management")
 # Exit codes: 0 clean, 1 error, 2 a finding (drift, not compliant, rotation due, not generated).
 EXIT_ERROR = 1
 EXIT_FINDING = 2
+
+# The system checks of what only the web interface uses (see EngineCommand).
+WEB_CHECKS = frozenset({Tags.urls, Tags.admin, Tags.templates})
 
 ENVIRONMENT_HELP = ("Environment: a key of the definition's environments.profiles; its var files, lockfile "
                     "and target_profile apply (default: environments.default).")
@@ -114,6 +118,13 @@ def error_json(failure: Failure) -> str:
 
 
 class EngineCommand(BaseCommand):
+    # Django's system checks but those of the web interface: the URL configuration's import every
+    # view (DRF, drf-spectacular) and the admin's and templates' every template tag library, most
+    # of the start-up of a command that serves nothing. ``serve`` and ``manage.py check`` still
+    # run every check.
+    requires_system_checks = tuple(tag for name, tag in vars(Tags).items()
+                                   if not name.startswith("_") and tag not in WEB_CHECKS)
+
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--definition", type=Path, help="Definition file (default: SERVICE_CONFIG).")
         parser.add_argument(
@@ -165,6 +176,8 @@ class EngineCommand(BaseCommand):
         finally:
             with contextlib.suppress(ImproperlyConfigured, DatabaseError):
                 connections.close_all()
+            # Only the command line comes here (call_command does not): the process ends next.
+            actions.release_caches()
 
     def execute(self, *args: Any, **options: Any) -> Any:
         """Migrate a fresh database, run the command; every failure leaves as a ``Failure``.

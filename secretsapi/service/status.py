@@ -80,7 +80,8 @@ def _status(doc: LockDocument, definition: Definition | None, name: str) -> Secr
             lock_keys = [unit.lock_key for unit in declared.units]
     entries: list[LockEntry] = []
     for key in lock_keys:
-        entry = doc.entry(key)  # a corrupted entry raises: the status cannot be read
+        # A corrupted entry raises: the status cannot be read. Its other keys are not shown.
+        entry = doc.entry(key, extra=False)
         if entry is None:
             return SecretStatus(name=name, exists=False)
         entries.append(entry)

@@ -19,6 +19,7 @@ from secretsapi.service.errors import (
     TargetError,
 )
 from secretsapi.service.loading.loader import load_definition
+from secretsapi.service.loading.stored import DefinitionStore
 from secretsapi.service.state import var_file_guard
 from secretsapi.service.state.lock_state import LockfilePaths
 from secretsapi.service.state.locks import ExtraLock
@@ -64,6 +65,8 @@ class Workspace:
     service_paths: tuple[Path, ...] = ()
     # SERVICE_VAR_FILES_FROM_OUTPUTS: a target file may be a var file (SecretZero allows it).
     var_files_from_outputs: bool = False
+    # Parsed definitions shared with other processes (``loading.loader.DefinitionStore``).
+    definition_store: DefinitionStore | None = field(default=None, compare=False)
 
     @property
     def lockfile_path(self) -> Path:
@@ -185,7 +188,7 @@ class Workspace:
             self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
             limits=self.interpolation_limits, service_paths=self.service_paths, allow_scripts=self.allow_scripts,
-            target_profile=target_profile,
+            target_profile=target_profile, store=self.definition_store,
         )
 
     def now(self) -> datetime:

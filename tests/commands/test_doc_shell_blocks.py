@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.docsession import Ran, clean_env, explain, kill_group, make_clone, make_python_shim, run_session
+from tests.docsession import Ran, clean_env, explain, kill_group, run_session
 from tests.documentation import Command, ShellBlock, shell_blocks
 from tests.processes.live import free_port, pg_rows, postgres_admin_url, wait_for
 
@@ -96,16 +96,6 @@ def test_every_shell_block_is_run_by_a_test_or_listed_with_why_it_is_not() -> No
     for runner in BLOCKS.values():
         path, _, name = runner.partition("::")
         assert f"\ndef {name}(" in (ROOT / path).read_text(encoding="utf-8"), f"no test {runner}"
-
-
-@pytest.fixture
-def clone(tmp_path: Path) -> Path:
-    return make_clone(tmp_path)
-
-
-@pytest.fixture
-def python_shim(tmp_path: Path) -> Path:
-    return make_python_shim(tmp_path)
 
 
 @pytest.fixture

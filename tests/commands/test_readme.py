@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docsession import Ran, clean_env, explain, make_clone, make_python_shim, run_session
+from tests.docsession import Ran, clean_env, explain, run_session
 from tests.documentation import Command, ShellBlock, shell_blocks
 from tests.processes.live import free_port
 
@@ -36,16 +36,6 @@ def readme_block(heading: str) -> ShellBlock:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     at = text[: text.index(heading)].count("\n") + 1
     return next(b for b in shell_blocks() if b.page == "README.md" and b.line > at)
-
-
-@pytest.fixture
-def clone(tmp_path: Path) -> Path:
-    return make_clone(tmp_path)
-
-
-@pytest.fixture
-def python_shim(tmp_path: Path) -> Path:
-    return make_python_shim(tmp_path)
 
 
 @pytest.fixture

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import asdict
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from secretsapi import actions
+from secretsapi.service import secret_statuses
 from tests.factories import Project, definition, file_secret
 
 pytestmark = pytest.mark.django_db
@@ -64,3 +67,9 @@ def test_a_missing_secret_is_a_row_of_its_own(synced: Project) -> None:
 
 def test_status_json_carries_the_due_date(synced: Project) -> None:
     assert json.loads(status("db", "--json"))["due_at"] == "2026-02-01T03:04:05.678901+00:00"
+
+
+def test_the_json_of_every_secret_is_each_status_field_for_field(synced: Project) -> None:
+    expected = [asdict(st) for st in secret_statuses(actions.workspace())]
+    assert json.loads(status("--json")) == expected
+    assert {row["name"] for row in expected} == {"db", "a_much_longer_secret_name_than_usual", "bootstrap", "plain"}

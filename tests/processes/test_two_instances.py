@@ -59,8 +59,9 @@ def test_concurrent_syncs_and_rotations_from_two_instances_lose_no_update(
 
     assert all(status == 200 for _, status, _ in answers), answers
     rotations = Counter(name for path, _, body in answers if path == "/rotation/execute" for name in body["rotated"])
-    assert all(not body.get("failed") and not body.get("secrets_failed") and not body.get("errors")
-               for _, _, body in answers), [a[2].get("errors") for a in answers if a[2].get("errors") or a[2].get("failed")]
+    troubled = [body for _, _, body in answers
+                if body.get("failed") or body.get("secrets_failed") or body.get("errors")]
+    assert troubled == [], troubled
 
     lock = read_lock(lockfile)
     values = read_targets(project)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -236,3 +236,26 @@ class Definition:
 def _alternation(values: tuple[str, ...]) -> re.Pattern[str]:
     # Longest first, so a value inside a longer one never splits it.
     return re.compile("|".join(re.escape(v) for v in sorted(values, key=len, reverse=True)))
+
+
+def _fast_pickling(*classes: type) -> None:
+    """Pickle these slotted frozen classes by field names computed once: dataclasses' own
+    ``__setstate__`` calls ``fields()`` for every object, ~80% of unpickling a definition of
+    20,000 secrets (the shared parse cache). The state is the same list of field values."""
+    for cls in classes:
+        names = tuple(f.name for f in fields(cls))
+
+        def getstate(self: Any, names: tuple[str, ...] = names) -> list[Any]:
+            return [getattr(self, name) for name in names]
+
+        def setstate(self: Any, state: list[Any], names: tuple[str, ...] = names,
+                     assign: Any = object.__setattr__) -> None:
+            for name, value in zip(names, state, strict=True):
+                assign(self, name, value)
+
+        setattr(cls, "__getstate__", getstate)  # noqa: B010 - replaces the dataclass's own
+        setattr(cls, "__setstate__", setstate)  # noqa: B010
+
+
+_fast_pickling(TargetSpec, SourceSpec, GeneratorSpec, Placement, Unit, SecretDef, ProviderSpec, PolicySpec,
+               EnvironmentProfile, TargetProfile, Environments, Definition)

@@ -18,7 +18,9 @@ from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import load_var_files, resolve_var_file
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
+from secretsapi.service.loading import stored
 from secretsapi.service.loading.checker import DefinitionChecker
+from secretsapi.service.loading.stored import DefinitionStore
 from secretsapi.service.util.hashing import sha256_text
 
 logger = logging.getLogger(__name__)
@@ -53,8 +55,12 @@ def load_definition(
     service_paths: tuple[Path, ...] = (),
     allow_scripts: bool = False,
     target_profile: str | None = None,
+    store: DefinitionStore | None = None,
 ) -> Definition:
     """Load, interpolate and check a definition file; cached while nothing it depends on changes.
+
+    ``store`` (optional) keeps parsed definitions for other processes (``loading.stored``): a command
+    line run then skips the parse when nothing it depends on changed since an earlier one.
 
     ``target_roots`` (SERVICE_TARGET_ROOTS), ``service_paths`` (the service's own files, never
     a file a definition names) and ``allow_scripts`` (SERVICE_ALLOW_SCRIPTS: whether what the
@@ -113,17 +119,33 @@ def load_definition(
                     del _cache[stale]
         if cached is not None:
             return cached
+        # Only what the files and settings make can be shared: request variables and another
+        # environment than the process's stay in this process.
+        shared = store if environ is None and not variables else None
         return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots, limits,
-                               service_paths, allow_scripts, target_profile)
+                               service_paths, allow_scripts, target_profile, shared)
 
 
 def _load_and_cache(
     key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None,
     env: Mapping[str, str], max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
     service_paths: tuple[Path, ...], allow_scripts: bool, target_profile: str | None = None,
+    store: DefinitionStore | None = None,
 ) -> Definition:
-    definition = _load(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths,
-                       allow_scripts, target_profile)
+    if store is None:
+        definition = _load(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths,
+                           allow_scripts, target_profile)
+    else:
+        # The in-process key but for the stats, which content replaces, and the environment:
+        # path, var file names, size limit, target roots, interpolation limits, service paths,
+        # scripts, target profile.
+        settings = repr((key[0], key[2], *key[6:]))
+
+        def parse(watched: Mapping[str, str], text: str) -> Definition:
+            return _load(path, var_files, None, watched, max_bytes, target_roots, limits, service_paths,
+                         allow_scripts, target_profile, text=text)
+
+        definition = stored.load(store, path, var_files, env, max_bytes, settings, parse)
     with _cache_lock:
         _cache[key] = definition
         while len(_cache) > _CACHE_SIZE:
@@ -149,11 +171,13 @@ def _load(
     path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str],
     max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
     service_paths: tuple[Path, ...] = (), allow_scripts: bool = False, target_profile: str | None = None,
+    *, text: str | None = None,
 ) -> Definition:
-    try:
-        text = read_text(path, source=path.name, max_bytes=max_bytes)
-    except FileNotFoundError:
-        raise DefinitionNotFound(f"definition file not found: {path}") from None
+    if text is None:
+        try:
+            text = read_text(path, source=path.name, max_bytes=max_bytes)
+        except FileNotFoundError:
+            raise DefinitionNotFound(f"definition file not found: {path}") from None
     doc = load_yaml(text, source=path.name, max_bytes=max_bytes)
     text_hash = sha256_text(text)
     overlays = [*load_var_files(path.parent, var_files), *([variables] if variables else [])]

@@ -52,10 +52,10 @@ class SplitLockDocument(LockDocument):
     def __contains__(self, key: object) -> bool:
         return key in self.local or super().__contains__(key)
 
-    def entry(self, key: str) -> LockEntry | None:
+    def entry(self, key: str, *, extra: bool = True) -> LockEntry | None:
         if key in self.local_keys and key in self.local:
-            return self.local.entry(key)
-        return super().entry(key)
+            return self.local.entry(key, extra=extra)
+        return super().entry(key, extra=extra)
 
     def set_entry(self, key: str, entry: LockEntry) -> None:
         if key in self.local_keys:

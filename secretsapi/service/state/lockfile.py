@@ -61,8 +61,12 @@ class LockEntry:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_raw(cls, name: str, raw: object) -> LockEntry:
-        """Validate one entry of ``secrets``; reasons name fields, never their content."""
+    def from_raw(cls, name: str, raw: object, *, extra: bool = True) -> LockEntry:
+        """Validate one entry of ``secrets``; reasons name fields, never their content.
+
+        ``extra=False`` leaves ``extra`` empty, for reads that never write the entry back: copying
+        the other keys (``target_provenance``) was half the cost of a status of every secret.
+        """
         if not isinstance(raw, dict):
             raise LockEntryCorrupted(name, "the entry is not an object")
         value_hash = raw.get("hash")
@@ -95,7 +99,7 @@ class LockEntry:
             rotation_count=rotation_count,
             definition_hash=definition_hash,
             targets=dict(targets),
-            extra={k: _copy_json(v) for k, v in raw.items() if k not in _KNOWN},
+            extra={k: _copy_json(v) for k, v in raw.items() if k not in _KNOWN} if extra else {},
         )
 
     def to_raw(self) -> dict[str, Any]:
@@ -197,12 +201,13 @@ class LockDocument:
         entries: Mapping[str, Any] = self._raw["secrets"]
         return entries
 
-    def entry(self, key: str) -> LockEntry | None:
-        """The entry for ``key``, None when absent; LockEntryCorrupted when it has wrong types."""
+    def entry(self, key: str, *, extra: bool = True) -> LockEntry | None:
+        """The entry for ``key``, None when absent; LockEntryCorrupted when it has wrong types.
+        ``extra=False``: without its other keys (``LockEntry.from_raw``), never to be written back."""
         secrets: dict[str, Any] = self._raw["secrets"]
         if key not in secrets:
             return None
-        return LockEntry.from_raw(key, secrets[key])
+        return LockEntry.from_raw(key, secrets[key], extra=extra)
 
     def set_entry(self, key: str, entry: LockEntry) -> None:
         """Write ``entry``, keeping the existing key order and every key it does not set.

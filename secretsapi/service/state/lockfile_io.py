@@ -72,6 +72,11 @@ _cache_lock = threading.Lock()
 _parse_lock = threading.Lock()
 
 
+def clear_lockfile_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
 def _stat_key(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 

@@ -33,8 +33,6 @@ from secretsapi.service.util.hashing import sha256_text
 
 NO_COPY = "no target holds the recorded value: sync with force to replace it"
 CHANGED = "holds another value than the lockfile records: sync with repair to put the recorded one back"
-# Templates render many secrets' values and hold none of their own: a repair never writes one.
-_VALUELESS = frozenset({"local/template"})
 
 
 @dataclass(frozen=True)
@@ -78,8 +76,6 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
             for placement in unit.placements:
                 try:
                     kind = get_kind(placement.target.type)
-                    if kind.type in _VALUELESS:
-                        continue
                     checks[(kind.type, kind.group(placement.target, ctx))].append(
                         (secret, unit, entry, placement, kind.target_id(placement.target, ctx))
                     )

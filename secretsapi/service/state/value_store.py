@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
@@ -44,6 +44,9 @@ class StoreOutcome:
     # Secrets whose value was imported, not generated: name -> source kind (``env`` for the
     # environment override too). Audit rows name them; the value never appears.
     sources: dict[str, str] = field(default_factory=dict)
+    # Units rewritten beside the work (``_exclusive_companions``) with their unchanged values:
+    # the hashes their targets now hold (a template output's changes with the other units').
+    companions: list[Written] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -136,9 +139,9 @@ def store(values: Values, locks: Held) -> StoreOutcome:
     failed = set(values.failed)
     jobs = values.jobs
     written: dict[str, dict[str, str]] = defaultdict(dict)
+    companions = _exclusive_companions(values.definition, jobs, values.ctx)
     try:
-        _write_targets(jobs + _exclusive_companions(values.definition, jobs, values.ctx), values.ctx,
-                       outcome.errors, locks, written)
+        _write_targets(jobs + companions, values.ctx, outcome.errors, locks, written)
     except LockLost as exc:
         hide = values.definition.environment_hidden
         keys = {job.unit.lock_key for job in jobs}  # companions were rewritten with their own values
@@ -154,6 +157,7 @@ def store(values: Values, locks: Held) -> StoreOutcome:
             continue
         outcome.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))
 
+    outcome.companions = _written_companions(companions, written)
     for secret, _ in values.work:
         (outcome.failed if secret.name in failed else outcome.stored).append(secret.name)
     outcome.sources = {name: kind for name, kind in values.sources.items() if name in outcome.stored}
@@ -199,19 +203,48 @@ def after_writes(exc: LockfileUnwritable | LockLost,
 
 def rewrite(
     definition: Definition, doc: LockDocument, units: Sequence[tuple[SecretDef, Unit, str]], locks: Held,
-) -> tuple[dict[str, dict[str, str]], list[OperationError]]:
+) -> tuple[dict[str, dict[str, str]], list[OperationError], list[Written]]:
     """Write each unit's known ``value`` to its placements (a repair: nothing is generated).
 
-    Returns lock key -> {target id: recorded hash} for the placements written, and the errors.
-    ``merge: false`` files get their other units' current values, as in ``store``.
+    Returns lock key -> {target id: recorded hash} for the placements written, the errors, and
+    the companions rewritten beside them (``merge: false`` files and template outputs get their
+    other units' current values, as in ``store``).
     """
     jobs = [_Job(secret, unit, value) for secret, unit, value in units]
     ctx = _context(definition, doc, {job.unit.lock_key: job.value for job in jobs})
     errors: list[OperationError] = []
     written: dict[str, dict[str, str]] = defaultdict(dict)
-    _write_targets(jobs + _exclusive_companions(definition, jobs, ctx), ctx, errors, locks, written)
+    companions = _exclusive_companions(definition, jobs, ctx)
+    _write_targets(jobs + companions, ctx, errors, locks, written)
     keys = {job.unit.lock_key for job in jobs}
-    return {key: hashes for key, hashes in written.items() if key in keys}, errors
+    return ({key: hashes for key, hashes in written.items() if key in keys}, errors,
+            _written_companions(companions, written))
+
+
+def _written_companions(companions: Sequence[_Job], written: dict[str, dict[str, str]]) -> list[Written]:
+    return [Written(job.secret, job.unit.lock_key, sha256_text(job.value), written[job.unit.lock_key])
+            for job in companions if written.get(job.unit.lock_key)]
+
+
+def record_companions(doc: LockDocument, companions: Sequence[Written]) -> bool:
+    """Put the hashes the companions' targets now hold into their entries; nothing else changes.
+
+    An entry whose value changed since (a concurrent forced sync) is left as it is. Returns
+    whether any entry changed.
+    """
+    changed = False
+    for item in companions:
+        try:
+            entry = doc.entry(item.lock_key)
+        except LockEntryCorrupted:
+            continue
+        if entry is None or entry.hash != item.value_hash:
+            continue
+        targets = {**entry.targets, **item.targets}
+        if targets != entry.targets:
+            doc.set_entry(item.lock_key, replace(entry, targets=targets))
+            changed = True
+    return changed
 
 
 def record(doc: LockDocument, outcome: StoreOutcome, *, now: datetime, rotation: bool) -> None:
@@ -281,19 +314,20 @@ def _entry(doc: LockDocument, item: Written, stamp: str, rotation: bool) -> Lock
 
 
 def _exclusive_companions(definition: Definition, jobs: list[_Job], ctx: TargetContext) -> list[_Job]:
-    """Other units stored in a ``merge: false`` file that this run rewrites.
+    """Other units stored in a ``merge: false`` file or a template output that this run rewrites.
 
     Such a file holds only the keys of one write, so every unit placed in it must be part of
-    that write, with its current value, or syncing one secret would erase the others.
+    that write, with its current value, or syncing one secret would erase the others. A template
+    output is every unit's placed in it: rendered again for one, its hash changes for all.
     """
     exclusive: set[tuple[str, Hashable]] = set()
     for job in jobs:
         for placement in job.unit.placements:
-            if placement.target.config.get("merge", True) is False:
-                try:
-                    kind = get_kind(placement.target.type)
-                except TargetError:
-                    continue
+            try:
+                kind = get_kind(placement.target.type)
+            except TargetError:
+                continue
+            if kind.type == "local/template" or placement.target.config.get("merge", True) is False:
                 exclusive.add((kind.type, kind.group(placement.target, ctx)))
     if not exclusive:
         return []

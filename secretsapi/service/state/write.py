@@ -39,6 +39,7 @@ from secretsapi.service.state.value_store import (
     after_writes,
     generate_values,
     record,
+    record_companions,
     rewrite,
     store,
     stripes_for,
@@ -113,8 +114,9 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
             # Every target took the hash staged (the usual case): the staged file is already right,
             # unless targets whose stores report write times were written: when is known only now.
             stamped = stamped_writes(definition, outcome.written)
-            if outcome.written != expected.written or stamped:
+            if outcome.written != expected.written or stamped or outcome.companions:
                 record(doc, outcome, now=now, rotation=rotation)
+                record_companions(doc, outcome.companions)
                 record_provenance(doc, definition, outcome.written, now)
                 record_write_times(doc, stamped, place.clock())
                 record_definition(doc, definition, now)
@@ -158,11 +160,12 @@ def repair(place: Place, definition: Definition, secrets: Sequence[SecretDef], *
                 continue  # the plan changed under the locks: take the wider set
             if not planned.repairs:
                 return RepairOutcome(planned, [], list(planned.errors))
-            written, errors = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in planned.repairs],
-                                      stripes)
+            written, errors, companions = rewrite(
+                definition, doc, [(r.secret, r.unit, r.value) for r in planned.repairs], stripes)
             with write_lock(place) as lockfile:
                 doc = read_state(place.lockfiles, definition, exact=True)
                 recorded = record_repairs(doc, planned.repairs, written, now=place.clock())
+                recorded = record_companions(doc, companions) or recorded
                 if recorded or not _record_is_current(doc, definition):
                     record_definition(doc, definition, place.clock())
                     Held(stripes, lockfile).check()

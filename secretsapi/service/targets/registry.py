@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
+import threading
+
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import TargetKind
 
 _KINDS: dict[str, TargetKind] = {}
+_builtins_registered = False
+_builtins_lock = threading.Lock()
+
+
+def _kinds() -> dict[str, TargetKind]:
+    """The registered kinds, the built-in ones imported on first use: they load the file formats
+    and the template engine, which a command that neither parses nor writes never needs (a
+    status read from the shared parse cache)."""
+    global _builtins_registered
+    if not _builtins_registered:
+        with _builtins_lock:
+            if not _builtins_registered:
+                _register_builtins()
+                _builtins_registered = True
+    return _KINDS
 
 
 def register(kind: TargetKind) -> TargetKind:
     """Register ``kind`` under ``kind.type``, replacing any earlier one (tests swap in fakes)."""
-    _KINDS[kind.type] = kind
+    _kinds()[kind.type] = kind
     return kind
 
 
 def get_kind(type: str) -> TargetKind:
+    registered = _kinds()
     try:
-        return _KINDS[type]
+        return registered[type]
     except KeyError:
-        known = ", ".join(sorted(_KINDS)) or "none"
+        known = ", ".join(sorted(registered)) or "none"
         raise TargetError(f"unknown target type '{type}' (known: {known})") from None
 
 
 def kinds() -> list[TargetKind]:
-    return [_KINDS[name] for name in sorted(_KINDS)]
+    registered = _kinds()
+    return [registered[name] for name in sorted(registered)]
 
 
 def _register_builtins() -> None:
@@ -44,19 +63,9 @@ def _register_builtins() -> None:
     from secretsapi.service.targets.vault_kv import VaultKvKind
     from secretsapi.service.targets.vercel_env import VercelEnvKind
 
+    # Straight into the table: register() would ask for the built-in kinds again.
     for kind in (LocalFileKind(), LocalTemplateKind(), SsmParameterKind(), SecretsManagerKind(),
-                 VaultKvKind(), KubernetesSecretKind()):
-        register(kind)
-    register(AzureKeyVaultKind())
-    register(VercelEnvKind())
-    register(GitHubSecretKind())
-    register(GitLabVariableKind())
-    register(GitLabGroupVariableKind())
-    register(JenkinsCredentialKind())
-    register(AnsibleVaultFileKind())
-    register(GitCryptFileKind())
-    register(ExternalSecretKind())
-    register(InfisicalKind())
-
-
-_register_builtins()
+                 VaultKvKind(), KubernetesSecretKind(), AzureKeyVaultKind(), VercelEnvKind(), GitHubSecretKind(),
+                 GitLabVariableKind(), GitLabGroupVariableKind(), JenkinsCredentialKind(), AnsibleVaultFileKind(),
+                 GitCryptFileKind(), ExternalSecretKind(), InfisicalKind()):
+        _KINDS[kind.type] = kind

@@ -358,3 +358,17 @@ def test_lock_enters_and_exits_the_extra_lock_inside_the_file_lock(tmp_path: Pat
     with lockfile_lock(tmp_path / "x.lock", extra=advisory()):
         events.append("body")
     assert events == ["extra in", "body", "extra out"]
+
+
+def test_an_entry_read_for_a_status_leaves_out_its_other_keys(compat_lock: Path) -> None:
+    doc = read_lockfile(compat_lock)
+    full, bare = doc.entry("api_key"), doc.entry("api_key", extra=False)
+    assert full is not None and bare is not None
+    assert full.extra and bare.extra == {}
+    assert replace(full, extra={}) == bare
+
+
+@pytest.mark.parametrize("entry", [_entry(hash="x"), _entry(created_at="yesterday"), _entry(targets=["x"])])
+def test_an_entry_read_for_a_status_is_checked_all_the_same(tmp_path: Path, entry: object) -> None:
+    with pytest.raises(LockEntryCorrupted):
+        _doc_with_entry(tmp_path, entry).entry("s", extra=False)

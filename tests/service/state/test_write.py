@@ -11,7 +11,7 @@ import pytest
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.loading.loader import load_definition
-from secretsapi.service.state import write
+from secretsapi.service.state import lock_state, write
 from secretsapi.service.state.lock_state import LockfilePaths
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.sync import sync
@@ -97,7 +97,7 @@ def test_a_sync_that_read_the_lockfile_mid_write_does_not_report_the_new_value_a
     before_rotation = ws.lockfile_path.read_bytes()
     sync(ws, force=True)
     committed = ws.lockfile_path.read_bytes()
-    real_read = write.read_state
+    real_read = lock_state.read_state
 
     def read(paths: LockfilePaths, loaded: Definition, *, exact: bool = False) -> LockDocument:
         if not exact:  # the unlocked read

@@ -3,7 +3,6 @@ scope's key (the test opens them with the server's private key), write-only drif
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,7 +15,7 @@ from secretsapi.service.rotation import execute_rotation
 from secretsapi.service.sync import sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
-from tests.factories import lock_entries, secret, target, workspace
+from tests.factories import lock_entries, secret, sync_while_held, target, workspace
 from tests.peers.github_server import GitHubServer
 
 REPO = "repos/acme/api"
@@ -216,16 +215,8 @@ def test_writes_to_one_github_provider_overlap_up_to_its_max_concurrency(tmp_pat
         server.add_repo("acme", f"r{index}")
     ws = workspace(tmp_path, {"gh": github_provider(server.url, max_concurrency=2)},
                    *[secret(f"s{i}", target("gh", "github_secret", owner="acme", repo=f"r{i}")) for i in range(5)])
-    server.hold()
-    outcome: list[Any] = []
-    thread = threading.Thread(target=lambda: outcome.append(sync(ws)))
-    thread.start()
-    try:
-        assert server.wait_in_flight(2)
-    finally:
-        server.release()
-        thread.join(30)
-    assert outcome[0].errors == [] and len(outcome[0].secrets_generated) == 5
+    result = sync_while_held(ws, server, 2)
+    assert result.errors == [] and len(result.secrets_generated) == 5
     assert server.max_in_flight == 2
 
 

@@ -4,7 +4,6 @@ repair, credentials (token, Universal Auth, environment), throttling, concurrenc
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from secretsapi.service.rotation import execute_rotation
 from secretsapi.service.sync import sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
-from tests.factories import lock_entries, secret, target, workspace
+from tests.factories import lock_entries, secret, sync_while_held, target, workspace
 from tests.peers.infisical_server import InfisicalServer
 
 WS = "ws-app"
@@ -239,16 +238,7 @@ def test_a_missing_folder_fails_the_write_naming_what_may_be_missing(tmp_path: P
 def test_writes_overlap_up_to_the_providers_max_concurrency(tmp_path: Path, server: InfisicalServer) -> None:
     ws = workspace(tmp_path, {"inf": infisical_provider(server, max_concurrency=2)},
                    *[secret(f"s{i}", target("inf", "infisical", secret_name=f"S{i}")) for i in range(4)])
-    server.hold()
-    outcome: list[Any] = []
-    thread = threading.Thread(target=lambda: outcome.append(sync(ws)))
-    thread.start()
-    try:
-        assert server.wait_in_flight(2)
-    finally:
-        server.release()
-        thread.join(30)
-    assert outcome[0].errors == [] and server.max_in_flight == 2
+    assert sync_while_held(ws, server, 2).errors == [] and server.max_in_flight == 2
     assert all(server.value(WS, "dev", f"S{i}") for i in range(4))
 
 

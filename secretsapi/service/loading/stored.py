@@ -1,0 +1,151 @@
+"""Parsed definitions shared between processes: what a store keeps, its key, and when an entry serves.
+
+A process parses its definition once (``loader``'s own cache); a command line run is a new
+process each time, and for 20,000 secrets the parse was most of ``manage.py status``. The
+interface supplies a store (the Django project's is a cache of its framework); this module
+decides what may go in it and when what comes out of it is still the parse it would make.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import jinja2
+import yaml
+
+from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.var_files import resolve_var_file
+from secretsapi.service.definition.yaml_loader import read_text
+from secretsapi.service.errors import DefinitionNotFound, ServiceError
+
+# Bumped when what a parse makes changes in a way the code fingerprint cannot see.
+_STORE_FORMAT = "1"
+_SERVICE_ROOT = Path(__file__).resolve().parent.parent
+_code_key: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredParse:
+    """What the store keeps of one parse: the definition, and every environment variable name
+    the parse looked up (each unset at the time: a parse that found one is not stored)."""
+
+    definition: Definition
+    unset: frozenset[str]
+
+
+class DefinitionStore(Protocol):
+    """A parsed-definition cache shared between processes. Keys are content hashes; ``get``
+    answers None for anything it cannot give back (absent, unreadable, stale)."""
+
+    def get(self, key: str) -> StoredParse | None: ...
+
+    def set(self, key: str, parse: StoredParse) -> None: ...
+
+
+def load(
+    store: DefinitionStore, path: Path, var_files: Sequence[str], env: Mapping[str, str], max_bytes: int,
+    settings: str, parse: Callable[[Mapping[str, str], str], Definition],
+) -> Definition:
+    """The definition from ``store`` when an earlier process parsed the same inputs, else
+    ``parse(environment, text)`` (stored, if the parse took nothing from the environment).
+
+    The key is a SHA-256 of the definition's bytes, each var file's real path and bytes,
+    ``settings`` (what the result carries: the loader's key without stats and environment) and
+    this code with its libraries (``_code_fingerprint``). The environment is the rest of the
+    input: the parse is stored with the names it looked up (``${NAME}``, each secret's
+    upper-case override, ``env`` sources), and an entry serves only while every one of them is
+    still unset, so setting any of them means parsing again. A parse that found one set is never
+    stored: the result holds its value, and the store is on disk.
+    """
+    try:
+        text = read_text(path, source=path.name, max_bytes=max_bytes)
+    except FileNotFoundError:
+        raise DefinitionNotFound(f"definition file not found: {path}") from None
+    digest = _key(text, path, var_files, settings)
+    if digest is not None:
+        found = store.get(digest)
+        if found is not None and found.unset.isdisjoint(env.keys()):
+            return found.definition
+    watched = _Watched(env)
+    definition = parse(watched, text)
+    if digest is not None and not watched.took:
+        store.set(digest, StoredParse(definition, frozenset(watched.names)))
+    return definition
+
+
+def _key(text: str, path: Path, var_files: Sequence[str], settings: str) -> str | None:
+    """None when a var file cannot be read here (the parse then says why, and nothing is stored)."""
+    h = hashlib.sha256()
+
+    def part(data: bytes) -> None:  # length-prefixed, so no two sequences of parts collide
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+
+    part(_code_fingerprint().encode())
+    part(settings.encode("utf-8", "surrogatepass"))
+    part(text.encode("utf-8", "surrogatepass"))
+    for given in var_files:
+        try:
+            real = resolve_var_file(path.parent, given)
+            part(str(real).encode("utf-8", "surrogatepass"))
+            part(real.read_bytes())
+        except (OSError, ServiceError):
+            return None
+    return "definition:" + h.hexdigest()
+
+
+def _code_fingerprint() -> str:
+    """What parses a definition, as of this process: the service's modules (name, size, mtime),
+    the versions of Python, PyYAML and Jinja (interpolation). A changed parser makes every stored
+    definition stale."""
+    global _code_key
+    if _code_key is None:
+        h = hashlib.sha256(f"{_STORE_FORMAT} {sys.version} {yaml.__version__} {jinja2.__version__}".encode())
+        for module in sorted(_SERVICE_ROOT.rglob("*.py")):
+            st = module.stat()
+            h.update(f"{module.relative_to(_SERVICE_ROOT)} {st.st_size} {st.st_mtime_ns}\n".encode())
+        _code_key = h.hexdigest()
+    return _code_key
+
+
+class _Watched(Mapping[str, str]):
+    """The environment as a parse sees it: every name it looks up (``names``), and whether any
+    answer depended on a variable being set (``took``; iterating counts, it may read them all)."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        self.names: set[str] = set()
+        self.took = False
+
+    def _seen(self, key: object, present: bool) -> None:
+        if isinstance(key, str):
+            self.names.add(key)
+        self.took = self.took or present or not isinstance(key, str)
+
+    def __getitem__(self, key: str) -> str:
+        try:
+            value = self._environ[key]
+        except KeyError:
+            self._seen(key, False)
+            raise
+        self._seen(key, True)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        present = key in self._environ
+        self._seen(key, present)
+        return present
+
+    def __iter__(self) -> Iterator[str]:
+        self.took = True
+        return iter(self._environ)
+
+    def __len__(self) -> int:
+        self.took = True
+        return len(self._environ)
+
