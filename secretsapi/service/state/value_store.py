@@ -1,21 +1,20 @@
-"""Generate values and store them: one write per target group, then the lockfile entries.
+"""Generate values and store them: one write per target group.
 
 Shared by sync and rotation (through ``state.write``): ``generate_values`` makes the values,
-``store`` writes the targets under the caller's locks, ``record`` puts the entries into the
-lockfile document the caller commits."""
+``store`` writes the targets under the caller's locks (``rewrite`` a repair's known values);
+``state.entries`` then puts what was written into the lockfile document the caller commits."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass, field
 
 from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
 from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, LockfileUnwritable, LockLost, TargetError
 from secretsapi.service.generators import generate
 from secretsapi.service.results import OperationError
-from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
+from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.state.locks import ALL_STRIPES, Held, stripe_of
 from secretsapi.service.state.readback import read_back
 from secretsapi.service.state.sources import SourceError, read_source
@@ -226,38 +225,6 @@ def _written_companions(companions: Sequence[_Job], written: dict[str, dict[str,
             for job in companions if written.get(job.unit.lock_key)]
 
 
-def record_companions(doc: LockDocument, companions: Sequence[Written]) -> bool:
-    """Put the hashes the companions' targets now hold into their entries; nothing else changes.
-
-    An entry whose value changed since (a concurrent forced sync) is left as it is. Returns
-    whether any entry changed.
-    """
-    changed = False
-    for item in companions:
-        try:
-            entry = doc.entry(item.lock_key)
-        except LockEntryCorrupted:
-            continue
-        if entry is None or entry.hash != item.value_hash:
-            continue
-        targets = {**entry.targets, **item.targets}
-        if targets != entry.targets:
-            doc.set_entry(item.lock_key, replace(entry, targets=targets))
-            changed = True
-    return changed
-
-
-def record(doc: LockDocument, outcome: StoreOutcome, *, now: datetime, rotation: bool) -> None:
-    """Put ``outcome``'s entries into ``doc``, each over the entry ``doc`` holds now.
-
-    ``rotation`` decides the metadata: a rotation sets ``last_rotated`` and counts one more
-    rotation (rule 1); a sync keeps both (rule 2).
-    """
-    stamp = format_time(now)
-    for item in outcome.written:
-        doc.set_entry(item.lock_key, _entry(doc, item, stamp, rotation))
-
-
 def stripes_for(definition: Definition, work: Iterable[tuple[SecretDef, Sequence[Unit]]]) -> frozenset[int]:
     """The target-lock stripes a write of ``work`` needs (see ``state.locks``).
 
@@ -291,26 +258,6 @@ def _in_definition_order(unit: Unit, hashes: dict[str, str], ctx: TargetContext)
         if target_id in hashes:
             ordered[target_id] = hashes[target_id]
     return ordered
-
-
-def _entry(doc: LockDocument, item: Written, stamp: str, rotation: bool) -> LockEntry:
-    try:
-        old = doc.entry(item.lock_key)
-    except LockEntryCorrupted:
-        old = None  # only a forced operation gets here; the corrupted entry is replaced
-    value_hash, hashes = item.value_hash, item.targets
-    if old is None:
-        return LockEntry(
-            hash=value_hash, created_at=stamp, updated_at=stamp,
-            last_rotated=stamp if rotation else None, rotation_count=1 if rotation else 0,
-            definition_hash=item.secret.definition_hash, targets=hashes, extra={},
-        )
-    return LockEntry(
-        hash=value_hash, created_at=old.created_at, updated_at=stamp,
-        last_rotated=stamp if rotation else old.last_rotated,
-        rotation_count=old.rotation_count + 1 if rotation else old.rotation_count,
-        definition_hash=item.secret.definition_hash, targets=hashes, extra=old.extra,
-    )
 
 
 def _exclusive_companions(definition: Definition, jobs: list[_Job], ctx: TargetContext) -> list[_Job]:

@@ -27,6 +27,7 @@ from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable, LockLost
 from secretsapi.service.results import OperationError
 from secretsapi.service.state import locks
+from secretsapi.service.state.entries import record, record_companions
 from secretsapi.service.state.identity import sync_identity
 from secretsapi.service.state.lock_state import LockfilePaths, StagedState, read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, format_time
@@ -38,8 +39,6 @@ from secretsapi.service.state.value_store import (
     StoreOutcome,
     after_writes,
     generate_values,
-    record,
-    record_companions,
     rewrite,
     store,
     stripes_for,
