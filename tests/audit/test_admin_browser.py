@@ -24,6 +24,7 @@ from selenium.webdriver.chrome.options import Options  # noqa: E402 - after the 
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = [
     pytest.mark.slow,
@@ -87,6 +88,9 @@ def browser(server: LiveServer, folder: Path) -> Iterator[WebDriver]:
         driver.find_element(By.NAME, "username").send_keys("auditor")
         driver.find_element(By.NAME, "password").send_keys(PASSWORD)
         driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+        # The click does not wait for the login's redirect: a page asked for before it lands is
+        # replaced by the admin's index when it does.
+        WebDriverWait(driver, 60).until(lambda d: "/admin/login/" not in d.current_url)
         yield driver
     finally:
         driver.quit()
