@@ -97,4 +97,5 @@ def without_environment(definition: Definition, errors: Sequence[OperationError]
 
 def _not_busy(selected: Sequence[SecretDef], busy: Sequence[str]) -> list[SecretDef]:
     """The selected secrets a repair may take: not those this sync generates (or could not read)."""
-    return [secret for secret in selected if secret.name not in busy]
+    taken = set(busy)
+    return [secret for secret in selected if secret.name not in taken]

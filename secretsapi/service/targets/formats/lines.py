@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
@@ -32,19 +33,25 @@ def splice(
     comments, order and other keys survive), new keys are appended with ``line(key, encoded)``."""
     if text is None or not text.strip():
         return "".join(line(key, encode(value)) + "\n" for key, value in updates.items())
-    assignments = scan(text)
+    by_key: dict[str, list[Assignment]] = defaultdict(list)
+    for assignment in scan(text):
+        by_key[assignment.key].append(assignment)
     edits: list[tuple[int, int, str]] = []
     appended: list[str] = []
     for key, value in updates.items():
-        same = [a for a in assignments if a.key == key]
+        same = by_key.get(key)
         if not same:
             appended.append(line(key, encode(value)))
             continue
         edits.append((same[0].value_start, same[0].value_end, encode(value)))
         # Later duplicates would shadow the new value and keep the old one on disk.
         edits.extend((a.start, a.end, "") for a in same[1:])
-    for start, end, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
+    # One pass over the text, whatever the number of edits (a file of 1,000 keys gets 1,000).
+    pieces, kept = [], 0
+    for start, end, replacement in sorted(edits):
+        pieces += [text[kept:start], replacement]
+        kept = end
+    text = "".join([*pieces, text[kept:]])
     if appended:
         newline = "\r\n" if "\r\n" in text else "\n"
         if not text.endswith("\n"):
