@@ -124,7 +124,7 @@ def _plan_read(
     except TargetError:
         return [_item(secret, "unknown_target_kind", placement.target.type, placement.target.type)]
     tid = kind.target_id(placement.target, ctx)
-    expected = recorded_hash(entry.targets, tid, placement.target)
+    expected = recorded_hash(entry.targets, tid, placement.target, ctx)
     if expected is None:
         return [_item(secret, "untracked_target", tid, kind.location(placement.target, ctx), key=placement.key)]
     checks.append(_Check(secret, lock_key, placement, kind, tid, expected, entry.hash, entry))
@@ -153,7 +153,7 @@ def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
             if not back.present:
                 found.append(_item(c.secret, "target_missing", c.target_id, where, key=c.placement.key))
             elif not back.verifiable:
-                found.append(_unverifiable(c, back))
+                found.append(_unverifiable(c, back, ctx))
             elif back.hash != c.expected and _secretzero_template(back, c):
                 continue
             elif back.hash != c.expected and _misencoded(back, c.expected):
@@ -164,8 +164,8 @@ def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
     return found
 
 
-def _unverifiable(check: _Check, back: ReadBack) -> DriftItem:
-    recorded = recorded_at(check.entry, (check.target_id, *aliases(check.placement.target)))
+def _unverifiable(check: _Check, back: ReadBack, ctx: TargetContext) -> DriftItem:
+    recorded = recorded_at(check.entry, (check.target_id, *aliases(check.placement.target, ctx)))
     return _item(check.secret, "unverifiable", check.target_id, back.location, key=check.placement.key,
                  store_updated_at=format_time(back.updated_at) if back.updated_at else None,
                  recorded_at=format_time(recorded), changed_after_record=changed_after(back, recorded))

@@ -79,7 +79,7 @@ def move_problem(doc: LockDocument, secret: SecretDef, ctx: TargetContext, var_f
             continue
         ids = _declared_ids(unit, ctx)
         # A lockfile SecretZero wrote may record a target under its own id (see secretzero_ids).
-        accepted = {*ids, *(alias for p in unit.placements for alias in aliases(p.target))}
+        accepted = {*ids, *(alias for p in unit.placements for alias in aliases(p.target, ctx))}
         moves = moves or any(tid not in accepted for tid in entry.targets)
         recorded.update(dict.fromkeys(entry.targets))
         rendered.update(dict.fromkeys(ids))

@@ -28,7 +28,7 @@ from secretsapi.service.state.write_only import changed_after, recorded_at, with
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.base import ReadBack
 from secretsapi.service.targets.fanout import read_groups
-from secretsapi.service.targets.secretzero_ids import aliases
+from secretsapi.service.targets.secretzero_ids import aliases, recorded_hash
 from secretsapi.service.util.hashing import sha256_text
 
 NO_COPY = "no target holds the recorded value: sync with force to replace it"
@@ -91,13 +91,14 @@ def plan_repairs(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCon
     unreadable: dict[str, tuple[str, str]] = {}  # lock key -> a target whose read failed, and why
     for (_, members), backs in zip(batch, reads, strict=True):
         for secret, unit, entry, placement, target_id in members:
-            expected = entry.targets.get(target_id)
+            expected = recorded_hash(entry.targets, target_id, placement.target, ctx)
             if isinstance(backs, TargetError):
                 unreadable.setdefault(unit.lock_key, (target_id, backs.message))
             else:
                 back = backs[placement.key]
                 if back.present and expected is not None and not back.verifiable:
-                    if changed_after(back, recorded_at(entry, (target_id, *aliases(placement.target)))) is not True:
+                    written_at = recorded_at(entry, (target_id, *aliases(placement.target, ctx)))
+                    if changed_after(back, written_at) is not True:
                         continue  # nothing says it changed: leave it
                     if not overwrite:
                         errors.append(OperationError(secret.name, target_id, CHANGED))

@@ -80,7 +80,7 @@ def stale_targets(doc: LockDocument, definition: Definition,
 def _target_ids(unit: Unit, ctx: TargetContext) -> set[str]:
     valid: set[str] = set()
     for placement in unit.placements:
-        valid.update(aliases(placement.target))
+        valid.update(aliases(placement.target, ctx))
         try:
             valid.add(get_kind(placement.target.type).target_id(placement.target, ctx))
         except TargetError:

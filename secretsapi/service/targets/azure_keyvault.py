@@ -121,7 +121,12 @@ class AzureKeyVaultKind:
         return [f"{where}: {problem}: this target fails at sync" for problem in _store_rules(target)]
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return recorded_id(target, f"{target.provider}/{target.kind}/{self.location(target, ctx)}")
+        return recorded_id(target, self.own_id(target, ctx))
+
+    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        """This kind's descriptive id: recorded where SecretZero's would be shared, and read as
+        this target's in lockfiles written before SecretZero's ids were recorded."""
+        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         name = target.config.get("secret_name") or target.config.get("key")

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from secretsapi.service.definition.model import TargetSpec
+from secretsapi.service.errors import TargetError
+from secretsapi.service.targets.base import TargetContext
 
 _IDENTIFIER_KEYS = ("target_id", "record_uid", "name", "path", "title")
 
@@ -43,16 +45,26 @@ def mark_shared(targets: Sequence[TargetSpec]) -> tuple[TargetSpec, ...]:
                  for target in targets)
 
 
-def aliases(target: TargetSpec) -> tuple[str, ...]:
-    """The ids other than ours under which a SecretZero lockfile may record ``target``."""
+def aliases(target: TargetSpec, ctx: TargetContext) -> tuple[str, ...]:
+    """The other ids under which a lockfile may record ``target``: SecretZero's, and for the
+    kinds that record SecretZero's, their own (an earlier version of this service recorded it)."""
+    from secretsapi.service.targets.registry import get_kind  # the kinds import this module
+
     found = [secretzero_target_id(target)]
     if target.kind == "file":
         found.append(f"{target.provider}/file/")
+    try:
+        own_id = getattr(get_kind(target.type), "own_id", None)
+    except TargetError:
+        own_id = None  # an unsupported kind: the write reports it
+    if own_id is not None:
+        found.append(own_id(target, ctx))
     return tuple(found)
 
 
-def recorded_hash(targets: Mapping[str, str], target_id: str, target: TargetSpec) -> str | None:
+def recorded_hash(targets: Mapping[str, str], target_id: str, target: TargetSpec,
+                  ctx: TargetContext) -> str | None:
     """The hash a lockfile entry's ``targets`` records for ``target`` (ours first), or None."""
     if target_id in targets:
         return targets[target_id]
-    return next((targets[alias] for alias in aliases(target) if alias in targets), None)
+    return next((targets[alias] for alias in aliases(target, ctx) if alias in targets), None)

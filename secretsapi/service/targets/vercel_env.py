@@ -99,7 +99,12 @@ class VercelEnvKind:
         return [f"{where}: {problem}: this target fails at sync"] if problem else []
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return recorded_id(target, f"{target.provider}/{target.kind}/{self.location(target, ctx)}")
+        return recorded_id(target, self.own_id(target, ctx))
+
+    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        """This kind's descriptive id: recorded where SecretZero's would be shared, and read as
+        this target's in lockfiles written before SecretZero's ids were recorded."""
+        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         project = _project(target, ctx)

@@ -14,9 +14,10 @@ import yaml
 
 from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.drift import detect_drift
-from secretsapi.service.rotation import check_rotation
+from secretsapi.service.rotation import check_rotation, execute_rotation
 from secretsapi.service.status import secret_status
 from secretsapi.service.sync import sync
+from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.secretzero_ids import aliases, recorded_hash, secretzero_target_id
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
@@ -24,6 +25,7 @@ from tests.factories import definition, lock_entries, secret, target, workspace
 from tests.peers.github_server import GitHubServer
 
 HASH = "a" * 64
+NO_STORES = TargetContext(base_dir=Path("."), providers={}, value_of=lambda key: None, lock_keys=())
 
 
 def _target(provider: str, kind: str, **config: Any) -> TargetSpec:
@@ -40,15 +42,16 @@ def test_secretzero_ids_take_the_first_identifier_key_it_knows() -> None:
 
 
 def test_a_file_target_may_also_be_recorded_under_the_old_pathless_id() -> None:
-    assert aliases(_target("local", "file", path="out/a.env")) == ("local/file/out/a.env", "local/file/")
+    assert aliases(_target("local", "file", path="out/a.env"), NO_STORES) == ("local/file/out/a.env", "local/file/")
 
 
 def test_our_id_wins_over_an_alias_and_an_alias_is_found_without_it() -> None:
     target = _target("vault", "vault_kv", path="app/config")
     both = {"vault/vault_kv/secret/app/config": HASH, "vault/vault_kv/app/config": "b" * 64}
-    assert recorded_hash(both, "vault/vault_kv/secret/app/config", target) == HASH
-    assert recorded_hash({"vault/vault_kv/app/config": HASH}, "vault/vault_kv/secret/app/config", target) == HASH
-    assert recorded_hash({}, "vault/vault_kv/secret/app/config", target) is None
+    ours = "vault/vault_kv/secret/app/config"
+    assert recorded_hash(both, ours, target, NO_STORES) == HASH
+    assert recorded_hash({"vault/vault_kv/app/config": HASH}, ours, target, NO_STORES) == HASH
+    assert recorded_hash({}, ours, target, NO_STORES) is None
 
 
 def _secretzero_lockfile(tmp_path: Path, target_ids: tuple[str, ...], value: str = "kept") -> Workspace:
@@ -191,3 +194,23 @@ def test_a_lockfile_secretzero_wrote_with_one_id_for_two_github_targets_tracks_b
         ("github/github_secret/acme/api", "unverifiable"), ("github/github_secret/acme/web", "unverifiable")}
     assert sync(ws).secrets_generated == []
     assert [method for method, _ in server.requests[writes:] if method != "GET"] == []
+
+
+def test_a_lockfile_an_earlier_version_wrote_with_the_descriptive_id_still_tracks_the_target(
+    tmp_path: Path, server: GitHubServer
+) -> None:
+    # Before this service recorded SecretZero's ids, it recorded its own: an upgrade must neither
+    # rewrite the target, nor call it untracked, nor take it for a move in a rotation.
+    ws = _github(tmp_path, server, target("github", "github_secret", owner="acme", repo="api"))
+    sync(ws)
+    lock = json.loads(ws.lockfile_path.read_text())
+    targets = lock["secrets"]["deploy_token"]["targets"]
+    targets["github/github_secret/acme/api"] = targets.pop("github/github_secret/")
+    ws.lockfile_path.write_text(json.dumps(lock))
+    writes = len(server.requests)
+
+    assert [d.details["reason"] for d in detect_drift(ws).details] == ["unverifiable"]
+    assert sync(ws).errors == []
+    assert [method for method, _ in server.requests[writes:] if method != "GET"] == []
+    rotated = execute_rotation(ws, force=True)
+    assert (rotated.rotated, rotated.failed) == (["deploy_token"], [])
