@@ -54,7 +54,7 @@ from secretsapi.service.targets.remote import (
     tls_setting,
     unreachable,
 )
-from secretsapi.service.targets.secretzero_ids import recorded_id
+from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
 from secretsapi.service.util.hashing import sha256_text
 
 AUTH_KINDS = ("service_principal", "client_secret", "managed_identity", "cli", "default", "ambient", "env")
@@ -91,7 +91,7 @@ def _host(target: TargetSpec, ctx: TargetContext | None) -> str:
     return urlsplit(url).netloc if url else "<no vault>"
 
 
-class AzureKeyVaultKind:
+class AzureKeyVaultKind(RecordsSecretZeroIds):
     type = "azure/azure_keyvault"
 
     def describe(self) -> dict[str, Any]:
@@ -119,14 +119,6 @@ class AzureKeyVaultKind:
         """What Key Vault (or its SDK) refuses: SecretZero accepts it at validation and fails the
         target at sync, as this service does, before any request."""
         return [f"{where}: {problem}: this target fails at sync" for problem in _store_rules(target)]
-
-    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return recorded_id(target, self.own_id(target, ctx))
-
-    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        """This kind's descriptive id: recorded where SecretZero's would be shared, and read as
-        this target's in lockfiles written before SecretZero's ids were recorded."""
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         name = target.config.get("secret_name") or target.config.get("key")

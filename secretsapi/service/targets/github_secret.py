@@ -44,7 +44,7 @@ from secretsapi.service.targets.remote import (
     same_config,
 )
 from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, timestamp, tls_verify
-from secretsapi.service.targets.secretzero_ids import recorded_id
+from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -86,7 +86,7 @@ def _throttled(response: Any) -> bool:
         "Retry-After" in response.headers or response.headers.get("x-ratelimit-remaining") == "0")
 
 
-class GitHubSecretKind:
+class GitHubSecretKind(RecordsSecretZeroIds):
     type = "github/github_secret"
     # GitHub reports when a secret was written, never its value: the lockfile keeps the time of
     # each write here, for drift to compare (``state.write_only``).
@@ -137,14 +137,6 @@ class GitHubSecretKind:
             if config.get(key) is not None:
                 problems.append(f"{where}: config.{key} applies to organisation secrets only (org without repo)")
         return problems
-
-    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return recorded_id(target, self.own_id(target, ctx))
-
-    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        """This kind's descriptive id: recorded where SecretZero's would be shared, and read as
-        this target's in lockfiles written before SecretZero's ids were recorded."""
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         name = target.config.get("secret_name")

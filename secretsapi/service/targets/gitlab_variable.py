@@ -32,7 +32,7 @@ from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import check_text, checked_group, checked_provider, collect, same_config
 from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, throttled_429, tls_verify
-from secretsapi.service.targets.secretzero_ids import recorded_id
+from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_URL = "https://gitlab.com"
@@ -60,7 +60,7 @@ def _attributes(config: Mapping[str, Any]) -> dict[str, Any]:
     return attributes
 
 
-class _GitLabVariableKind:
+class _GitLabVariableKind(RecordsSecretZeroIds):
     type: str
     owner_key: str  # "project" or "group"
     owner_path: str  # "projects" or "groups"
@@ -94,14 +94,6 @@ class _GitLabVariableKind:
             if name in config and not isinstance(config[name], bool):
                 problems.append(f"{where}: config.{name} must be true or false")
         return problems
-
-    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return recorded_id(target, self.own_id(target, ctx))
-
-    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        """This kind's descriptive id: recorded where SecretZero's would be shared, and read as
-        this target's in lockfiles written before SecretZero's ids were recorded."""
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         key, scope = target.config.get("key"), _scope_of(target)

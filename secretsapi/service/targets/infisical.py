@@ -65,7 +65,7 @@ from secretsapi.service.targets.rest import (
     timestamp,
     tls_verify,
 )
-from secretsapi.service.targets.secretzero_ids import recorded_id
+from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
 from secretsapi.service.util.hashing import sha256_text
 
 AUTH_KINDS = ("token", "service_token", "universal_auth", "env", "ambient")
@@ -94,7 +94,7 @@ def _stored_form(value: str) -> str:
     return value.strip() + "\n" if value.endswith("\n") else value.strip()
 
 
-class InfisicalKind:
+class InfisicalKind(RecordsSecretZeroIds):
     type = "infisical/infisical"
 
     def describe(self) -> dict[str, Any]:
@@ -129,14 +129,6 @@ class InfisicalKind:
             if isinstance(value, str) and value and (any(c.isspace() for c in value) or "/" in value):
                 problems.append(f"{where}: config.{name} must be a name without spaces or /")
         return problems
-
-    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return recorded_id(target, self.own_id(target, ctx))
-
-    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        """This kind's descriptive id: recorded where SecretZero's would be shared, and read as
-        this target's in lockfiles written before SecretZero's ids were recorded."""
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         name = target.config.get("secret_name") or target.config.get("key")

@@ -33,7 +33,7 @@ from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext, option
 from secretsapi.service.targets.remote import check_text, checked_group, checked_provider
 from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
-from secretsapi.service.targets.secretzero_ids import recorded_id
+from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
 from secretsapi.service.util.hashing import sha256_text
 
 AUTH_KINDS = ("token", "basic", "env", "ambient")
@@ -76,7 +76,7 @@ def _xml(target: TargetSpec, value: str, description: str) -> bytes:
     return bytes(ET.tostring(root, encoding="utf-8"))
 
 
-class JenkinsCredentialKind:
+class JenkinsCredentialKind(RecordsSecretZeroIds):
     type = "jenkins/jenkins_credential"
 
     def describe(self) -> dict[str, Any]:
@@ -103,14 +103,6 @@ class JenkinsCredentialKind:
         problems += check_text(config, "folder", where)
         problems += check_text(config, "domain", where)
         return problems
-
-    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return recorded_id(target, self.own_id(target, ctx))
-
-    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        """This kind's descriptive id: recorded where SecretZero's would be shared, and read as
-        this target's in lockfiles written before SecretZero's ids were recorded."""
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         folder, domain = _folder(target), _domain(target)

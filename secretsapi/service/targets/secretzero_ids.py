@@ -38,6 +38,22 @@ def recorded_id(target: TargetSpec, own: str) -> str:
     return own if target.shares_secretzero_id else secretzero_target_id(target)
 
 
+class RecordsSecretZeroIds:
+    """The ids of a kind without one of its own in the spec: SecretZero's, or its descriptive
+    ``own_id`` (``<provider>/<kind>/<location>``) where two targets of a secret share SecretZero's."""
+
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
+        raise NotImplementedError
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        return recorded_id(target, self.own_id(target, ctx))
+
+    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        """Recorded where SecretZero's id would be shared; read as this target's in lockfiles an
+        earlier version of this service wrote (it recorded these for every target)."""
+        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
+
+
 def mark_shared(targets: Sequence[TargetSpec]) -> tuple[TargetSpec, ...]:
     """``targets`` (one secret's), each marked when another has the same SecretZero id."""
     counts = Counter(secretzero_target_id(target) for target in targets)

@@ -46,7 +46,7 @@ from secretsapi.service.targets.remote import (
     sdk_failure,
     throttle_retry,
 )
-from secretsapi.service.targets.secretzero_ids import recorded_id
+from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
 from secretsapi.service.util.hashing import sha256_text
 
 AUTH_KINDS = ("token", "env", "ambient")
@@ -70,7 +70,7 @@ def _key(placement: Placement) -> str:
     return str(placement.target.config.get("secret_name") or placement.key)
 
 
-class VercelEnvKind:
+class VercelEnvKind(RecordsSecretZeroIds):
     type = "vercel/vercel_env"
 
     def describe(self) -> dict[str, Any]:
@@ -97,14 +97,6 @@ class VercelEnvKind:
         at sync, as this service does, before any request."""
         problem = _environment_problem(target)
         return [f"{where}: {problem}: this target fails at sync"] if problem else []
-
-    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        return recorded_id(target, self.own_id(target, ctx))
-
-    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str:
-        """This kind's descriptive id: recorded where SecretZero's would be shared, and read as
-        this target's in lockfiles written before SecretZero's ids were recorded."""
-        return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         project = _project(target, ctx)
