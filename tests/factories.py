@@ -10,11 +10,13 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from django.core.management import CommandError, call_command
 
 from secretsapi.service.errors import DefinitionInvalid
 from secretsapi.service.loading.loader import load_definition
@@ -291,3 +293,12 @@ def sync_while_held(ws: Workspace, peer: Peer, in_flight: int) -> SyncResult:
         peer.release()
         thread.join(30)
     return outcome[0]
+
+
+def command_exit(*args: str) -> int:
+    """``manage.py <args>`` run in this process (its output dropped): its exit status."""
+    try:
+        call_command(*args, stdout=StringIO())
+    except CommandError as exc:
+        return exc.returncode
+    return 0

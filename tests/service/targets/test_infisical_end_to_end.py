@@ -6,14 +6,11 @@ logs or errors."""
 from __future__ import annotations
 
 import json
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from django.core.management import call_command
-from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
@@ -22,7 +19,16 @@ from secretsapi.service.sync import sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.validate import validate_document
 from secretsapi.service.workspace import Workspace
-from tests.factories import aws_provider, kube_provider, lock_entries, secret, target, vault_provider, workspace
+from tests.factories import (
+    aws_provider,
+    command_exit,
+    kube_provider,
+    lock_entries,
+    secret,
+    target,
+    vault_provider,
+    workspace,
+)
 from tests.peers.infisical_server import InfisicalServer
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
@@ -102,32 +108,24 @@ def test_an_api_dry_run_touches_nothing(authed_api: APIClient, defined: Workspac
     assert server.requests == [] and not defined.lockfile_path.exists()
 
 
-def _run(*args: str) -> int:
-    try:
-        call_command(*args, stdout=StringIO())
-    except CommandError as exc:
-        return exc.returncode
-    return 0
-
-
-def test_the_commands_sync_rotate_detect_drift_repair_and_dry_run(
+def test_the_commands_sync_rotate_detect_drift_repair_and_drycommand_exit(
     db: None, defined: Workspace, server: InfisicalServer
 ) -> None:
-    assert _run("sync", "--dry-run") == 0
+    assert command_exit("sync", "--dry-run") == 0
     assert server.requests == []
-    assert _run("sync") == 0
+    assert command_exit("sync") == 0
     first = _stored(server)
     assert None not in first.values()
-    assert _run("rotate", "--force") == 0
+    assert command_exit("rotate", "--force") == 0
     second = _stored(server)
     assert all(second[name] != first[name] for name in IDS)
-    assert _run("drift") == 0
+    assert command_exit("drift") == 0
     server.put(WS, "prod", "DB_PASSWORD", "changed", "/backend")
     server.remove(WS, "dev", "api")
-    assert _run("drift") == 2
-    assert _run("sync", "--repair") == 0
+    assert command_exit("drift") == 2
+    assert command_exit("sync", "--repair") == 0
     assert _stored(server) == second
-    assert _run("drift") == 0
+    assert command_exit("drift") == 0
 
 
 def test_targets_list_the_kind_with_its_config_keys(authed_api: APIClient, defined: Workspace) -> None:

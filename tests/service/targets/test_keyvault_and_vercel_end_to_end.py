@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import json
 import logging
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
@@ -22,6 +19,7 @@ from tests.factories import (
     IDS,
     aws_provider,
     azure_provider,
+    command_exit,
     kube_provider,
     lock_entries,
     secret,
@@ -108,33 +106,25 @@ def test_an_api_dry_run_touches_neither_store(
     assert keyvault.requests == [] and vercel.requests == [] and not ws.lockfile_path.exists()
 
 
-def _run(*args: str) -> int:
-    try:
-        call_command(*args, stdout=StringIO())
-    except CommandError as exc:
-        return exc.returncode
-    return 0
-
-
 def test_the_commands_sync_rotate_detect_drift_repair_and_dry_run_in_both_stores(
     db: None, tmp_path: Path, settings: Any, keyvault: AzureKeyVaultServer, vercel: VercelServer
 ) -> None:
     _definition(tmp_path, keyvault, vercel, settings)
-    assert _run("sync", "--dry-run") == 0
+    assert command_exit("sync", "--dry-run") == 0
     assert keyvault.requests == [] and vercel.requests == []
-    assert _run("sync") == 0
+    assert command_exit("sync") == 0
     first = _stored(keyvault, vercel)
     assert None not in first.values()
-    assert _run("rotate", "--force") == 0
+    assert command_exit("rotate", "--force") == 0
     second = _stored(keyvault, vercel)
     assert all(second[name] != first[name] for name in first)
-    assert _run("drift") == 0
+    assert command_exit("drift") == 0
     keyvault.put("db-password", "changed")
     vercel.set_value("API_KEY", "changed", ENVS)
-    assert _run("drift") == 2
-    assert _run("sync", "--repair") == 0
+    assert command_exit("drift") == 2
+    assert command_exit("sync", "--repair") == 0
     assert _stored(keyvault, vercel) == second
-    assert _run("drift") == 0
+    assert command_exit("drift") == 0
 
 
 def test_targets_list_both_kinds_with_their_config_keys(authed_api: APIClient, tmp_path: Path, settings: Any) -> None:
