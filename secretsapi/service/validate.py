@@ -13,8 +13,8 @@ from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.marked_environ import MarkedEnviron
 from secretsapi.service.definition.model import Environments, TargetSpec
 from secretsapi.service.definition.var_files import load_var_files
-from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
-from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, TargetError
+from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_definition
+from secretsapi.service.errors import DefinitionInvalid, TargetError
 from secretsapi.service.loading.checker import DefinitionChecker
 from secretsapi.service.results import ValidationReport
 from secretsapi.service.targets import aws, azure_keyvault, infisical, kubernetes_secret, vault_kv, vercel_env
@@ -52,9 +52,7 @@ def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence
     outside the definition's folder or not a mapping raises, as it does for them).
     ``target_roots`` None or empty: the definition's folder, as at sync."""
     try:
-        text = read_text(path, source=path.name, max_bytes=max_bytes)
-    except FileNotFoundError:
-        raise DefinitionNotFound(f"definition file not found: {path}") from None
+        text = read_definition(path, max_bytes)
     except DefinitionInvalid as exc:
         return ValidationReport(valid=False, errors=exc.errors, warnings=[])
     try:

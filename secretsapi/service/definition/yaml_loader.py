@@ -21,7 +21,7 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 from secretsapi.service.definition.yaml_events import LimitExceeded as _LimitExceeded
 from secretsapi.service.definition.yaml_events import Loader as _StreamLoader
 from secretsapi.service.definition.yaml_events import Unsupported
-from secretsapi.service.errors import DefinitionInvalid
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
 
 # The default size limit of a definition file (SERVICE_MAX_DEFINITION_BYTES); var files and
 # submitted documents keep it. 16 MiB holds ~90,000 secrets in flow style, ~45,000 in block.
@@ -226,6 +226,14 @@ def _problem(exc: yaml.YAMLError) -> str:
     parts = [getattr(exc, "context", None), getattr(exc, "problem", None)]
     wording = ", ".join(str(part) for part in parts if part) or "invalid YAML"
     return " ".join(_QUOTED.sub("…", wording).split())
+
+
+def read_definition(path: Path, max_bytes: int = MAX_BYTES) -> str:
+    """The definition file's text (``read_text``); DefinitionNotFound when it does not exist."""
+    try:
+        return read_text(path, source=path.name, max_bytes=max_bytes)
+    except FileNotFoundError:
+        raise DefinitionNotFound(f"definition file not found: {path}") from None
 
 
 def read_text(path: Path, *, source: str, max_bytes: int = MAX_BYTES) -> str:

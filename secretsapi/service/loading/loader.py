@@ -16,7 +16,7 @@ from typing import Any
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import load_var_files, resolve_var_file
-from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_text
+from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_definition
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
 from secretsapi.service.loading import stored
 from secretsapi.service.loading.checker import DefinitionChecker
@@ -174,10 +174,7 @@ def _load(
     *, text: str | None = None,
 ) -> Definition:
     if text is None:
-        try:
-            text = read_text(path, source=path.name, max_bytes=max_bytes)
-        except FileNotFoundError:
-            raise DefinitionNotFound(f"definition file not found: {path}") from None
+        text = read_definition(path, max_bytes)
     doc = load_yaml(text, source=path.name, max_bytes=max_bytes)
     text_hash = sha256_text(text)
     overlays = [*load_var_files(path.parent, var_files), *([variables] if variables else [])]

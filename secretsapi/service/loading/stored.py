@@ -20,8 +20,8 @@ import yaml
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import resolve_var_file
-from secretsapi.service.definition.yaml_loader import read_text
-from secretsapi.service.errors import DefinitionNotFound, ServiceError
+from secretsapi.service.definition.yaml_loader import read_definition
+from secretsapi.service.errors import ServiceError
 
 # Bumped when what a parse makes changes in a way the code fingerprint cannot see.
 _STORE_FORMAT = "1"
@@ -62,10 +62,7 @@ def load(
     still unset, so setting any of them means parsing again. A parse that found one set is never
     stored: the result holds its value, and the store is on disk.
     """
-    try:
-        text = read_text(path, source=path.name, max_bytes=max_bytes)
-    except FileNotFoundError:
-        raise DefinitionNotFound(f"definition file not found: {path}") from None
+    text = read_definition(path, max_bytes)
     digest = _key(text, path, var_files, settings)
     if digest is not None:
         found = store.get(digest)

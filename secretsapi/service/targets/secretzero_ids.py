@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Protocol
 
 from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.errors import TargetError
@@ -38,17 +39,21 @@ def recorded_id(target: TargetSpec, own: str) -> str:
     return own if target.shares_secretzero_id else secretzero_target_id(target)
 
 
+class _Located(Protocol):
+    def location(self, target: TargetSpec, ctx: TargetContext) -> str: ...
+
+    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str: ...
+
+
 class RecordsSecretZeroIds:
     """The ids of a kind without one of its own in the spec: SecretZero's, or its descriptive
-    ``own_id`` (``<provider>/<kind>/<location>``) where two targets of a secret share SecretZero's."""
+    ``own_id`` (``<provider>/<kind>/<location>``) where two targets of a secret share SecretZero's.
+    The kind gives ``location``."""
 
-    def location(self, target: TargetSpec, ctx: TargetContext) -> str:
-        raise NotImplementedError
-
-    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+    def target_id(self: _Located, target: TargetSpec, ctx: TargetContext) -> str:
         return recorded_id(target, self.own_id(target, ctx))
 
-    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+    def own_id(self: _Located, target: TargetSpec, ctx: TargetContext) -> str:
         """Recorded where SecretZero's id would be shared; read as this target's in lockfiles an
         earlier version of this service wrote (it recorded these for every target)."""
         return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
