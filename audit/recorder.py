@@ -6,7 +6,7 @@ import hashlib
 import logging
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, cast
 
@@ -30,19 +30,18 @@ def record(
     user: str | None,
     success: bool,
     details: Mapping[str, Any] | None = None,
-    mentions: Iterable[str] = (),
 ) -> int:
     """Write one row and return its id. Errors propagate: an operation must not succeed unrecorded.
 
     ``details`` must hold names, counts and hashes only, never secret values. The secrets the
-    row is about (``audit.mentions``, and ``mentions``) are written with it, in one transaction.
+    row is about (``audit.mentions``) are written with it, in one transaction.
     On SQLite the write waits for the others in ``audit_write_gate`` (see bench/README.md for
     the figures).
     """
     if _unwritten:
         complete_unwritten()
     details = _storable(dict(details or {}))
-    names = list(dict.fromkeys([*mentioned_secrets(resource, details), *mentions]))
+    names = mentioned_secrets(resource, details)
     fields = {"timestamp": timezone.now(), "action": action, "resource": fit(resource, RESOURCE_MAX),
               "user": None if user is None else fit(user, RESOURCE_MAX), "details": details,
               "success": bool(success)}
@@ -71,8 +70,8 @@ def _forward_on_commit(*fields: Any) -> None:
 def _mention(row_id: int, timestamp: datetime, names: list[str]) -> None:
     """The row's mentions; an existing one is left alone (``finish`` adds to ``begin``'s).
 
-    One prepared INSERT run over every name (``executemany``): a bulk status mentions every
-    declared secret, and ``bulk_create`` prepared each row's three values through the fields
+    One prepared INSERT run over every name (``executemany``): a sync of every secret mentions
+    each one it generated, and ``bulk_create`` prepared each row's three values through the fields
     (the same timestamp 20,000 times), ~4 times the cost of the insert itself. Both databases
     the service runs on (SQLite, PostgreSQL) take the same upsert clause.
     """

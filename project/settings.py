@@ -342,7 +342,7 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
         "LOCATION": str(DATA_DIR / "cache" / "definitions"),
         "TIMEOUT": 7 * 24 * 3600,
-        "OPTIONS": {"MAX_ENTRIES": 32},
+        "OPTIONS": {"MAX_ENTRIES": 64},
     },
 }
 

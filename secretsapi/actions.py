@@ -73,9 +73,6 @@ class Facts(dict[str, Any]):
     """
 
     succeeded: bool = True
-    # Secret names the row is about beyond those its details name (``audit.mentions``): a bulk
-    # read names thousands, which belong in the mentions table, not in the row's JSON.
-    mentioned: Sequence[str] = ()
 
 
 # Told the id of an operation's audit row as soon as it exists (``begin``): a job keeps it, so
@@ -116,7 +113,7 @@ def audited(
             with audited_transaction() if events or timed else contextlib.nullcontext():
                 if row_id is None:
                     written = record(action=action, resource=resource, user=actor, success=success,
-                                     details=details, mentions=facts.mentioned)
+                                     details=details)
                 else:
                     finish(row_id, success=success, details=details)
                     written = row_id
@@ -354,11 +351,13 @@ def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatu
 
 
 def secret_statuses(ws: Workspace, *, actor: str | None) -> list[SecretStatus]:
-    """Every declared secret's status: one audit row naming the count, the names as its mentions."""
+    """Every declared secret's status: one audit row naming the count and how many are missing.
+
+    It mentions no secret: it reads the lockfile's dates, never a value, and 20,000 mentions cost
+    more than the status itself (``?secret=`` finds what was done to a secret, and its own status)."""
     with audited("get_secrets_status", "secrets", actor, _lane(ws)) as facts:
         found = service.secret_statuses(ws)
         facts.update(count=len(found), missing=sum(1 for st in found if not st.exists))
-        facts.mentioned = [st.name for st in found]
     return found
 
 
@@ -395,6 +394,8 @@ def sync(
         if result.refreshed:
             facts["refreshed"] = result.refreshed
         facts.succeeded = not (result.secrets_failed or result.errors)
+    if not dry_run:
+        _index_for_status(ws)
     return result
 
 
@@ -404,6 +405,8 @@ def clean_lockfile(ws: Workspace, *, actor: str | None, dry_run: bool = False) -
     with audited("clean_lockfile", "secrets", actor, request, changes=not dry_run) as facts:
         result = service.clean_lockfile(ws, dry_run=dry_run)
         facts["removed"] = result.removed
+    if not dry_run:
+        _index_for_status(ws)
     return result
 
 
@@ -424,6 +427,8 @@ def import_values(
         if result.refreshed:
             facts["refreshed"] = result.refreshed
         facts.succeeded = not result.errors
+    if not dry_run:
+        _index_for_status(ws)
     return result
 
 
@@ -448,6 +453,7 @@ def execute_rotation(
         if result.sources:
             facts["sources"] = result.sources
         facts.succeeded = not (result.failed or result.errors)
+    _index_for_status(ws)
     return result
 
 
@@ -538,7 +544,17 @@ def agent_sync(
         if result.sync.written_targets:
             facts["written_targets"] = result.sync.written_targets
         facts.succeeded = not (result.sync.secrets_failed or result.sync.errors)
+    if not dry_run:
+        _index_for_status(ws)
     return result
+
+
+def _index_for_status(ws: Workspace) -> None:
+    """After a write, while this process holds the lockfile it wrote: its status index for the
+    ``status`` another process runs next (``service.index_lockfiles``). It only saves work, so
+    a lockfile that cannot be read now is left to the operation that next reads it."""
+    with contextlib.suppress(ServiceError):
+        service.index_lockfiles(ws)
 
 
 def _definition_or_none(ws: Workspace) -> Definition | None:

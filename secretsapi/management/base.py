@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import getpass
+import itertools
 import json
 import logging
+import re
 import sys
 from argparse import ArgumentParser
 from collections.abc import Sequence
@@ -142,7 +145,7 @@ class EngineCommand(BaseCommand):
 
     def report(self, options: dict[str, Any], report: Any) -> None:
         """Print a ``reports.Report`` (JSON under ``--json``), then exit as it says."""
-        self.emit(options, report.data, report.text)
+        self.emit(options, report.data if options.get("json") else None, report.text)
         if report.problem is not None:
             raise report.problem
 
@@ -159,6 +162,9 @@ class EngineCommand(BaseCommand):
             cmd_options = vars(options)
             args = cmd_options.pop("args", ())
             handle_default_options(options)
+            # The process ends with the command: what start-up loaded (Django, the apps, this
+            # code) lives until then, so the collector's full passes need not walk it again.
+            gc.freeze()
             self.execute(*args, **cmd_options)
         except KeyboardInterrupt:
             self.stderr.write("interrupted")
@@ -211,17 +217,21 @@ def columns(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     """Rows as lines of left-aligned columns as wide as their widest cell (the last one unpadded)."""
     if not rows:
         return []
-    widths = [max(len(row[i]) for row in rows if i < len(row)) for i in range(max(len(row) for row in rows))]
-    return [
-        indent + "  ".join(cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row))
-        for row in rows
-    ]
+    widths = [max(map(len, column)) for column in itertools.zip_longest(*rows, fillvalue="")]
+    return [indent + "  ".join([*map(str.ljust, row[:-1], widths), row[-1]]) if row else indent for row in rows]
+
+
+# What format_time writes (the lockfile's times): read as text, without a datetime per cell.
+_UTC_STAMP = re.compile(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?\+00:00", re.ASCII)
 
 
 def to_the_second(stamp: str | None) -> str:
     """An ISO 8601 time as ``2026-01-02 03:04:05`` (UTC; naive times are UTC, as in the lockfile)."""
     if not stamp:
         return "-"
+    utc = _UTC_STAMP.fullmatch(stamp)
+    if utc is not None:
+        return f"{utc[1]} {utc[2]}"
     try:
         moment = datetime.fromisoformat(stamp)
     except ValueError:

@@ -30,9 +30,22 @@ from secretsapi.service.results import (
 
 @dataclass
 class Report:
-    data: Any
+    """``data`` may be given as a function of no arguments, called when the JSON is asked for:
+    20,000 statuses' data cost more than their text, which is what is usually printed."""
+
+    _data: Any
     text: str
     problem: Failure | None = None
+
+    @property
+    def data(self) -> Any:
+        if callable(self._data):
+            self._data = self._data()
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        self._data = value
 
     @property
     def exit_code(self) -> int:
@@ -161,7 +174,9 @@ def status_report(statuses: Sequence[SecretStatus], *, single: bool, verbose: bo
     lines = columns([STATUS_HEADER, *(status_row(st) for st in statuses)])
     if verbose:
         lines += [f"  {st.name}: {', '.join(st.targets) or '-'}" for st in statuses]
-    data = status_data(statuses[0]) if single and len(statuses) == 1 else [status_data(st) for st in statuses]
+    def data() -> Any:
+        return status_data(statuses[0]) if single and len(statuses) == 1 else [status_data(st) for st in statuses]
+
     problem = None if all(st.exists for st in statuses) else finding("some secrets are not generated")
     return Report(data, "\n".join(lines), problem)
 

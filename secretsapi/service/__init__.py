@@ -11,27 +11,63 @@ Nothing in this package may import Django; a guard test enforces it.
 
 from __future__ import annotations
 
-from secretsapi.service.agent_sync import agent_sync
-from secretsapi.service.catalogue import (
-    declared_providers,
-    generator_catalogue,
-    provider_catalogue,
-    secret_types,
-    target_catalogue,
-)
-from secretsapi.service.definition.budget import InterpolationLimits
-from secretsapi.service.drift import detect_drift
-from secretsapi.service.policy import check_policies
-from secretsapi.service.recorded_values import without_recorded_values
-from secretsapi.service.render import render_definition
-from secretsapi.service.rotation import check_rotation, execute_rotation
-from secretsapi.service.state.locks import ExtraLock
-from secretsapi.service.status import list_secrets, secret_status, secret_statuses
-from secretsapi.service.sync import clean_lockfile, import_values, sync
-from secretsapi.service.validate import validate_document, validate_file, validate_workspace
-from secretsapi.service.value_read import read_value
-from secretsapi.service.workspace import Workspace
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from secretsapi.service.agent_sync import agent_sync
+    from secretsapi.service.catalogue import (
+        declared_providers,
+        generator_catalogue,
+        provider_catalogue,
+        secret_types,
+        target_catalogue,
+    )
+    from secretsapi.service.definition.budget import InterpolationLimits
+    from secretsapi.service.drift import detect_drift
+    from secretsapi.service.policy import check_policies
+    from secretsapi.service.recorded_values import without_recorded_values
+    from secretsapi.service.render import render_definition
+    from secretsapi.service.rotation import check_rotation, execute_rotation
+    from secretsapi.service.state.locks import ExtraLock
+    from secretsapi.service.status import index_lockfiles, list_secrets, secret_status, secret_statuses
+    from secretsapi.service.sync import clean_lockfile, import_values, sync
+    from secretsapi.service.validate import validate_document, validate_file, validate_workspace
+    from secretsapi.service.value_read import read_value
+    from secretsapi.service.workspace import Workspace
+
+# Each name's module, imported when the name is first used (PEP 562): a command that reads a
+# status never imports the write path, the targets' clients or the renderer (~0.15 s a start).
+_EXPORTS = {
+    "ExtraLock": "state.locks",
+    "InterpolationLimits": "definition.budget",
+    "Workspace": "workspace",
+    "agent_sync": "agent_sync",
+    "check_policies": "policy",
+    "check_rotation": "rotation",
+    "clean_lockfile": "sync",
+    "declared_providers": "catalogue",
+    "detect_drift": "drift",
+    "execute_rotation": "rotation",
+    "generator_catalogue": "catalogue",
+    "import_values": "sync",
+    "index_lockfiles": "status",
+    "list_secrets": "status",
+    "provider_catalogue": "catalogue",
+    "read_value": "value_read",
+    "render_definition": "render",
+    "secret_status": "status",
+    "secret_statuses": "status",
+    "secret_types": "catalogue",
+    "sync": "sync",
+    "target_catalogue": "catalogue",
+    "validate_document": "validate",
+    "validate_file": "validate",
+    "validate_workspace": "validate",
+    "without_recorded_values": "recorded_values",
+}
 __all__ = [
     "ExtraLock",
     "InterpolationLimits",
@@ -45,6 +81,7 @@ __all__ = [
     "execute_rotation",
     "generator_catalogue",
     "import_values",
+    "index_lockfiles",
     "list_secrets",
     "provider_catalogue",
     "read_value",
@@ -59,3 +96,26 @@ __all__ = [
     "validate_workspace",
     "without_recorded_values",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+class _Operations(types.ModuleType):
+    """This package, where an operation keeps its name when the module of the same name is
+    imported (``sync``, ``agent_sync``): the import system sets a package's attribute to each
+    submodule it loads, which would otherwise replace the function."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == name:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Operations

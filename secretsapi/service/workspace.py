@@ -10,6 +10,7 @@ from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.model import Definition, EnvironmentProfile
+from secretsapi.service.definition.status_plan import StatusPlan, plan_of
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
 from secretsapi.service.errors import (
     DefinitionInvalid,
@@ -18,7 +19,7 @@ from secretsapi.service.errors import (
     ServiceError,
     TargetError,
 )
-from secretsapi.service.loading.loader import load_definition
+from secretsapi.service.loading.loader import load_definition, load_status_plan
 from secretsapi.service.loading.stored import DefinitionStore
 from secretsapi.service.state import var_file_guard
 from secretsapi.service.state.lock_state import LockfilePaths
@@ -80,7 +81,6 @@ class Workspace:
         """
         if self.lockfile_override is not None:
             return self.lockfile_override
-        folder = self.definition_path.parent
         try:
             definition: Definition | None = self._with_profile(self.var_files)
         except EnvironmentNotFound:
@@ -90,6 +90,10 @@ class Workspace:
         lane, profile = definition.environments.resolve(self.environment) if definition is not None else (None, None)
         if definition is not None and profile is not None and profile.lockfile:
             return self._confined_lockfile(profile.lockfile, definition, lane)
+        return self._named_lockfile()
+
+    def _named_lockfile(self) -> Path:
+        folder = self.definition_path.parent
         if self.definition_path.name == DEFINITION_NAME:
             return folder / LOCKFILE_NAME
         return folder / f"{self.definition_path.stem}.lock"
@@ -137,6 +141,31 @@ class Workspace:
         if profile.var_files:
             var_file_guard.check_var_files(self.guarded_files(), profile.var_files, definition=definition)
         return self._load(profile.var_files, profile.target_profile)
+
+    def status_plan(self) -> StatusPlan:
+        """``plan_of(self.definition())``, without building the definition when the shared store
+        holds the plan (``loader.load_status_plan``). Var files and request variables go through
+        the definition: the var file guard checks them against it."""
+        if self.var_files or self.variables:
+            return plan_of(self.definition())
+        plan = self._load_plan(())
+        _, profile = plan.environments.resolve(self.environment)
+        if profile is None or not (profile.var_files or profile.target_profile):
+            return plan
+        if profile.var_files:
+            return plan_of(self.definition())
+        return self._load_plan((), profile.target_profile)
+
+    def status_lockfiles(self, plan: StatusPlan) -> LockfilePaths:
+        """``lockfiles`` for the definition ``plan`` came from: the file name rule needs no
+        definition; a lane's own lockfile is confined against the definition (``lockfile_path``)."""
+        if self.lockfile_override is not None or self.var_files or self.variables:
+            return self.lockfiles
+        _, profile = plan.environments.resolve(self.environment)
+        if profile is not None and profile.lockfile:
+            return self.lockfiles
+        path = self._named_lockfile()
+        return LockfilePaths(path, path.parent / LOCAL_LOCKFILE_NAME)
 
     def lane(self) -> tuple[str | None, EnvironmentProfile | None]:
         """The environment in effect and its profile, read from the definition without var files."""
@@ -186,6 +215,14 @@ class Workspace:
     def _load(self, var_files: Sequence[str], target_profile: str | None = None) -> Definition:
         return load_definition(
             self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
+            max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
+            limits=self.interpolation_limits, service_paths=self.service_paths, allow_scripts=self.allow_scripts,
+            target_profile=target_profile, store=self.definition_store,
+        )
+
+    def _load_plan(self, var_files: Sequence[str], target_profile: str | None = None) -> StatusPlan:
+        return load_status_plan(
+            self.definition_path, var_files=var_files, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
             limits=self.interpolation_limits, service_paths=self.service_paths, allow_scripts=self.allow_scripts,
             target_profile=target_profile, store=self.definition_store,

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from tests.factories import Project
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRETZERO = Path(os.environ.get("SECRETZERO_VENV") or Path.home() / ".cache/secretzero-0.14.23") / "bin/secretzero"
 
 # Written for SecretZero's CLI, as a CI job runs it (every line is valid for SecretZero 0.14.23).
@@ -42,14 +40,14 @@ secretzero -e prod sync --no-prompt
 
 
 def installed_script(folder: Path) -> Path:
-    """``secretsctl`` as ``pip install -e .`` writes it, from pyproject.toml's entry point."""
-    target = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["secretsctl"]
-    module, function = target.split(":")
-    script = folder / "secretsctl"
-    script.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                      f"from {module} import {function}\nsys.exit({function}())\n")
-    script.chmod(0o755)
-    return script
+    """``secretsctl`` as ``pip install -e .`` wrote it into this virtualenv (``make test`` does),
+    linked into ``folder``: run from a project outside this checkout, as users run it, it finds
+    every package of the project through the install alone."""
+    script = Path(sys.executable).parent / "secretsctl"
+    assert script.exists(), f"{script} is missing: install the project first (make test does)"
+    link = folder / "secretsctl"
+    link.symlink_to(script)
+    return link
 
 
 def run_script(text: str, cwd: Path, bin_dir: Path) -> subprocess.CompletedProcess[str]:

@@ -19,12 +19,13 @@ import jinja2
 import yaml
 
 from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.status_plan import StatusPlan, plan_of
 from secretsapi.service.definition.var_files import resolve_var_file
 from secretsapi.service.definition.yaml_loader import read_definition
 from secretsapi.service.errors import ServiceError
 
 # Bumped when what a parse makes changes in a way the code fingerprint cannot see.
-_STORE_FORMAT = "1"
+_STORE_FORMAT = "2"
 _SERVICE_ROOT = Path(__file__).resolve().parent.parent
 _code_key: str | None = None
 
@@ -38,41 +39,88 @@ class StoredParse:
     unset: frozenset[str]
 
 
+@dataclass(frozen=True)
+class StoredPlan:
+    """What a status reads of the same parse (``definition.status_plan``), stored beside it."""
+
+    plan: StatusPlan
+    unset: frozenset[str]
+
+
+Parse = Callable[[Mapping[str, str], str], Definition]
+
+
 class DefinitionStore(Protocol):
-    """A parsed-definition cache shared between processes. Keys are content hashes; ``get``
-    answers None for anything it cannot give back (absent, unreadable, stale)."""
+    """A cache shared between processes of parses (``StoredParse``, ``StoredPlan``) and of lockfile
+    indexes (``state.status_index``). Keys are content hashes; ``get`` answers None for anything it
+    cannot give back (absent, unreadable, stale); callers check the type of what it gives."""
 
-    def get(self, key: str) -> StoredParse | None: ...
+    def get(self, key: str) -> object | None: ...
 
-    def set(self, key: str, parse: StoredParse) -> None: ...
+    def has(self, key: str) -> bool: ...
+
+    def set(self, key: str, value: object) -> None: ...
 
 
 def load(
     store: DefinitionStore, path: Path, var_files: Sequence[str], env: Mapping[str, str], max_bytes: int,
-    settings: str, parse: Callable[[Mapping[str, str], str], Definition],
+    settings: str, parse: Parse,
 ) -> Definition:
     """The definition from ``store`` when an earlier process parsed the same inputs, else
-    ``parse(environment, text)`` (stored, if the parse took nothing from the environment).
+    ``parse(environment, text)`` (stored, with its plan, if the parse took nothing from the environment).
 
     The key is a SHA-256 of the definition's bytes, each var file's real path and bytes,
     ``settings`` (what the result carries: the loader's key without stats and environment) and
-    this code with its libraries (``_code_fingerprint``). The environment is the rest of the
+    this code with its libraries (``code_fingerprint``). The environment is the rest of the
     input: the parse is stored with the names it looked up (``${NAME}``, each secret's
     upper-case override, ``env`` sources), and an entry serves only while every one of them is
     still unset, so setting any of them means parsing again. A parse that found one set is never
     stored: the result holds its value, and the store is on disk.
     """
     text = read_definition(path, max_bytes)
+    return _definition(store, _key(text, path, var_files, settings), text, env, parse)[0]
+
+
+def load_plan(
+    store: DefinitionStore, path: Path, var_files: Sequence[str], env: Mapping[str, str], max_bytes: int,
+    settings: str, parse: Parse,
+) -> StatusPlan:
+    """``plan_of`` the definition ``load`` would give, read from ``store`` when stored for these
+    inputs (under the same key and rule), else derived and stored beside the parse."""
+    text = read_definition(path, max_bytes)
     digest = _key(text, path, var_files, settings)
     if digest is not None:
+        found = store.get(digest + _PLAN)
+        if isinstance(found, StoredPlan) and found.unset.isdisjoint(env.keys()):
+            return found.plan
+    definition, unset = _definition(store, digest, text, env, parse)
+    plan = plan_of(definition)
+    if digest is not None and unset is not None:
+        store.set(digest + _PLAN, StoredPlan(plan, unset))
+    return plan
+
+
+_PLAN = ":status-plan"
+
+
+def _definition(
+    store: DefinitionStore, digest: str | None, text: str, env: Mapping[str, str], parse: Parse,
+) -> tuple[Definition, frozenset[str] | None]:
+    """The definition, and the environment names it looked up when it may be stored (None: it
+    took a value, or a var file could not be read)."""
+    if digest is not None:
         found = store.get(digest)
-        if found is not None and found.unset.isdisjoint(env.keys()):
-            return found.definition
+        if isinstance(found, StoredParse) and found.unset.isdisjoint(env.keys()):
+            return found.definition, found.unset
     watched = _Watched(env)
     definition = parse(watched, text)
-    if digest is not None and not watched.took:
-        store.set(digest, StoredParse(definition, frozenset(watched.names)))
-    return definition
+    if digest is None or watched.took:
+        return definition, None
+    unset = frozenset(watched.names)
+    store.set(digest, StoredParse(definition, unset))
+    # The plan beside it: the status after a sync (which parsed) reads it without this parse.
+    store.set(digest + _PLAN, StoredPlan(plan_of(definition), unset))
+    return definition, unset
 
 
 def _key(text: str, path: Path, var_files: Sequence[str], settings: str) -> str | None:
@@ -83,7 +131,7 @@ def _key(text: str, path: Path, var_files: Sequence[str], settings: str) -> str 
         h.update(len(data).to_bytes(8, "big"))
         h.update(data)
 
-    part(_code_fingerprint().encode())
+    part(code_fingerprint().encode())
     part(settings.encode("utf-8", "surrogatepass"))
     part(text.encode("utf-8", "surrogatepass"))
     for given in var_files:
@@ -96,7 +144,7 @@ def _key(text: str, path: Path, var_files: Sequence[str], settings: str) -> str 
     return "definition:" + h.hexdigest()
 
 
-def _code_fingerprint() -> str:
+def code_fingerprint() -> str:
     """What parses a definition, as of this process: the service's modules (name, size, mtime),
     the versions of Python, PyYAML and Jinja (interpolation). A changed parser makes every stored
     definition stale."""

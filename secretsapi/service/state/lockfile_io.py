@@ -68,6 +68,7 @@ class _Parsed:
 
 
 _cache: dict[str, _Parsed] = {}
+_derived: dict[str, tuple[tuple[int, ...], object]] = {}
 _cache_lock = threading.Lock()
 _parse_lock = threading.Lock()
 
@@ -75,6 +76,7 @@ _parse_lock = threading.Lock()
 def clear_lockfile_cache() -> None:
     with _cache_lock:
         _cache.clear()
+        _derived.clear()
 
 
 def _stat_key(st: os.stat_result) -> tuple[int, ...]:
@@ -92,18 +94,10 @@ def read_lockfile(path: Path, *, exact: bool = False) -> LockDocument:
     key = str(path.absolute())
     with _cache_lock:
         hit = _cache.get(key)
-    if hit is not None and hit.settled and not exact:
-        try:
-            if _stat_key(os.stat(path)) == hit.stat_key:
-                return LockDocument(hit.raw, shared=True)
-        except OSError:
-            pass  # the read below reports it
-    try:
-        with path.open("rb") as handle:
-            before = os.fstat(handle.fileno())
-            data = handle.read()
-            after = os.fstat(handle.fileno())
-    except FileNotFoundError:
+    if hit is not None and hit.settled and not exact and _unchanged(path, hit.stat_key):
+        return LockDocument(hit.raw, shared=True)
+    found = read_lockfile_bytes(path)
+    if found is None:
         if hit is not None:
             with _cache_lock:
                 # A removed lockfile's document would stay cached, for nothing, beside the
@@ -111,31 +105,101 @@ def read_lockfile(path: Path, *, exact: bool = False) -> LockDocument:
                 if _cache.get(key) is hit:
                     del _cache[key]
         return LockDocument.empty()
+    raw = _raw(key, path, found.data, found.digest)
+    _remember(key, _Parsed(found.stat_key, found.digest, raw, found.settled))
+    return LockDocument(raw, shared=True)
+
+
+@dataclass(frozen=True, slots=True)
+class LockfileBytes:
+    data: bytes
+    digest: bytes  # SHA-256 of data
+    stat_key: tuple[int, ...]
+    # Unchanged while it was read, and timestamped long enough before: its stat can be trusted.
+    settled: bool
+
+
+def read_lockfile_bytes(path: Path) -> LockfileBytes | None:
+    """The lockfile's bytes, None when there is no file (an empty document); LockfileUnreadable
+    as ``read_lockfile``."""
+    try:
+        with Path(path).open("rb") as handle:
+            before = os.fstat(handle.fileno())
+            data = handle.read()
+            after = os.fstat(handle.fileno())
+    except FileNotFoundError:
+        return None
     except OSError as exc:
         raise LockfileUnreadable(f"lockfile {path}: cannot be read ({exc.strerror})") from None
-    digest = hashlib.sha256(data).digest()
     stat_key = _stat_key(after)
     settled = stat_key == _stat_key(before) and (
         time.time_ns() - max(after.st_mtime_ns, after.st_ctime_ns) > _SETTLED_NS
     )
-    if hit is not None and hit.digest == digest:
-        raw = hit.raw
-    else:
-        # One parse at a time: the threads that find the same new file wait for the first
-        # one's parse (a server worker's threads all read a lockfile a write just replaced)
-        # instead of each parsing it again beside it, in as many copies.
-        with _parse_lock:
-            with _cache_lock:
-                hit = _cache.get(key)
-            if hit is not None and hit.digest == digest:
-                raw = hit.raw
-            else:
-                with _cache_lock:
-                    # The old version is of no further use to the cache: let it go before the parse.
-                    _cache.pop(key, None)
-                raw = _parse(path, data)
-    _remember(key, _Parsed(stat_key, digest, raw, settled))
+    return LockfileBytes(data, hashlib.sha256(data).digest(), stat_key, settled)
+
+
+def _unchanged(path: Path, stat_key: tuple[int, ...]) -> bool:
+    try:
+        return _stat_key(os.stat(path)) == stat_key
+    except OSError:
+        return False
+
+
+def remember_derived(path: Path, read: LockfileBytes, value: object) -> None:
+    """Keep what a reader derived from ``read`` (a status index), to be had from ``derived``
+    while the file's stat is unchanged, when the read was settled (the parse cache's rule)."""
+    if read.settled:
+        with _cache_lock:
+            _derived[str(Path(path).absolute())] = (read.stat_key, value)
+            while len(_derived) > _CACHE_SIZE:
+                del _derived[next(iter(_derived))]
+
+
+def derived(path: Path) -> object | None:
+    with _cache_lock:
+        found = _derived.get(str(Path(path).absolute()))
+    return found[1] if found is not None and _unchanged(path, found[0]) else None
+
+
+def held_lockfile(path: Path, digest: bytes | None = None) -> LockDocument | None:
+    """The document this process already holds for the lockfile at ``path``, without reading it:
+    the cached parse of content with SHA-256 ``digest``, or (no digest) of a settled file whose
+    stat is unchanged, as ``read_lockfile`` trusts it. None when it holds no such parse."""
+    with _cache_lock:
+        hit = _cache.get(str(Path(path).absolute()))
+    if hit is None:
+        return None
+    if digest is not None:
+        return LockDocument(hit.raw, shared=True) if hit.digest == digest else None
+    return LockDocument(hit.raw, shared=True) if hit.settled and _unchanged(path, hit.stat_key) else None
+
+
+def parse_lockfile_bytes(path: Path, data: bytes, digest: bytes) -> LockDocument:
+    """The document ``data`` (read from ``path``, SHA-256 ``digest``) holds: the cached parse
+    when this process already holds that content (it wrote or read it), else parsed. Cached
+    as not settled, so ``read_lockfile`` compares content before it serves the parse again."""
+    key = str(Path(path).absolute())
+    raw = _raw(key, path, data, digest)
+    _remember(key, _Parsed((), digest, raw, False))
     return LockDocument(raw, shared=True)
+
+
+def _raw(key: str, path: Path, data: bytes, digest: bytes) -> dict[str, Any]:
+    with _cache_lock:
+        hit = _cache.get(key)
+    if hit is not None and hit.digest == digest:
+        return hit.raw
+    # One parse at a time: the threads that find the same new file wait for the first
+    # one's parse (a server worker's threads all read a lockfile a write just replaced)
+    # instead of each parsing it again beside it, in as many copies.
+    with _parse_lock:
+        with _cache_lock:
+            hit = _cache.get(key)
+            if hit is not None and hit.digest == digest:
+                return hit.raw
+            # The old version is of no further use to the cache: let it go before the parse.
+            _cache.pop(key, None)
+        return _parse(path, data)
 
 
 def _remember(key: str, parsed: _Parsed) -> None:

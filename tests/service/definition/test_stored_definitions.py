@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.status_plan import plan_of
 from secretsapi.service.loading import loader
-from secretsapi.service.loading.loader import clear_definition_cache, load_definition
+from secretsapi.service.loading.loader import clear_definition_cache, load_definition, load_status_plan
 from secretsapi.service.loading.stored import StoredParse
 from tests.factories import file_secret, write_definition
 
@@ -22,12 +23,19 @@ class PickledStore:
     def __init__(self) -> None:
         self.entries: dict[str, bytes] = {}
 
-    def get(self, key: str) -> StoredParse | None:
+    def get(self, key: str) -> object | None:
         data = self.entries.get(key)
         return None if data is None else pickle.loads(data)  # noqa: S301 - the test's own bytes
 
-    def set(self, key: str, parse: StoredParse) -> None:
-        self.entries[key] = pickle.dumps(parse)
+    def has(self, key: str) -> bool:
+        return key in self.entries
+
+    def set(self, key: str, value: object) -> None:
+        self.entries[key] = pickle.dumps(value)
+
+    def drop_parses(self) -> None:
+        """Keep only what is not a whole parse: a load that still works read something else."""
+        self.entries = {k: v for k, v in self.entries.items() if not isinstance(self.get(k), StoredParse)}
 
 
 @pytest.fixture
@@ -60,6 +68,42 @@ def test_a_second_process_gets_the_first_ones_definition_without_parsing(
     second = another_process(path, store)
     assert second == first
     assert second.secret("db").rotation_days == 30
+
+
+def test_a_second_process_reads_the_status_plan_without_the_definition(
+    tmp_path: Path, store: PickledStore, no_parse: Any,
+) -> None:
+    path = write_definition(tmp_path, {"secrets": [file_secret("db", rotation_period="30d"),
+                                                   file_secret("pin", one_time=True, rotation_period="7d"),
+                                                   file_secret("cache_key", local=True)]})
+    expected = plan_of(another_process(path, store))
+    store.drop_parses()
+    no_parse()
+    clear_definition_cache()
+    plan = load_status_plan(path, store=store)
+    assert plan == expected
+    assert [(s.name, s.due_days) for s in plan.secrets] == [("db", 30), ("pin", None), ("cache_key", None)]
+    assert plan.local_keys == {"cache_key"}
+
+
+def test_the_plan_of_an_edited_definition_is_derived_again(tmp_path: Path, store: PickledStore) -> None:
+    path = write_definition(tmp_path, {"secrets": [file_secret("a")]})
+    load_status_plan(path, store=store)
+    write_definition(tmp_path, {"secrets": [file_secret("b")]})
+    clear_definition_cache()
+    assert [s.name for s in load_status_plan(path, store=store).secrets] == ["b"]
+
+
+def test_the_plan_is_derived_again_when_a_variable_it_looked_up_is_set(
+    tmp_path: Path, store: PickledStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("PERIOD", raising=False)
+    path = write_definition(tmp_path, {"secrets": [file_secret("a", rotation_period="${PERIOD:-30d}")]})
+    clear_definition_cache()
+    assert load_status_plan(path, store=store).secrets[0].due_days == 30
+    monkeypatch.setenv("PERIOD", "7d")
+    clear_definition_cache()
+    assert load_status_plan(path, store=store).secrets[0].due_days == 7
 
 
 def test_an_edited_definition_is_parsed_again(tmp_path: Path, store: PickledStore) -> None:
