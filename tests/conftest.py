@@ -52,3 +52,11 @@ def project(tmp_path: Path, settings: Any) -> Project:
     settings.SERVICE_LOCKFILE = None
     settings.SERVICE_ALLOW_SCRIPTS = False
     return Project(tmp_path)
+
+
+@pytest.hookimpl(trylast=True)  # after any shuffling plugin: the order within each group is kept
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that start real processes first (stable otherwise): xdist's workers then share
+    the long ones (a scheduler tick, the crash rounds, the fuzzer) from the start and finish
+    on the short ones, instead of one worker starting a minute-long test as the others finish."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -302,3 +303,20 @@ def command_exit(*args: str) -> int:
     except CommandError as exc:
         return exc.returncode
     return 0
+
+
+class PickledStore:
+    """A shared parse store as another process sees it: every entry pickled on the way in and out."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, bytes] = {}
+
+    def get(self, key: str) -> object | None:
+        data = self.entries.get(key)
+        return None if data is None else pickle.loads(data)  # noqa: S301 - the test's own bytes
+
+    def has(self, key: str) -> bool:
+        return key in self.entries
+
+    def set(self, key: str, value: object) -> None:
+        self.entries[key] = pickle.dumps(value)

@@ -14,28 +14,12 @@ from secretsapi.service.definition.status_plan import plan_of
 from secretsapi.service.loading import loader
 from secretsapi.service.loading.loader import clear_definition_cache, load_definition, load_status_plan
 from secretsapi.service.loading.stored import StoredParse
-from tests.factories import file_secret, write_definition
+from tests.factories import PickledStore, file_secret, write_definition
 
 
-class PickledStore:
-    """A store as another process sees it: every entry pickled on the way in and out."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, bytes] = {}
-
-    def get(self, key: str) -> object | None:
-        data = self.entries.get(key)
-        return None if data is None else pickle.loads(data)  # noqa: S301 - the test's own bytes
-
-    def has(self, key: str) -> bool:
-        return key in self.entries
-
-    def set(self, key: str, value: object) -> None:
-        self.entries[key] = pickle.dumps(value)
-
-    def drop_parses(self) -> None:
-        """Keep only what is not a whole parse: a load that still works read something else."""
-        self.entries = {k: v for k, v in self.entries.items() if not isinstance(self.get(k), StoredParse)}
+def drop_parses(store: PickledStore) -> None:
+    """Keep only what is not a whole parse: a load that still works read something else."""
+    store.entries = {k: v for k, v in store.entries.items() if not isinstance(store.get(k), StoredParse)}
 
 
 @pytest.fixture
@@ -77,7 +61,7 @@ def test_a_second_process_reads_the_status_plan_without_the_definition(
                                                    file_secret("pin", one_time=True, rotation_period="7d"),
                                                    file_secret("cache_key", local=True)]})
     expected = plan_of(another_process(path, store))
-    store.drop_parses()
+    drop_parses(store)
     no_parse()
     clear_definition_cache()
     plan = load_status_plan(path, store=store)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,24 +19,7 @@ from secretsapi.service.state.lockfile_io import clear_lockfile_cache
 from secretsapi.service.status import index_lockfiles, secret_statuses
 from secretsapi.service.sync import sync
 from secretsapi.service.workspace import Workspace
-from tests.factories import definition, file_secret
-
-
-class PickledStore:
-    """A store as another process sees it: every entry pickled on the way in and out."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, bytes] = {}
-
-    def get(self, key: str) -> object | None:
-        data = self.entries.get(key)
-        return None if data is None else pickle.loads(data)  # noqa: S301 - the test's own bytes
-
-    def has(self, key: str) -> bool:
-        return key in self.entries
-
-    def set(self, key: str, value: object) -> None:
-        self.entries[key] = pickle.dumps(value)
+from tests.factories import PickledStore, definition, file_secret
 
 
 @pytest.fixture
