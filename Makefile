@@ -59,10 +59,12 @@ key:
 	@$(BIN)/python manage.py generate_api_key
 
 # The whole suite on SQLite, plus the PostgreSQL tests when TEST_DATABASE_URL names a server
-# (they skip otherwise; README "Tests on PostgreSQL"). .ci/run provides one.
+# (they skip otherwise; README "Tests on PostgreSQL"). .ci/run provides one. Bytecode is written
+# even where the environment says not to (PYTHONDONTWRITEBYTECODE): pytest keeps each test
+# module's rewritten assertions there, and without it every xdist worker rewrites all of them
+# (5 s of each one's collection), as every process the tests start compiles what it imports.
 test: $(DEV) bytecode
-	$(BIN)/python -m compileall -q -j0 tests
-	$(BIN)/python -m pytest
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
 # ruff (lint, import order, security checks) and mypy (strict on the engine), as pyproject.toml
 # configures them; .ci/run runs this before the tests and fails on any finding.

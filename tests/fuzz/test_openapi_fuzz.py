@@ -30,10 +30,14 @@ from tests.factories import TEST_KEY, Project, definition, file_secret
 # 404 (unknown secret), and with 422 for strings holding lone surrogates (an escaped \udXXX in
 # JSON; refused by every text field, which the schema does not say): answers, not wrong
 # rejections. NUL, which every text field refuses too, the schema's patterns exclude.
+# The coverage phase is left to tests/fuzz/test_schemathesis_cli.py, which runs every phase
+# against a real server: here it generated its cases while collecting, in every xdist worker
+# (4 s each), for tests that run in one.
 CONFIG = schemathesis.Config.from_dict({
     "checks": {"positive_data_acceptance": {
         "expected-statuses": ["2xx", "400", "401", "403", "404", "409", "422"],
     }},
+    "phases": {"coverage": {"enabled": False}},
 })
 # Loaded at import, outside any test's database access: with a key configured, the loopback
 # guard of insecure mode (which asks the database whether a key row exists) has nothing to ask.

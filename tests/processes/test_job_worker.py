@@ -102,9 +102,13 @@ def test_a_due_secret_is_rotated_at_the_next_tick_with_no_caller(
     # A tick a minute; each worker's scheduler looks every 30 s.
     until(lambda: json.loads(lockfile.read_text())["secrets"]["a"]["hash"] != created,
           "the due secret was not rotated", seconds=240)
+    # The lockfile is committed before the row that began with the write is completed.
     database = Path(env["SERVICE_DATA_DIR"]) / "service.sqlite3"
-    assert sqlite_rows(database, "SELECT user, success FROM audit_auditentry WHERE action = 'execute_rotation'") == [
-        ("scheduler", 1)]
+    query = "SELECT user, success, details FROM audit_auditentry WHERE action = 'execute_rotation'"
+    until(lambda: all(json.loads(details).get("state") != "started" for *_, details in sqlite_rows(database, query)),
+          "the rotation's row was never completed")
+    rows = sqlite_rows(database, query)
+    assert [(user, success) for user, success, _ in rows] == [("scheduler", 1)], rows
 
 
 def test_a_job_killed_mid_write_ends_failed_once_a_worker_starts_again(

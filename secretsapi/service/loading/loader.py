@@ -35,6 +35,9 @@ _MIN_HIDDEN = 3
 # -- loading and caching -------------------------------------------------------------------
 
 _cache: OrderedDict[tuple[Any, ...], Definition] = OrderedDict()
+# Plans read from the shared store, by the same key: a worker answering status requests reads
+# the store once, not once a request, until some other request parses the definition.
+_plans: OrderedDict[tuple[Any, ...], StatusPlan] = OrderedDict()
 _cache_lock = threading.Lock()
 _parse_lock = threading.RLock()
 
@@ -42,6 +45,7 @@ _parse_lock = threading.RLock()
 def clear_definition_cache() -> None:
     with _cache_lock:
         _cache.clear()
+        _plans.clear()
 
 
 def load_definition(
@@ -198,10 +202,18 @@ def load_status_plan(
                target_profile)
     with _cache_lock:
         cached = _cache.get(key)
+        plan = _plans.get(key)
+    if cached is None and plan is not None:
+        return plan
     if cached is None and store is not None and environ is None:
         settings, parse = _shared_parse(key, path, tuple(var_files), max_bytes, target_roots, limits,
                                         service_paths, allow_scripts, target_profile)
-        return stored.load_plan(store, path, var_files, env, max_bytes, settings, parse)
+        plan = stored.load_plan(store, path, var_files, env, max_bytes, settings, parse)
+        with _cache_lock:
+            _plans[key] = plan
+            while len(_plans) > _CACHE_SIZE:
+                _plans.popitem(last=False)
+        return plan
     if cached is None:
         cached = load_definition(path, var_files=var_files, environ=environ, max_bytes=max_bytes,
                                  target_roots=target_roots, limits=limits, service_paths=service_paths,

@@ -70,6 +70,18 @@ def test_a_second_process_reads_the_status_plan_without_the_definition(
     assert plan.local_keys == {"cache_key"}
 
 
+def test_a_process_reads_a_stored_plan_once(
+    tmp_path: Path, store: PickledStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A server's worker answering status requests: one read of the store, not one a request.
+    path = write_definition(tmp_path, {"secrets": [file_secret("db")]})
+    another_process(path, store)
+    clear_definition_cache()
+    first = load_status_plan(path, store=store)
+    monkeypatch.setattr(store, "get", lambda key: pytest.fail("the store was read again"))
+    assert load_status_plan(path, store=store) is first
+
+
 def test_the_plan_of_an_edited_definition_is_derived_again(tmp_path: Path, store: PickledStore) -> None:
     path = write_definition(tmp_path, {"secrets": [file_secret("a")]})
     load_status_plan(path, store=store)
