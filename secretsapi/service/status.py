@@ -78,9 +78,9 @@ def secret_statuses(ws: Workspace, names: Sequence[str] | None = None) -> list[S
 
 
 def index_lockfiles(ws: Workspace) -> None:
-    """Store the status index of the lockfile pair as it is now (``state.status_index``), unless
-    stored already: after a write, while this process holds the parse, so the status another
-    process runs next reads the index rather than the JSON. Without a store, or when the
+    """Store the status index of the lockfile pair this process last wrote (``state.status_index``),
+    unless stored already: after a write, so the status another process runs next reads the
+    index rather than the JSON. Without a store, or when the
     definition took values from the environment (the lockfile may hold them), nothing."""
     if ws.definition_store is not None and ws.status_plan().shareable:
         paths = ws.lockfiles

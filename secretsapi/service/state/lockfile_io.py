@@ -174,6 +174,14 @@ def held_lockfile(path: Path, digest: bytes | None = None) -> LockDocument | Non
     return LockDocument(hit.raw, shared=True) if hit.settled and _unchanged(path, hit.stat_key) else None
 
 
+def last_parse(path: Path) -> tuple[bytes, LockDocument] | None:
+    """The SHA-256 and document of the content this process last wrote or parsed at ``path``,
+    whatever the file holds now (for what is keyed on that content); None when it has none."""
+    with _cache_lock:
+        hit = _cache.get(str(Path(path).absolute()))
+    return None if hit is None else (hit.digest, LockDocument(hit.raw, shared=True))
+
+
 def parse_lockfile_bytes(path: Path, data: bytes, digest: bytes) -> LockDocument:
     """The document ``data`` (read from ``path``, SHA-256 ``digest``) holds: the cached parse
     when this process already holds that content (it wrote or read it), else parsed. Cached

@@ -5,8 +5,8 @@ entries (32 MB with SecretZero's target provenance) builds millions of objects: 
 command line status. The index holds just those fields, or why the entry is corrupted, under a
 SHA-256 of the file's exact bytes and of this code, so what it answers is what parsing the same
 bytes would. A process that holds the parse already (a server's worker) reads that instead.
-Whoever writes a lockfile indexes it (``index_lockfile``) while the document is still in
-memory, so the status that follows a sync reads the index instead of the file's JSON.
+Whoever writes a lockfile indexes the document it still holds (``index_lockfile``), so the
+status that follows a sync reads the index instead of the file's JSON.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.lockfile_io import (
     derived,
     held_lockfile,
+    last_parse,
     parse_lockfile_bytes,
     read_lockfile_bytes,
     remember_derived,
@@ -106,13 +107,16 @@ def read_entries(path: Path, store: DefinitionStore | None) -> Entries:
 
 
 def index_lockfile(path: Path, store: DefinitionStore) -> None:
-    """Store the index of the lockfile as it is now, unless stored already: cheap right after
-    this process wrote it (the parse is the document it holds), a parse otherwise."""
-    found = read_lockfile_bytes(path)
-    if found is not None:
-        key = _key(found.digest)
+    """Store the index of the lockfile content this process last wrote or read at ``path``,
+    unless stored already: no read of the file, since the index is keyed on that content's
+    digest whatever the file holds now. Nothing when this process holds none (the next status
+    builds it)."""
+    held = last_parse(path)
+    if held is not None:
+        digest, doc = held
+        key = _key(digest)
         if not store.has(key):
-            store.set(key, _build(parse_lockfile_bytes(path, found.data, found.digest)))
+            store.set(key, _build(doc))
 
 
 def _key(digest: bytes) -> str:
