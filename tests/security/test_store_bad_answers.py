@@ -65,8 +65,13 @@ def _assert_the_others_are_recorded(project: Project, result: dict[str, Any], fa
     assert "local/file/out/app.env" in lock["gh"]["targets"]
     row = _last_sync_row()
     assert row.success is False
-    written = row.details["written_targets"]
-    assert "vercel/vercel_env/" in written["api"] and "local/file/out/app.env" in written["gh"]
+    # Every secret written (each target of db and api), and of the one a target failed for, the
+    # targets that did take its value.
+    assert row.details["generated"] == ["db", "api", "gh"]
+    assert row.details["errors"] == result["errors"]
+    failed_secret = result["errors"][0]["secret"]
+    assert row.details["written_targets"] == {
+        failed_secret: [t for t in project.lock()["secrets"][failed_secret]["targets"]]}
 
 
 def test_an_all_zero_github_key_fails_that_target_and_the_sync_records_the_others(
@@ -88,7 +93,7 @@ def test_an_all_zero_github_key_fails_that_target_and_the_sync_records_the_other
 
 def test_any_exception_a_kind_raises_mid_sync_is_that_targets_error_without_its_text(
     authed_api: APIClient, project: Project, vault: VaultServer, vercel: VercelServer,  # noqa: F811
-    zero_key_github: ZeroKeyGitHub, monkeypatch: pytest.MonkeyPatch,
+    zero_key_github: ZeroKeyGitHub, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
 ) -> None:
     def broken(*args: Any) -> Any:
         raise KeyError("text-that-could-be-a-value")
@@ -103,5 +108,6 @@ def test_any_exception_a_kind_raises_mid_sync_is_that_targets_error_without_its_
     result = response.json()
     _assert_the_others_are_recorded(project, result, "vault/vault_kv/secret/app/db")
     assert "KeyError" in result["errors"][0]["message"]
-    assert "text-that-could-be-a-value" not in str(result) + str(_last_sync_row().details)
+    assert "text-that-could-be-a-value" not in str(result) + str(_last_sync_row().details) + caplog.text
+    assert "vault/vault_kv failed unexpectedly (KeyError)" in caplog.text  # the operator can find where
     assert "github/github_secret/" in project.lock()["secrets"]["gh"]["targets"]
