@@ -41,6 +41,9 @@ STORES: dict[str, tuple[Any, dict[str, Any]]] = {
     "infisical": (lambda url: {"kind": "infisical", "auth": {"kind": "token", "config": {"token": OWN}},
                                "config": {"api_url": f"{url}/api", "workspace_id": "ws"}},
                   target("infisical", "infisical")),
+    "kubernetes": (lambda url: {"kind": "kubernetes", "auth": {"kind": "token", "config": {"token": OWN}},
+                                "config": {"host": url}},
+                   target("kubernetes", "kubernetes_secret", secret_name="app")),
     "aws": (lambda url: {"kind": "aws", "auth": {"kind": "static", "config": {
                 "access_key_id": "AKIAOWN", "secret_access_key": OWN}},
                          "config": {"endpoint_url": url, "region": "us-east-1"}},

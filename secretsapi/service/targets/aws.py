@@ -65,6 +65,7 @@ AWS = ProviderSchema(
         "sts_endpoint_url": Setting("string", "assume_role: STS endpoint override (endpoint_url by default)"),
     },
     hosted=(*_HOSTED, "https://sts.amazonaws.com"),
+    addressed=True,
 )
 PROVIDERS = (AWS,)
 _ENV = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",

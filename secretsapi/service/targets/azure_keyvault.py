@@ -71,6 +71,7 @@ AZURE = ProviderSchema(
     "cli, or DefaultAzureCredential.",
     config={
         "vault_url": Setting("string", "vault URL, for targets that name none"),
+        "vault_name": Setting("string", "vault name, for https://<name>.vault.azure.net"),
         "authority_host": Setting("string", "Microsoft Entra authority; AZURE_AUTHORITY_HOST or the public "
                                             "cloud by default"),
         "disable_instance_discovery": Setting("boolean", "skip authority validation, for authorities "
@@ -89,6 +90,7 @@ AZURE = ProviderSchema(
     },
     hosted=("https://login.microsoftonline.com", "https://login.microsoftonline.us", "https://login.chinacloudapi.cn",
             "https://*.vault.azure.net", "https://*.vault.usgovcloudapi.net", "https://*.vault.azure.cn"),
+    addressed=True,
 )
 PROVIDERS = (AZURE,)
 API_VERSION = "7.6"  # pinned: the SDK's default moves with its releases
@@ -139,6 +141,7 @@ class AzureKeyVaultKind(RecordsSecretZeroIds, Kind):
         },
         needs=(Need(("vault_url", "vault_name"), provider=("vault_url", "vault_name")),),
         target_id="SecretZero's, e.g. `azure/key_vault/`; own: `azure/<kind>/<vault host>/<secret_name>`",
+        example={'vault_name': 'myvault'}
     )
 
     def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:

@@ -51,6 +51,7 @@ ANSIBLE_VAULT = ProviderSchema(
     "the allowed target roots.",
     config={"vault_file": Setting("string", "the encrypted file, relative to the definition folder", required=True),
             "format": _FORMAT},
+    example={"vault_file": "secrets/vault.yml"},
     auth_kinds=(AuthKind("ambient"), AuthKind("password"), AuthKind("password_env")),
     auth_config={
         "vault_password": Setting("string", "vault password"),
@@ -65,6 +66,7 @@ GIT_CRYPT = ProviderSchema(
     "(encrypted when committed).",
     config={"secret_file": Setting("string", "the file, relative to the definition folder", required=True),
             "format": _FORMAT},
+    example={"secret_file": "secrets/app.yaml"},
     auth_kinds=(AuthKind("ambient"),),
 )
 PROVIDERS = (ANSIBLE_VAULT, GIT_CRYPT)

@@ -49,6 +49,7 @@ class ExternalSecretKind(OutputFileKind):
             "annotations": Setting("object", "metadata annotations", {}, items="string"),
         },
         target_id="SecretZero's: `kubernetes/external_secret/`",
+        example={'output_path': 'manifests/db.yaml', 'secret_name': 'db'}
     )
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:

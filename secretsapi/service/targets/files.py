@@ -47,6 +47,7 @@ class LocalFileKind(Kind):
                                         "written in one sync", True, strict=False),
         },
         target_id="`local/file/<path>`",
+        example={'path': 'out/app.env'}
     )
 
     def advise(self, target: TargetSpec, where: str) -> list[str]:

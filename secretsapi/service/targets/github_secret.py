@@ -63,6 +63,7 @@ GITHUB = ProviderSchema(
         "token_file": Setting("string", "file holding the token"),
     },
     hosted=(DEFAULT_API_URL,),
+    addressed=True,
 )
 PROVIDERS = (GITHUB,)
 
@@ -113,6 +114,7 @@ class GitHubSecretKind(RecordsSecretZeroIds, Kind):
         },
         target_id="SecretZero's, e.g. `github/github_secret/`; own: `github/github_secret/<owner>/<repo>"
                   "[/environments/<env>]` or `github/github_secret/orgs/<org>`, plus `/<secret_name>` when set",
+        example={'owner': 'acme', 'repo': 'api'}
     )
     # GitHub reports when a secret was written, never its value: the lockfile keeps the time of
     # each write here, for drift to compare (``state.write_only``).

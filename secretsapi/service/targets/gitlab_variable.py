@@ -56,6 +56,7 @@ GITLAB = ProviderSchema(
         "token_file": Setting("string", "file holding the token"),
     },
     hosted=(DEFAULT_URL,),
+    addressed=True,
 )
 PROVIDERS = (GITLAB,)
 VARIABLE_TYPES = ("env_var", "file")
@@ -97,6 +98,7 @@ def _schema(type_: str, owner_key: str) -> KindSchema:
             "description": Setting("string", "variable description"),
         },
         target_id=f"SecretZero's, e.g. `{type_}/`; own: `{type_}/<{owner_key}>[/<key>][@<scope>]`",
+        example={owner_key: "team/app" if owner_key == "project" else "team"},
     )
 
 

@@ -85,6 +85,7 @@ INFISICAL = ProviderSchema(
     },
     # Infisical Cloud, in the US and in the EU.
     hosted=("https://app.infisical.com", "https://us.infisical.com", "https://eu.infisical.com"),
+    addressed=True,
 )
 PROVIDERS = (INFISICAL,)
 DEFAULT_PATH = "/"
@@ -127,6 +128,7 @@ class InfisicalKind(RecordsSecretZeroIds, Kind):
         needs=(Need(("workspace_id", "project_id"), provider=("workspace_id", "project_id")),),
         target_id="SecretZero's, e.g. `infisical/infisical/`; own: `infisical/infisical/<workspace>/<environment>"
                   "<secret_path>[/<secret_name>]`",
+        example={'workspace_id': 'ws-app'}
     )
 
     def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:

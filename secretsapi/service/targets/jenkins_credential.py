@@ -49,6 +49,7 @@ JENKINS = ProviderSchema(
         "token": Setting("string", "the user's API token"),
         "token_file": Setting("string", "file holding the API token"),
     },
+    addressed=True,
 )
 PROVIDERS = (JENKINS,)
 CREDENTIAL_TYPES = ("string", "username_password")
@@ -102,6 +103,7 @@ class JenkinsCredentialKind(RecordsSecretZeroIds, Kind):
         },
         target_id="SecretZero's, e.g. `jenkins/jenkins_credential/`; own: `jenkins/jenkins_credential/"
                   "[<folder>/]<credential_id>[@<domain>]`",
+        example={'credential_id': 'db-password'}
     )
 
     def check(self, target: TargetSpec, where: str) -> list[str]:

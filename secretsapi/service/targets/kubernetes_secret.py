@@ -51,7 +51,7 @@ from secretsapi.service.targets.remote import (
     sdk_failure,
     status_failure,
 )
-from secretsapi.service.targets.rest import retry_policy
+from secretsapi.service.targets.rest import redirected, retry_policy
 from secretsapi.service.targets.schema import AuthKind, KindSchema, ProviderSchema, Setting
 from secretsapi.service.util.hashing import sha256_text
 
@@ -107,6 +107,7 @@ class KubernetesSecretKind(Kind):
             "annotations": Setting("object", "annotations set on the Secret (merged)", items="string"),
         },
         target_id="`<alias>/kubernetes_secret/<namespace>/<secret_name>/<data_key>`",
+        example={'secret_name': 'app-secrets'}
     )
 
     def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
@@ -279,6 +280,8 @@ class KubernetesSecretKind(Kind):
 def _error(exc: BaseException, where: str, operation: str) -> TargetError:
     """The HTTP status class, never the response body (a Status can quote the request)."""
     status = getattr(exc, "status", None)
+    if isinstance(status, int) and 300 <= status < 400:
+        return redirected(where, operation, status)
     if isinstance(status, int) and status:
         return status_failure(status, where, operation, missing="no such namespace or resource")
     return sdk_failure(exc, where, operation)

@@ -138,13 +138,15 @@ def _given(value: Any) -> bool:
 @dataclass(frozen=True)
 class KindSchema:
     """A target kind: ``<provider kind>/<kind>``, what it does, its config keys and what a write
-    needs beyond the required ones; ``target_id`` says which id the lockfile records (docs)."""
+    needs beyond the required ones; ``target_id`` says which id the lockfile records (docs);
+    ``example``: a smallest valid config (its provider's settings meeting no need)."""
 
     type: str
     description: str
     config: Mapping[str, Setting]
     needs: tuple[Need, ...] = ()
     target_id: str = ""
+    example: Mapping[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """``{"description", "config": {key: {"type", "default", "description"}}}``."""
@@ -193,9 +195,10 @@ class AuthKind:
 @dataclass(frozen=True)
 class ProviderSchema:
     """A provider kind: its store's name in messages (``title``), its settings (``config`` and
-    ``auth.config``: a setting may sit in either), its auth kinds, and ``hosted``: the addresses of
-    its public service, where the server's own credentials may go without the operator listing
-    them (``egress``). ``*`` in a host stands for one DNS label."""
+    ``auth.config``: a setting may sit in either), its auth kinds; ``addressed``: a definition may
+    name the address its requests go to with the server's own credentials, which ``egress`` then
+    rules; ``hosted``: the addresses of its public service, where they may go without the
+    operator listing them. ``*`` in a host stands for one DNS label."""
 
     kind: str
     title: str
@@ -203,7 +206,9 @@ class ProviderSchema:
     config: Mapping[str, Setting] = field(default_factory=dict)
     auth_kinds: tuple[AuthKind, ...] = ()
     auth_config: Mapping[str, Setting] = field(default_factory=dict)
+    addressed: bool = False
     hosted: tuple[str, ...] = ()
+    example: Mapping[str, Any] = field(default_factory=dict)  # a smallest valid ``config``
 
     @property
     def auth_kind_names(self) -> tuple[str, ...]:

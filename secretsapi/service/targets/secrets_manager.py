@@ -23,6 +23,7 @@ class SecretsManagerKind(NamedEntryKind):
                                             "key when unset"),
         },
         target_id="`<alias>/secrets_manager/<name>`",
+        example={'name': 'app/db_password'}
     )
     service = "secretsmanager"
     agreed = ("description", "kms_key_id")

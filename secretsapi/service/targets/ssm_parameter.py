@@ -31,6 +31,7 @@ class SsmParameterKind(NamedEntryKind):
             "overwrite": Setting("boolean", "replace an existing parameter; false: fail if it exists", True),
         },
         target_id="`<alias>/ssm_parameter/<name>`",
+        example={'name': '/app/db_password'}
     )
     service = "ssm"
     agreed = ("type", "tier", "description", "kms_key_id", "overwrite")

@@ -151,6 +151,7 @@ class LocalTemplateKind(OutputFileKind):
         },
         target_id="SecretZero's: `local/template/<name>` (the first of `target_id`, `record_uid`, `name`, "
                   "`path`, `title`), else `local/template/`",
+        example={'template_path': 'app.conf.j2', 'output_path': 'out/app.conf'}
     )
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:

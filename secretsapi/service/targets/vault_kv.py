@@ -76,6 +76,7 @@ VAULT = ProviderSchema(
         "secret_id": Setting("string", "approle: the secret id"),
         "approle_mount": Setting("string", "approle: the auth method's mount", "approle"),
     },
+    addressed=True,
 )
 PROVIDERS = (VAULT,)
 
@@ -107,6 +108,7 @@ class VaultKvKind(Kind):
             "key": Setting("string", "key inside the secret's data", DEFAULT_KEY),
         },
         target_id="`<alias>/vault_kv/<mount>/<path>`, plus `#<key>` when the key is not `value`",
+        example={'path': 'app/db'}
     )
 
     def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:

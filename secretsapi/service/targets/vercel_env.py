@@ -60,6 +60,7 @@ VERCEL = ProviderSchema(
         "team_id": Setting("string", "team the project belongs to (teamId)"),
     },
     hosted=(API_URL,),
+    addressed=True,
 )
 PROVIDERS = (VERCEL,)
 
@@ -90,6 +91,7 @@ class VercelEnvKind(RecordsSecretZeroIds, Kind):
         needs=(Need(("project_id",), provider=("project_id",)),),
         target_id="SecretZero's, e.g. `vercel/vercel_env/`; own: `vercel/vercel_env/<project>[/<secret_name>]/"
                   "<environments>`",
+        example={'project_id': 'prj_app'}
     )
 
     def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
