@@ -71,7 +71,7 @@ def _assert_the_others_are_recorded(project: Project, result: dict[str, Any], fa
     assert row.details["errors"] == result["errors"]
     failed_secret = result["errors"][0]["secret"]
     assert row.details["written_targets"] == {
-        failed_secret: [t for t in project.lock()["secrets"][failed_secret]["targets"]]}
+        failed_secret: list(project.lock()["secrets"][failed_secret]["targets"])}
 
 
 def test_an_all_zero_github_key_fails_that_target_and_the_sync_records_the_others(

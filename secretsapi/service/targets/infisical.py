@@ -301,8 +301,9 @@ def _own_credentials(provider: Provider, ctx: TargetContext) -> bool:
 
 def _server_credentials() -> bool:
     """Whether the server's environment holds an Infisical token or Universal Auth identity."""
-    return any(os.environ.get(name) for name in ("INFISICAL_TOKEN", "INFISICAL_SERVICE_TOKEN")) or all(
-        os.environ.get(name) for name in ("INFISICAL_UNIVERSAL_AUTH_CLIENT_ID", "INFISICAL_UNIVERSAL_AUTH_CLIENT_SECRET"))
+    tokens = ("INFISICAL_TOKEN", "INFISICAL_SERVICE_TOKEN")
+    identity = ("INFISICAL_UNIVERSAL_AUTH_CLIENT_ID", "INFISICAL_UNIVERSAL_AUTH_CLIENT_SECRET")
+    return any(os.environ.get(name) for name in tokens) or all(os.environ.get(name) for name in identity)
 
 
 def _access_token(provider: Provider, ctx: TargetContext, api: _Api) -> str:

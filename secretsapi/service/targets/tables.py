@@ -12,7 +12,8 @@ from typing import Any
 from secretsapi.service.targets.registry import kinds, provider_kinds
 from secretsapi.service.targets.schema import KindSchema, ProviderSchema, Setting
 
-KINDS_BEGIN = "<!-- target kinds: generated from each kind's declaration (python -m secretsapi.service.targets.tables) -->"
+KINDS_BEGIN = ("<!-- target kinds: generated from each kind's declaration "
+               "(python -m secretsapi.service.targets.tables) -->")
 PROVIDERS_BEGIN = ("<!-- provider kinds: generated from each provider kind's declaration "
                    "(python -m secretsapi.service.targets.tables) -->")
 END = "<!-- end of generated table -->"
