@@ -121,7 +121,7 @@ class Egress:
             return
         where = origin(url)
         if where is None:
-            raise TargetError(f"provider '{alias}': {what} is not sent to this address (an http(s) URL without "
+            raise TargetError(f"provider '{alias}': {what} may not go to this address (an http(s) URL without "
                               f"user info is needed, listed for '{kind}' in {ADDRESS_SETTING})")
         plain = where.scheme == "http" and self.allows(url.replace("http://", "https://", 1), kind=kind,
                                                          hosted=hosted, operator=operator)
@@ -129,7 +129,7 @@ class Egress:
                   f"in {ADDRESS_SETTING})") if plain else (
             f"{where} is not an address the operator allows for '{kind}' (list it in {ADDRESS_SETTING}, "
             "or give the provider its own credentials)")
-        raise TargetError(f"provider '{alias}': {what} is not sent there: {reason}")
+        raise TargetError(f"provider '{alias}': {what} may not go there: {reason}")
 
     def check_read(self, type_: str, location: str) -> None:
         """TargetError unless a ``provider_read`` with the server's credentials may read ``location``."""

@@ -54,7 +54,7 @@ def test_a_refusal_names_the_address_the_kind_and_the_setting() -> None:
     with pytest.raises(TargetError) as refused:
         Egress().check("https://10.0.0.5:8200", kind="vault", alias="v", what="the server's Vault token")
     assert refused.value.message == (
-        "provider 'v': the server's Vault token is not sent there: https://10.0.0.5:8200 is not an address the "
+        "provider 'v': the server's Vault token may not go there: https://10.0.0.5:8200 is not an address the "
         f"operator allows for 'vault' (list it in {ADDRESS_SETTING}, or give the provider its own credentials)")
     with pytest.raises(TargetError, match=f"plain http:// to http://vault:8200 is not allowed .* {ADDRESS_SETTING}"):
         Egress({"vault": ("https://vault:8200",)}).check("http://vault:8200", kind="vault", alias="v", what="it")
