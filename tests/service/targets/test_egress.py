@@ -40,7 +40,8 @@ def test_the_operator_lists_addresses_by_kind_with_their_scheme_and_port() -> No
     assert egress.allows("https://vault.internal:8200/v1", kind="vault")
     assert not egress.allows("http://vault.internal:8200", kind="vault")  # listed https only
     assert not egress.allows("https://vault.internal", kind="vault")  # another port
-    assert egress.allows("http://127.0.0.1:8201", kind="vault") and egress.allows("https://127.0.0.1:8201", kind="vault")
+    assert egress.allows("http://127.0.0.1:8201", kind="vault")
+    assert egress.allows("https://127.0.0.1:8201", kind="vault")
     assert egress.allows("https://a.vault.lan", kind="vault") and not egress.allows("https://vault.lan", kind="vault")
     assert not egress.allows("https://vault.internal:8200", kind="jenkins")  # listed for another kind
 
