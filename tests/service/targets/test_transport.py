@@ -4,16 +4,18 @@ with the provider's own credential; the definition's store sees it, a proxy sees
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from secretsapi.service.sync import sync
+from secretsapi.service.workspace import Workspace
 from tests.factories import azure_provider, secret, target, vault_provider, vercel_provider, workspace
 from tests.peers.azure_keyvault_server import AzureKeyVaultServer
 from tests.peers.github_server import GitHubServer
+from tests.peers.http_peer import Peer
 from tests.peers.infisical_server import InfisicalServer
 from tests.peers.listener import Listener
 from tests.peers.vault_server import VaultServer
@@ -34,7 +36,7 @@ def proxy(clean_sdk_env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
         yield listener
 
 
-def _github(tmp_path: Path, peer: GitHubServer) -> Any:
+def _github(tmp_path: Path, peer: GitHubServer) -> Workspace:
     peer.add_repo("acme", "api")
     provider = {"kind": "github", "auth": {"kind": "token", "config": {"token": peer.token}},
                 "config": {"api_url": peer.url}}
@@ -42,7 +44,7 @@ def _github(tmp_path: Path, peer: GitHubServer) -> Any:
                      secret("db", target("github", "github_secret", owner="acme", repo="api", secret_name="DB")))
 
 
-def _infisical(tmp_path: Path, peer: InfisicalServer) -> Any:
+def _infisical(tmp_path: Path, peer: InfisicalServer) -> Workspace:
     peer.add_project("ws-app")
     provider = {"kind": "infisical", "auth": {"kind": "universal_auth", "config": {
         "client_id": peer.client_id, "client_secret": peer.client_secret}},
@@ -50,7 +52,7 @@ def _infisical(tmp_path: Path, peer: InfisicalServer) -> Any:
     return workspace(tmp_path, {"infisical": provider}, secret("db", target("infisical", "infisical")))
 
 
-STORES = {
+STORES: dict[str, tuple[type[Peer], Callable[[Path, Any], Workspace]]] = {
     "vault": (VaultServer, lambda tmp, peer: workspace(tmp, {"vault": vault_provider(peer.url)},
                                                         secret("db", target("vault", "vault_kv", path="app/db")))),
     "vercel": (VercelServer, lambda tmp, peer: workspace(tmp, {"vercel": vercel_provider(peer)},
