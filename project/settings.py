@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -172,6 +173,33 @@ SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS = env_int("SERVICE_ADMIN_LOGIN_COOLOFF_SECON
 SERVICE_BEHIND_PROXY = env_bool("SERVICE_BEHIND_PROXY")
 # A write waits this long for another write's locks, then fails with lock_timeout (503).
 SERVICE_LOCK_TIMEOUT = env_int("SERVICE_LOCK_TIMEOUT", 60, minimum=1)
+
+# --- Where the server's own credentials may go (secretsapi/service/targets/egress.py) ----------
+# A credential a definition does not give itself (GITHUB_TOKEN, VAULT_TOKEN, ~/.vault-token, AWS's
+# and Azure's default chains...) goes only to its kind's public service, to an address the
+# server's own environment names (VAULT_ADDR...), or to one listed here:
+# "<provider kind>=<https://host[:port]>", comma or space separated; http:// allows plain HTTP.
+# SERVICE_PROVIDER_READ: "<target type>=<location prefix>" entries, what a provider_read source
+# may read with those credentials. Both empty by default: self-hosted stores need a listing.
+_ADDRESS = re.compile(r"https?://(\*\.)?[A-Za-z0-9.\-\[\]:]+(:\d{1,5})?/?")
+
+
+def env_pairs(name: str, value_ok: Callable[[str], bool]) -> dict[str, tuple[str, ...]]:
+    """``key=value`` entries separated by commas or whitespace, grouped by key."""
+    pairs: dict[str, tuple[str, ...]] = {}
+    for item in re.split(r"[,\s]+", os.environ.get(name, "").strip()):
+        key, sep, value = item.partition("=")
+        if not item:
+            continue
+        if not sep or not key or not value_ok(value):
+            raise ImproperlyConfigured(f"{name} must list <name>=<value> entries (see docs/configuration.md); "
+                                       "one entry is not one")
+        pairs[key] = (*pairs.get(key, ()), value)
+    return pairs
+
+
+SERVICE_CREDENTIAL_ADDRESSES = env_pairs("SERVICE_CREDENTIAL_ADDRESSES", lambda v: bool(_ADDRESS.fullmatch(v)))
+SERVICE_PROVIDER_READ = env_pairs("SERVICE_PROVIDER_READ", bool)
 
 # --- Jobs: the long operations run in `manage.py worker` processes (django-q2, see README) ----
 # A POST waits this long for its job, then answers 202 with the job (below a proxy's timeout).

@@ -222,6 +222,8 @@ def workspace(
     """
     definition = definition or settings.SERVICE_CONFIG
     lockfile = lockfile or settings.SERVICE_LOCKFILE
+    # Where the server's own credentials may go: the operator's rule for this process's operations.
+    service.configure_egress(settings.SERVICE_CREDENTIAL_ADDRESSES, settings.SERVICE_PROVIDER_READ)
     # The working folder only matters to relative paths; asking for it otherwise would fail
     # every request of a server whose folder was removed (a replaced deployment).
     relative = not os.path.isabs(definition) or (lockfile is not None and not os.path.isabs(lockfile))

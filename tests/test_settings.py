@@ -259,3 +259,26 @@ def test_cors_allows_every_origin_with_credentials_by_default(api_key: str) -> N
 def test_cors_can_be_restricted_to_a_list(api_key: str) -> None:
     assert preflight("https://ok.example")["Access-Control-Allow-Origin"] == "https://ok.example"
     assert "Access-Control-Allow-Origin" not in preflight("https://evil.example")
+
+
+# --- Where the server's own credentials may go ---------------------------------------------------
+
+def test_credential_addresses_and_provider_reads_are_grouped_by_kind(tmp_path: Path) -> None:
+    done = settings_in_subprocess(
+        tmp_path, ["SERVICE_CREDENTIAL_ADDRESSES", "SERVICE_PROVIDER_READ"],
+        SERVICE_CREDENTIAL_ADDRESSES="vault=https://vault.internal:8200, jenkins=http://ci:8080 vault=https://*.vault.lan",
+        SERVICE_PROVIDER_READ="vault/vault_kv=secret/shared/")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "SERVICE_CREDENTIAL_ADDRESSES": {"vault": ["https://vault.internal:8200", "https://*.vault.lan"],
+                                         "jenkins": ["http://ci:8080"]},
+        "SERVICE_PROVIDER_READ": {"vault/vault_kv": ["secret/shared/"]}}
+
+
+@pytest.mark.parametrize("raw", ["vault", "vault=vault.internal", "=https://x", "vault=ftp://x", "vault=https://x/api"])
+def test_an_entry_that_is_not_a_kind_and_an_address_stops_the_service_naming_the_variable(
+    tmp_path: Path, raw: str
+) -> None:
+    done = settings_in_subprocess(tmp_path, ["SERVICE_CREDENTIAL_ADDRESSES"], SERVICE_CREDENTIAL_ADDRESSES=raw)
+    assert done.returncode != 0
+    assert "SERVICE_CREDENTIAL_ADDRESSES must list <name>=<value> entries" in done.stderr

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from secretsapi.service.state.locks import ExtraLock
     from secretsapi.service.status import index_lockfiles, list_secrets, secret_status, secret_statuses
     from secretsapi.service.sync import clean_lockfile, import_values, sync
+    from secretsapi.service.targets.egress import configure_egress
     from secretsapi.service.validate import validate_document, validate_file, validate_workspace
     from secretsapi.service.value_read import read_value
     from secretsapi.service.workspace import Workspace
@@ -48,6 +49,7 @@ _EXPORTS = {
     "check_policies": "policy",
     "check_rotation": "rotation",
     "clean_lockfile": "sync",
+    "configure_egress": "targets.egress",
     "declared_providers": "catalogue",
     "detect_drift": "drift",
     "execute_rotation": "rotation",
@@ -76,6 +78,7 @@ __all__ = [
     "check_policies",
     "check_rotation",
     "clean_lockfile",
+    "configure_egress",
     "declared_providers",
     "detect_drift",
     "execute_rotation",

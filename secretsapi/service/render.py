@@ -16,7 +16,7 @@ from secretsapi.service.generators import STATIC_KINDS
 from secretsapi.service.loading.field_checks import check_plain
 from secretsapi.service.results import RenderResult
 from secretsapi.service.state import var_file_guard
-from secretsapi.service.targets.catalogue import redacted_auth, redacted_config
+from secretsapi.service.targets.redaction import redacted_auth, redacted_config
 from secretsapi.service.workspace import Workspace
 
 REDACTED = "***"

@@ -17,23 +17,13 @@ from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read
 from secretsapi.service.errors import DefinitionInvalid, TargetError
 from secretsapi.service.loading.checker import DefinitionChecker
 from secretsapi.service.results import ValidationReport
-from secretsapi.service.targets import aws, azure_keyvault, infisical, kubernetes_secret, vault_kv, vercel_env
-from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.paths import outside_message, path_problem, refused_message, within_roots
-from secretsapi.service.targets.registry import get_kind
-from secretsapi.service.targets.remote import checked_provider, provider_of
+from secretsapi.service.targets.providers import check_auth_kind, provider_in
+from secretsapi.service.targets.registry import get_kind, provider_kind
 from secretsapi.service.workspace import Workspace
 
 logger = logging.getLogger(__name__)
 
-
-# The provider kinds whose settings the remote kinds check before any request: their auth kinds
-# and the store's name in messages.
-_FAMILIES = {"aws": (aws.AUTH_KINDS, "AWS"), "vault": (vault_kv.AUTH_KINDS, "Vault"),
-             "kubernetes": (kubernetes_secret.AUTH_KINDS, "Kubernetes"),
-             "azure": (azure_keyvault.AUTH_KINDS, "Azure"),
-             "vercel": (vercel_env.AUTH_KINDS, "Vercel"),
-             "infisical": (infisical.AUTH_KINDS, "Infisical")}
 
 # The config fields of the local kinds that name a file (checked against the target roots).
 LOCAL_PATH_FIELDS = {"local/file": ("path",), "local/template": ("template_path", "output_path"),
@@ -99,8 +89,9 @@ def validate_document(
 class _TargetRules:
     """Every target of a supported type, checked where it is defined (each secret's targets, each
     template field's and template's), whatever else is wrong with its secret: the kind's own
-    ``validate`` (errors: sync would refuse the target) and ``advise`` (warnings), then the
-    allowed target roots for local paths."""
+    ``validate`` against its declaration and its provider (errors: sync would refuse the target)
+    and ``advise`` (warnings), its provider's required settings (errors), then the allowed target
+    roots for local paths."""
 
     def __init__(self, checker: DefinitionChecker, base_dir: Path | None, roots: tuple[Path, ...]) -> None:
         self._checker = checker
@@ -116,32 +107,36 @@ class _TargetRules:
         if default_key and not target.config.get("key"):
             # The kind judges the key it will store under (a tfvars file refuses 'db.password').
             target = replace(target, config={**target.config, "key": default_key})
-        errors = kind.validate(target, named) + self._root_errors(target, named)
+        errors = kind.validate(target, named, self._checker.providers) + self._root_errors(target, named)
         errors += self._provider_file_errors(target, named)
-        advise = getattr(kind, "advise", None)
-        warnings: list[str] = advise(target, named) if advise is not None else []
-        warnings += self._provider_warnings(target, named)
+        warnings = kind.advise(target, named)
+        provider_errors, provider_warnings = self._provider_problems(target, named)
+        errors += provider_errors
+        warnings += provider_warnings
         hidden = [str(value) for key, value in target.config.items()
                   if value and self._checker.interpolated_at(f"{place}.config.{key}")]
         return _hide(errors, hidden), _hide(warnings, hidden)
 
-    def _provider_warnings(self, target: TargetSpec, named: str) -> list[str]:
-        """A declared provider's settings its store refuses (an auth kind it has not, a timeout or
-        max_concurrency out of range), once per provider at its first target: SecretZero has
-        other auth kinds and no max_concurrency, so a warning; every target using it fails at sync."""
+    def _provider_problems(self, target: TargetSpec, named: str) -> tuple[list[str], list[str]]:
+        """A declared provider's problems, once per provider at its first target: the settings its
+        declaration requires (errors: every target using it fails at sync); an auth kind it has
+        not, a timeout or max_concurrency out of range (warnings: SecretZero has other auth kinds
+        and no max_concurrency; every target using it fails at sync)."""
         spec = self._checker.providers.get(target.provider)
-        family = _FAMILIES.get(spec.kind) if spec is not None else None
-        if family is None or target.provider in self._providers_seen:
-            return []
+        schema = provider_kind(spec.kind) if spec is not None else None
+        if schema is None or target.provider in self._providers_seen:
+            return [], []
         self._providers_seen.add(target.provider)
-        ctx = TargetContext(Path("."), self._checker.providers, _no_value, ())
+        provider = provider_in(target, self._checker.providers)
+        errors = schema.problems(provider.settings, provider.auth_kind, f"{named}: provider '{target.provider}'")
         try:
-            provider = checked_provider(target, ctx, *family)
-            provider.timeout  # noqa: B018 - its check is the point
-            provider.max_concurrency  # noqa: B018
+            check_auth_kind(provider, schema)
+            if schema.kind != "local" and schema.config.get("timeout") is not None:
+                provider.timeout  # noqa: B018 - its check is the point
+                provider.max_concurrency  # noqa: B018
         except TargetError as exc:
-            return [f"{named}: {exc}: the targets using it fail at sync"]
-        return []
+            return errors, [f"{named}: {exc}: the targets using it fail at sync"]
+        return errors, []
 
     def _provider_file_errors(self, target: TargetSpec, named: str) -> list[str]:
         """Files a declared provider names outside the target roots (or in /proc, /sys, /dev),
@@ -150,7 +145,7 @@ class _TargetRules:
         if spec is None or target.provider in self._provider_files_seen:
             return []
         self._provider_files_seen.add(target.provider)
-        settings = provider_of(target, TargetContext(Path("."), self._checker.providers, _no_value, ())).settings
+        settings = provider_in(target, self._checker.providers).settings
         errors = []
         for key in PROVIDER_PATH_SETTINGS:
             value = settings.get(key)
@@ -196,10 +191,6 @@ def _lockfile_errors(environments: Environments, base_dir: Path | None, roots: t
         if not within_roots(full, allowed):
             errors.append(f"environments.profiles.{name}.lockfile: {refused_message(given)}")
     return errors
-
-
-def _no_value(lock_key: str) -> str | None:
-    return None
 
 
 def _hide(messages: list[str], hidden: Sequence[str]) -> list[str]:

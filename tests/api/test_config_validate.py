@@ -286,3 +286,69 @@ def test_an_unknown_file_format_is_a_warning_that_the_target_fails_at_sync(authe
     assert body["valid"] is True
     assert body["warnings"] == ["secrets[0] 'db' targets[0] local/file: config.format 'xml' is not one of "
                                 "dotenv, json, yaml, toml, tfvars: this target fails at sync"]
+
+
+# -- what a sync would trip on: every kind's required settings (each from its declaration) ----------
+
+def _target(type_: str, config: dict[str, Any]) -> dict[str, Any]:
+    provider, _, kind = type_.partition("/")
+    return {"provider": provider, "kind": kind, "config": config}
+
+
+@pytest.mark.parametrize(("document", "named"), [
+    ({"secrets": [{"name": "k", "kind": "uuid", "targets": [_target("vercel/vercel_env", {})]}]},
+     "config.project_id is required"),
+    ({"providers": {"azure": {"kind": "azure", "config": {}}},
+      "secrets": [{"name": "k", "kind": "uuid", "targets": [_target("azure/azure_keyvault", {"secret_name": "k"})]}]},
+     "config.vault_url or config.vault_name is required (in the target, or vault_url or vault_name in provider "
+     "'azure')"),
+    ({"providers": {"ansible_vault": {"kind": "ansible_vault", "auth": {"kind": "ambient"}}},
+      "secrets": [{"name": "k", "kind": "uuid", "targets": [_target("ansible_vault/ansible_vault_file", {})]}]},
+     "provider 'ansible_vault': vault_file is required"),
+    ({"providers": {"git_crypt": {"kind": "git_crypt", "config": {"format": "yaml"}}},
+      "secrets": [{"name": "k", "kind": "uuid", "targets": [_target("git_crypt/git_crypt_file", {})]}]},
+     "provider 'git_crypt': secret_file is required"),
+    ({"providers": {"vault": {"kind": "vault", "auth": {"kind": "approle", "config": {"role_id": "r"}}}},
+      "secrets": [{"name": "k", "kind": "uuid", "targets": [_target("vault/vault_kv", {"path": "a"})]}]},
+     "provider 'vault': auth kind approle needs secret_id"),
+])
+def test_a_setting_the_sync_would_trip_on_makes_the_definition_invalid_naming_it(
+    authed_api: APIClient, document: dict[str, Any], named: str
+) -> None:
+    body = validate(authed_api, {"version": "1.0", **document})
+    assert body["valid"] is False
+    assert [error for error in body["errors"] if named in error], body["errors"]
+
+
+def _required(type_: str) -> list[tuple[str, ...]]:
+    """The settings (or groups of which one is needed) a target of ``type_`` cannot do without."""
+    from secretsapi.service.targets import get_kind
+
+    schema = get_kind(type_).schema
+    return [(key,) for key, setting in schema.config.items() if setting.required] + [
+        need.keys for need in schema.needs]
+
+
+def _kinds() -> list[str]:
+    from secretsapi.service.targets import kinds
+
+    return [kind.type for kind in kinds()]
+
+
+@pytest.mark.parametrize("type_", _kinds())
+def test_every_kinds_required_settings_are_checked_by_validation(authed_api: APIClient, type_: str) -> None:
+    from secretsapi.service.targets import get_kind
+    from secretsapi.service.targets.registry import provider_kind
+
+    example = dict(get_kind(type_).schema.example)
+    provider = provider_kind(type_.partition("/")[0])
+    providers = {type_.partition("/")[0]: {"config": dict(provider.example)}} if provider and provider.example else {}
+
+    def document(config: dict[str, Any]) -> dict[str, Any]:
+        return {"version": "1.0", "providers": providers,
+                "secrets": [{"name": "k", "kind": "uuid", "targets": [_target(type_, config)]}]}
+
+    assert validate(authed_api, document(example))["errors"] == []
+    for keys in _required(type_):
+        body = validate(authed_api, document({k: v for k, v in example.items() if k not in keys}))
+        assert body["valid"] is False and any(f"config.{keys[0]}" in error for error in body["errors"]), (keys, body)

@@ -144,6 +144,18 @@ def test_validate_exits_2_on_errors(here: Project) -> None:
     assert result.exit_code == 2 and data(result)["valid"] is False
 
 
+def test_validate_names_a_setting_the_sync_would_trip_on(here: Project) -> None:
+    here.write({"version": "1.0", "providers": {"vault": {"kind": "ansible_vault"}},
+                "secrets": [{"name": "x", "kind": "uuid", "targets": [
+                    {"provider": "vercel", "kind": "vercel_env", "config": {}},
+                    {"provider": "vault", "kind": "ansible_vault_file", "config": {}}]}]})
+    result = run("validate", "--format", "json")
+    assert result.exit_code == 2 and data(result)["valid"] is False
+    assert [e.rpartition(": ")[2] for e in data(result)["errors"]] == [
+        "config.project_id is required (in the target, or project_id in provider 'vercel')",
+        "vault_file is required"]
+
+
 def test_render_shows_the_environment_applied(here: Project) -> None:
     result = run("render", "-e", "prod", "--format", "json")
     assert data(result)["variables"]["env"] == "prod"

@@ -37,6 +37,7 @@ class TargetKindSerializer(serializers.Serializer):  # type: ignore[type-arg]
     type = serializers.CharField(help_text="`<provider>/<kind>`, e.g. `aws/ssm_parameter`.")
     description = serializers.CharField()
     config = OptionSerializer(many=True)
+    schema = serializers.DictField(help_text="JSON Schema (2020-12) of a target's `config`.")
 
 
 class TargetKindListSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -51,6 +52,7 @@ class ProviderKindSerializer(serializers.Serializer):  # type: ignore[type-arg]
     auth_kinds = serializers.ListField(child=serializers.CharField(), help_text="Accepted `auth.kind` values.")
     auth_config = OptionSerializer(many=True, help_text="Settings under `auth.config`.")
     targets = serializers.ListField(child=serializers.CharField(), help_text="Target types it offers.")
+    schema = serializers.DictField(help_text="JSON Schema (2020-12) of a `providers:` entry of this kind.")
 
 
 class DeclaredProviderSerializer(serializers.Serializer):  # type: ignore[type-arg]

@@ -69,12 +69,16 @@ class TargetKindListView(StrictAPIView):
         operation_id="list_target_kinds",
         summary="List target kinds",
         description="The target kinds (`<provider>/<kind>`) a secret may be written to, with their "
-        "`config` keys and defaults. Fixed by this service's version: reads no definition.",
+        "`config` keys and defaults, and the JSON Schema of a `config`. Fixed by this service's version: reads "
+        "no definition.",
         examples=[response_example("One target kind", {"targets": [{
             "type": "local/file", "description": "A key in a local file inside the allowed target roots, "
             "written atomically (mode 0600 when new).",
-            "config": [{"name": "format", "type": "string", "default": None, "description": "dotenv | json | "
-                        "yaml | toml | tfvars; inferred from the extension, dotenv when unknown"}]}], "count": 1})],
+            "config": [{"name": "path", "type": "string", "default": None, "description": "file path, relative to "
+                        "the definition folder or absolute, inside SERVICE_TARGET_ROOTS"}],
+            "schema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "local/file target config",
+                       "type": "object", "properties": {"path": {"type": "string", "minLength": 1}},
+                       "required": ["path"]}}], "count": 1})],
         tags=["discovery"],
     )
     def get(self, request: Request) -> Response:
@@ -98,7 +102,9 @@ class ProviderListView(StrictAPIView):
         "`***`). Without a usable definition `declared` is empty.",
         examples=[response_example("Local only", {"providers": [{
             "kind": "local", "description": "Files inside the allowed target roots.", "config": [],
-            "auth_kinds": [], "auth_config": [], "targets": ["local/file", "local/template"]}],
+            "auth_kinds": [], "auth_config": [], "targets": ["local/file", "local/template"],
+            "schema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "local provider",
+                       "type": "object", "properties": {"kind": {"const": "local"}}}}],
             "declared": [], "count": 1})],
         tags=["discovery"],
     )

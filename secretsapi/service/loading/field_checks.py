@@ -28,7 +28,8 @@ from secretsapi.service.generators import (
     validate_generator,
 )
 from secretsapi.service.loading.sources import importable, source_canon, sourced, with_override
-from secretsapi.service.targets.secretzero_ids import mark_shared
+from secretsapi.service.targets.ids import mark_shared
+from secretsapi.service.targets.registry import kinds
 
 TARGET_KEYS = ("provider", "kind", "config")
 STATIC_UNSET = "static value is not set"
@@ -55,9 +56,7 @@ def _unset_message(value_key: str, reason: str | None, env_name: str) -> str:
 
 
 def supported_types() -> frozenset[str]:
-    """The target types this service writes (imported late: the kinds import the model)."""
-    from secretsapi.service.targets.registry import kinds
-
+    """The target types this service writes."""
     return frozenset(kind.type for kind in kinds())
 
 

@@ -3,9 +3,10 @@
 A value is read, never generated: from the environment (taken when the definition was loaded),
 a file (confined like a local target: inside the target roots, never the service's own files),
 another secret's current value (``secret_ref``), or a store this service reads
-(``provider_read``, through the target kind that writes there). It is normalised and hashed
-as SecretZero does (``static_text``). Failures are ``SourceError``s naming the source, never
-the value.
+(``provider_read``, through the target kind that writes there; with the server's own credentials
+only under a location the operator lists in SERVICE_PROVIDER_READ, ``targets.egress``). It is
+normalised and hashed as SecretZero does (``static_text``). Failures are ``SourceError``s naming
+the source, never the value.
 """
 
 from __future__ import annotations
@@ -151,7 +152,11 @@ def _from_store(config: Mapping[str, Any], secret_name: str, definition: Definit
     placement = Placement(spec, str(read.get("key") or secret_name))
     where = f"provider_read source {alias}/{config['kind']}"
     try:
-        back = get_kind(spec.type).read([placement], ctx)[placement.key]
+        kind = get_kind(spec.type)
+        if kind.uses_server_credentials(spec, ctx):
+            # The operator's store read with the operator's credentials: only where the operator said.
+            ctx.egress.check_read(spec.type, kind.location(spec, ctx))
+        back = kind.read([placement], ctx)[placement.key]
     except TargetError as exc:
         raise SourceError(f"{where}: {exc.message}") from None
     if not back.present or back.value is None:

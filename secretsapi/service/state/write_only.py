@@ -89,7 +89,7 @@ def stamped_writes(definition: Definition, written: Sequence[Written]) -> dict[s
                 except TargetError:
                     continue
                 target_id = kind.target_id(placement.target, ctx)
-                if getattr(kind, "records_write_time", False) and target_id in item.targets:
+                if kind.records_write_time and target_id in item.targets:
                     stamped.setdefault(item.lock_key, []).append(target_id)
     return stamped
 

@@ -8,6 +8,10 @@ Provider settings (``config``, or ``auth.config``): ``region`` (``region_name``)
 ``max_concurrency`` (calls in flight at once, default 8; see ``fanout``). Anything
 not given comes from the environment and boto3's usual chain: AWS_REGION or AWS_DEFAULT_REGION,
 AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_PROFILE, shared files, instance metadata.
+
+Credentials from that chain (or a ``profile`` of the server's shared files) are the server's: an
+``endpoint_url`` or ``sts_endpoint_url`` the definition names must then be AWS's own or one the
+operator lists (``egress``); boto3's own endpoints and AWS_ENDPOINT_URL are the operator's.
 """
 
 from __future__ import annotations
@@ -19,22 +23,51 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
+from secretsapi.service.targets.providers import CONCURRENCY, TIMEOUT, Provider, checked_provider, provider_of
 from secretsapi.service.targets.remote import (
     ClientCache,
-    Provider,
     checked_group,
-    checked_provider,
     collect,
     load_sdk,
     same_config,
     sdk_errors,
     sdk_failure,
 )
+from secretsapi.service.targets.schema import AuthKind, ProviderSchema, Setting
 from secretsapi.service.util.hashing import sha256_text
 
-AUTH_KINDS = ("ambient", "env", "static", "access_key", "profile", "assume_role")
 DEFAULT_SESSION_NAME = "secretzero-session"  # SecretZero's RoleSessionName
+# AWS's own endpoints of the services these kinds call (``*``: one label, the region).
+_HOSTED = tuple(f"https://{service}.{region}{suffix}"
+                for service in ("ssm", "ssm-fips", "secretsmanager", "secretsmanager-fips", "sts", "sts-fips")
+                for region, suffix in (("*", ".amazonaws.com"), ("*", ".amazonaws.com.cn"), ("*", ".api.aws")))
+AWS = ProviderSchema(
+    "aws", "AWS",
+    "Amazon Web Services through boto3; unset settings come from boto3's usual chain (AWS_* environment, "
+    "shared files, instance metadata).",
+    config={
+        "region": Setting("string", "AWS region; AWS_REGION by default"),
+        "endpoint_url": Setting("string", "endpoint override, e.g. a local test server"),
+        "profile": Setting("string", "profile of the shared AWS config files"),
+        "timeout": TIMEOUT,
+        "max_concurrency": CONCURRENCY,
+    },
+    auth_kinds=(AuthKind("ambient"), AuthKind("env"), AuthKind("static"), AuthKind("access_key"),
+                AuthKind("profile"), AuthKind("assume_role", requires=("role_arn",))),
+    auth_config={
+        "access_key_id": Setting("string", "access key id (with secret_access_key)"),
+        "secret_access_key": Setting("string", "secret access key"),
+        "session_token": Setting("string", "session token of temporary credentials"),
+        "role_arn": Setting("string", "auth kind assume_role: the role STS AssumeRole gives credentials of"),
+        "session_name": Setting("string", "assume_role: the role session's name", DEFAULT_SESSION_NAME),
+        "external_id": Setting("string", "assume_role: the external id the role requires"),
+        "sts_endpoint_url": Setting("string", "assume_role: STS endpoint override (endpoint_url by default)"),
+    },
+    hosted=(*_HOSTED, "https://sts.amazonaws.com"),
+    addressed=True,
+)
+PROVIDERS = (AWS,)
 _ENV = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
         "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE")
 _AUTH_CODES = {
@@ -61,10 +94,11 @@ def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str)
     """
     boto3 = load_sdk("boto3", "boto3", type_)
     botocore_config = load_sdk("botocore.config", "boto3", type_)
-    provider = checked_provider(target, ctx, AUTH_KINDS, "AWS")
+    provider = checked_provider(target, ctx, AWS)
     timeout = provider.timeout
     connections = max(10, provider.max_concurrency)  # botocore's default pool holds 10
     options = _options(provider)
+    _check_endpoints(boto3, provider, options, ctx)
 
     def make() -> Any:
         with sdk_errors(client_error, f"provider '{provider.alias}'", "client setup"):
@@ -132,6 +166,38 @@ def _assumed_role(base: Any, role: dict[str, str], options: Mapping[str, str | N
     return boto3.session.Session(botocore_session=core, region_name=options["region"])
 
 
+def _check_endpoints(boto3: Any, provider: Provider, options: Mapping[str, str | None], ctx: TargetContext) -> None:
+    """An endpoint the definition names gets the server's credentials (its chain, a profile of its
+    files) only if the operator allows it (``egress``); refused before any request, when the
+    server has credentials to send (else boto3 reports that none are usable)."""
+    if not _server_credentials(options):
+        return
+    operator = os.environ.get("AWS_ENDPOINT_URL")
+    for given in (options["endpoint_url"], provider.text("sts_endpoint_url")):
+        if given and not ctx.egress.allows(given, kind=AWS.kind, hosted=AWS.hosted, operator=operator) and (
+                _chain_has_credentials(boto3, options)):
+            provider.address(ctx, AWS, given, operator, None, server_credential="the server's AWS credentials")
+
+
+def _chain_has_credentials(boto3: Any, options: Mapping[str, str | None]) -> bool:
+    try:
+        session = boto3.session.Session(aws_access_key_id=options["access_key_id"],
+                                        aws_secret_access_key=options["secret_access_key"],
+                                        aws_session_token=options["session_token"], profile_name=options["profile"])
+        return session.get_credentials() is not None
+    except Exception:  # a profile that cannot be read: refused rather than guessed
+        return True
+
+
+def _server_credentials(options: Mapping[str, str | None]) -> bool:
+    """Whether boto3 takes the credentials from the server (its chain, or a profile of its files)."""
+    return not (options["access_key_id"] and options["secret_access_key"]) or bool(options["profile"])
+
+
+def server_credentials(target: TargetSpec, ctx: TargetContext) -> bool:
+    return _server_credentials(_options(provider_of(target, ctx)))
+
+
 def _options(provider: Provider) -> dict[str, str | None]:
     options = {
         # boto3 reads AWS_DEFAULT_REGION itself; AWS_REGION is what most other AWS tools set.
@@ -166,6 +232,9 @@ def client_error(exc: BaseException, where: str, operation: str) -> TargetError:
         return TargetError(f"{where}: permission denied or credentials rejected ({code})")
     if code in _THROTTLE_CODES:
         return TargetError(f"{where}: throttled by AWS ({code})")
+    if code and code.isdigit() and 300 <= int(code) < 400:
+        return TargetError(f"{where}: {operation} failed ({code}: the endpoint answered with a redirect, which "
+                           "is never followed; check endpoint_url)")
     if code:
         return TargetError(f"{where}: {operation} failed ({code})")
     if name in ("NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError"):
@@ -180,7 +249,7 @@ def client_error(exc: BaseException, where: str, operation: str) -> TargetError:
     return sdk_failure(exc, where, operation)
 
 
-class NamedEntryKind(ABC):
+class NamedEntryKind(Kind, ABC):
     """An AWS kind keeping a secret as one entry named by ``config.name``, in the provider's region.
 
     Each kind says what its config holds (``validate``, ``agreed``) and how to ``store`` and
@@ -189,12 +258,8 @@ class NamedEntryKind(ABC):
     the others name the same entry and a write's ``same_config`` makes them agree on the rest.
     """
 
-    type: str
     service: str  # boto3's name for the service
     agreed: tuple[str, ...]  # config keys every placement of a group must agree on
-
-    @abstractmethod
-    def validate(self, target: TargetSpec, where: str) -> list[str]: ...
 
     @abstractmethod
     def store(self, client: Any, config: Mapping[str, Any], value: str, where: str) -> None:
@@ -207,6 +272,9 @@ class NamedEntryKind(ABC):
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
         return f"{target.provider}/{target.kind}/{target.config.get('name')}"
 
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        return server_credentials(target, ctx)
+
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         return str(target.config.get("name"))
 
@@ -217,7 +285,7 @@ class NamedEntryKind(ABC):
         if not items:
             return {}
         target = items[0][0].target
-        where = checked_group(self.validate, [target], self.location(target, ctx))
+        where = checked_group(self, [target], self.location(target, ctx), ctx)
         config = same_config([p for p, _ in items], self.agreed, where)
         (value,) = collect(items, lambda p: str(config["name"]), where).values()
         self.store(aws_client(self.service, target, ctx, self.type), config, value, where)
@@ -227,7 +295,7 @@ class NamedEntryKind(ABC):
         if not items:
             return {}
         target = items[0].target
-        where = checked_group(self.validate, [target], self.location(target, ctx))
+        where = checked_group(self, [target], self.location(target, ctx), ctx)
         name = str(target.config["name"])
         fetched = self.fetch(aws_client(self.service, target, ctx, self.type), name, where)
         if fetched is None:

@@ -20,13 +20,18 @@ AZURE_CLIENT_SECRET), or auth kind ``managed_identity`` (with an optional ``clie
 ``authority_host`` (else AZURE_AUTHORITY_HOST, else the public cloud), ``disable_instance_discovery``
 (for authorities Microsoft does not know, e.g. Azure Stack), ``connection_verify`` (true, or the
 path of a CA bundle: verification is never turned off), ``timeout`` (default 5 s),
-``max_concurrency`` (default 8). Answers 429 and 503 are retried by the SDK's retry policy, at
-most THROTTLE_RETRIES times, after the Retry-After they name (capped at RETRY_AFTER_MAX).
+``max_concurrency`` (default 8). The vault and the token endpoint are called through the one
+transport (``rest``: azure-core's requests transport on its session): 429 and 503 retried after
+their Retry-After, no redirect followed, no proxy or netrc from the environment.
+
+A credential the definition does not give (a service principal's secret from AZURE_CLIENT_SECRET, a
+managed identity, the CLI's login, DefaultAzureCredential) is the server's: the vault must then be
+one of Azure's (``*.vault.azure.net`` and the national clouds') and the authority Microsoft's own
+(or AZURE_AUTHORITY_HOST), unless the operator lists them (``egress``).
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Hashable, Mapping, Sequence
@@ -35,36 +40,65 @@ from urllib.parse import urlsplit
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
-from secretsapi.service.targets.remote import (
-    RETRY_AFTER_MAX,
-    THROTTLE_RETRIES,
-    ClientCache,
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
+from secretsapi.service.targets.ids import RecordsSecretZeroIds
+from secretsapi.service.targets.providers import (
+    CONCURRENCY,
+    TIMEOUT,
     Provider,
-    check_labels,
-    check_text,
-    checked_group,
     checked_provider,
+    provider_of,
+    tls_setting,
+)
+from secretsapi.service.targets.remote import (
+    ClientCache,
+    checked_group,
     collect,
     load_sdk,
-    provider_of,
     same_config,
     sdk_errors,
     sdk_failure,
-    tls_setting,
     unreachable,
 )
-from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
+from secretsapi.service.targets.rest import new_session
+from secretsapi.service.targets.schema import AuthKind, KindSchema, Need, ProviderSchema, Setting
 from secretsapi.service.util.hashing import sha256_text
 
-AUTH_KINDS = ("service_principal", "client_secret", "managed_identity", "cli", "default", "ambient", "env")
+AZURE = ProviderSchema(
+    "azure", "Azure",
+    "Azure Key Vault through azure-keyvault-secrets and azure-identity: a service principal from the "
+    "provider's auth or AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET; else managed identity, "
+    "cli, or DefaultAzureCredential.",
+    config={
+        "vault_url": Setting("string", "vault URL, for targets that name none"),
+        "vault_name": Setting("string", "vault name, for https://<name>.vault.azure.net"),
+        "authority_host": Setting("string", "Microsoft Entra authority; AZURE_AUTHORITY_HOST or the public "
+                                            "cloud by default"),
+        "disable_instance_discovery": Setting("boolean", "skip authority validation, for authorities "
+                                                         "Microsoft does not know", False),
+        "connection_verify": Setting("string", "true, or the path of a CA bundle to verify the vault and "
+                                               "authority with", True, strict=False),
+        "timeout": TIMEOUT,
+        "max_concurrency": CONCURRENCY,
+    },
+    auth_kinds=tuple(AuthKind(name) for name in ("service_principal", "client_secret", "managed_identity", "cli",
+                                                 "default", "ambient", "env")),
+    auth_config={
+        "tenant_id": Setting("string", "tenant (directory) id of the service principal"),
+        "client_id": Setting("string", "application (client) id"),
+        "client_secret": Setting("string", "client secret of the service principal"),
+    },
+    hosted=("https://login.microsoftonline.com", "https://login.microsoftonline.us", "https://login.chinacloudapi.cn",
+            "https://*.vault.azure.net", "https://*.vault.usgovcloudapi.net", "https://*.vault.azure.cn"),
+    addressed=True,
+)
+PROVIDERS = (AZURE,)
 API_VERSION = "7.6"  # pinned: the SDK's default moves with its releases
 PACKAGE = "azure-keyvault-secrets"
 # Key Vault's rule for object names; anything else is refused by the vault (400 BadParameter).
 _NAME = re.compile(r"^[0-9a-zA-Z-]{1,127}$")
 MAX_TAGS = 15  # Key Vault's limit per secret
 RECOVERY_WAIT = 30  # seconds a write waits for a soft-deleted secret to be recovered
-_RETRIES = {"retry_total": THROTTLE_RETRIES, "retry_backoff_factor": 0.5, "retry_backoff_max": 5}
 
 # SecretClient and its credential are documented as thread-safe: one serves the provider's pool.
 # Clients are kept per vault, settings and AZURE_* environment (DefaultAzureCredential reads it).
@@ -91,29 +125,27 @@ def _host(target: TargetSpec, ctx: TargetContext | None) -> str:
     return urlsplit(url).netloc if url else "<no vault>"
 
 
-class AzureKeyVaultKind(RecordsSecretZeroIds):
-    type = "azure/azure_keyvault"
+class AzureKeyVaultKind(RecordsSecretZeroIds, Kind):
+    schema = KindSchema(
+        "azure/azure_keyvault",
+        "An Azure Key Vault secret: each write sets a new version, with the content type and tags given; "
+        "the vault's other secrets are kept.",
+        {
+            "vault_url": Setting("string", "vault URL, e.g. https://myvault.vault.azure.net; the provider's by "
+                                           "default"),
+            "vault_name": Setting("string", "vault name, for https://<name>.vault.azure.net"),
+            "secret_name": Setting("string", "secret name in the vault (letters, digits, dashes); the secret (or "
+                                             "template field) name by default"),
+            "content_type": Setting("string", "content type set on each version, e.g. text/plain"),
+            "tags": Setting("object", f"tags set on each version (at most {MAX_TAGS})", items="string"),
+        },
+        needs=(Need(("vault_url", "vault_name"), provider=("vault_url", "vault_name")),),
+        target_id="SecretZero's, e.g. `azure/key_vault/`; own: `azure/<kind>/<vault host>/<secret_name>`",
+        example={'vault_name': 'myvault'}
+    )
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "An Azure Key Vault secret: each write sets a new version, with the "
-                           "content type and tags given; the vault's other secrets are kept.",
-            "config": {
-                "vault_url": option("string", None, "vault URL, e.g. https://myvault.vault.azure.net; the "
-                                                    "provider's by default"),
-                "vault_name": option("string", None, "vault name, for https://<name>.vault.azure.net"),
-                "secret_name": option("string", None, "secret name in the vault (letters, digits, dashes); "
-                                                      "the secret (or template field) name by default"),
-                "content_type": option("string", None, "content type set on each version, e.g. text/plain"),
-                "tags": option("object", None, f"tags set on each version (at most {MAX_TAGS})"),
-            },
-        }
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        config = target.config
-        problems = check_text(config, "vault_url", where) + check_text(config, "vault_name", where)
-        problems += check_text(config, "secret_name", where) + check_text(config, "content_type", where)
-        return problems + check_labels(config, "tags", where)
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        return not _credential_settings(provider_of(target, ctx))["own"]
 
     def advise(self, target: TargetSpec, where: str) -> list[str]:
         """What Key Vault (or its SDK) refuses: SecretZero accepts it at validation and fails the
@@ -131,7 +163,7 @@ class AzureKeyVaultKind(RecordsSecretZeroIds):
         if not items:
             return {}
         target = items[0][0].target
-        where = checked_group(self.validate, [p.target for p, _ in items], self._where([p for p, _ in items], ctx))
+        where = checked_group(self, [p.target for p, _ in items], self._where([p for p, _ in items], ctx), ctx)
         _refuse(target, where)
         config = same_config([p for p, _ in items], ("content_type", "tags"), where)
         values = collect(items, _name, where)
@@ -155,7 +187,7 @@ class AzureKeyVaultKind(RecordsSecretZeroIds):
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
         if not items:
             return {}
-        where = checked_group(self.validate, [p.target for p in items], self._where(items, ctx))
+        where = checked_group(self, [p.target for p in items], self._where(items, ctx), ctx)
         _refuse(items[0].target, where)
         names = {_name(p) for p in items}
         for name in names:
@@ -195,7 +227,7 @@ class AzureKeyVaultKind(RecordsSecretZeroIds):
     def _client(self, target: TargetSpec, ctx: TargetContext, where: str) -> Any:
         secrets_sdk = load_sdk("azure.keyvault.secrets", PACKAGE, self.type)
         load_sdk("azure.identity", "azure-identity", self.type)
-        provider = checked_provider(target, ctx, AUTH_KINDS, "Azure")
+        provider = checked_provider(target, ctx, AZURE)
         url = _vault_url(target, provider)
         if url is None:
             raise TargetError(f"{where}: no vault (set vault_url or vault_name in the target or its provider)")
@@ -205,10 +237,16 @@ class AzureKeyVaultKind(RecordsSecretZeroIds):
         transport = {"connection_verify": _verify(provider, ctx), "connection_timeout": timeout,
                      "read_timeout": timeout}
         credential = _credential_settings(provider)
+        if not credential["own"]:
+            what = "the server's Azure credentials"
+            provider.address(ctx, AZURE, url, None, None, server_credential=what)
+            provider.address(ctx, AZURE, credential["given_authority"], credential["authority"], None,
+                             server_credential=what)
         environment = {k: v for k, v in os.environ.items() if k.startswith(("AZURE_", "IDENTITY_", "MSI_"))}
         return _clients.get((url, credential, transport, environment), lambda: secrets_sdk.SecretClient(
             url, _credential(credential, transport, self.type), api_version=API_VERSION,
-            retry_policy=_retry_policy_class()(**_RETRIES), **transport))
+            transport=_transport(self.type, transport), retry_policy=_no_retries(), permit_redirects=False,
+            **transport))
 
 
 def _store_rules(target: TargetSpec) -> list[str]:
@@ -240,8 +278,11 @@ def _credential_settings(provider: Provider) -> dict[str, Any]:
         "kind": provider.auth_kind or "default",
         "tenant_id": provider.text("tenant_id"), "client_id": provider.text("client_id"),
         "client_secret": provider.text("client_secret"),
-        "authority": provider.text("authority_host", "authority") or os.environ.get("AZURE_AUTHORITY_HOST"),
+        "given_authority": provider.text("authority_host", "authority"),
+        "authority": os.environ.get("AZURE_AUTHORITY_HOST"),
         "disable_instance_discovery": discovery,
+        # The secret of a service principal is the definition's own only when the definition gives it.
+        "own": provider.text("client_secret") is not None,
     }
     if settings["kind"] in ("service_principal", "client_secret") or (
             settings["kind"] in ("default", "ambient", "env") and settings["client_secret"]):
@@ -258,19 +299,22 @@ def _credential_settings(provider: Provider) -> dict[str, Any]:
 
 def _credential(settings: Mapping[str, Any], transport: Mapping[str, Any], type_: str) -> Any:
     identity = load_sdk("azure.identity", "azure-identity", type_)
-    # Token requests get bounded retries too (and a service principal's the capped Retry-After;
-    # managed identity has its own retry policy for IMDS, which DefaultAzureCredential may use).
+    # Token requests go through the one transport too (its retries; azure-core's own are off). A
+    # managed identity keeps azure-identity's retry policy for IMDS, the server's own endpoint.
     options: dict[str, Any] = {"connection_verify": transport["connection_verify"],
-                               "disable_instance_discovery": settings["disable_instance_discovery"], **_RETRIES}
-    if settings["authority"]:
-        options["authority"] = settings["authority"]
+                               "disable_instance_discovery": settings["disable_instance_discovery"],
+                               "transport": _transport(type_, transport), "retry_total": 0}
+    authority = settings["given_authority"] or settings["authority"]
+    if authority:
+        options["authority"] = authority
     kind = settings["kind"]
     if kind == "service_principal":
         return identity.ClientSecretCredential(settings["tenant_id"], settings["client_id"], settings["client_secret"],
-                                               retry_policy_class=_retry_policy_class(), **options)
+                                               **options)
     if kind == "managed_identity":
         return identity.ManagedIdentityCredential(client_id=settings["client_id"],
-                                                  connection_verify=transport["connection_verify"], **_RETRIES)
+                                                  transport=_transport(type_, transport),
+                                                  connection_verify=transport["connection_verify"])
     if kind == "cli":
         return identity.AzureCliCredential(tenant_id=settings["tenant_id"] or "")
     return identity.DefaultAzureCredential(**options)
@@ -282,17 +326,17 @@ def _verify(provider: Provider, ctx: TargetContext) -> bool | str:
                        never_off="TLS verification is never turned off for Key Vault")
 
 
-@functools.cache
-def _retry_policy_class() -> Any:
-    """azure-core's RetryPolicy, with the Retry-After it honours capped as for the other stores."""
-    policies = load_sdk("azure.core.pipeline.policies", PACKAGE, AzureKeyVaultKind.type)
+def _transport(type_: str, settings: Mapping[str, Any]) -> Any:
+    """azure-core's requests transport on a session of the one transport (``rest``), not the
+    environment's proxies (``use_env_settings``); ``settings``: its verification and timeouts."""
+    transports = load_sdk("azure.core.pipeline.transport", PACKAGE, type_)
+    return transports.RequestsTransport(session=new_session(type_), session_owner=False, use_env_settings=False,
+                                        **settings)
 
-    class CappedRetryPolicy(policies.RetryPolicy):  # type: ignore[misc, name-defined]
-        def get_retry_after(self, response: Any) -> float | None:
-            after = super().get_retry_after(response)
-            return None if after is None else min(float(after), RETRY_AFTER_MAX)
 
-    return CappedRetryPolicy
+def _no_retries() -> Any:
+    """azure-core's retries off: the transport's session retries throttling, as for every store."""
+    return load_sdk("azure.core.pipeline.policies", PACKAGE, AzureKeyVaultKind.type).RetryPolicy.no_retries()
 
 
 def _deleted_but_recoverable(exc: BaseException) -> bool:
@@ -328,3 +372,6 @@ def _error(exc: BaseException, where: str, operation: str) -> TargetError:
         return (unreachable(where, inner if isinstance(inner, BaseException) else exc)
                 or TargetError(f"{where}: cannot reach the endpoint ({name})"))
     return sdk_failure(exc, where, operation)
+
+
+KINDS = (AzureKeyVaultKind(),)

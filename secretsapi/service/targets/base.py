@@ -1,15 +1,24 @@
-"""The target-kind contract: what sync and drift need from any place a secret is stored."""
+"""The target-kind contract: what sync and drift need from any place a secret is stored, and the
+base every built-in kind derives from (its declaration, its optional parts, its failures)."""
 
 from __future__ import annotations
 
+import functools
+import logging
+import traceback
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from secretsapi.service.definition.budget import RENDER_SECONDS
 from secretsapi.service.definition.model import Definition, Placement, ProviderSpec, TargetSpec
+from secretsapi.service.errors import ServiceError, TargetError
+from secretsapi.service.targets import egress
+from secretsapi.service.targets.schema import KindSchema, provider_settings
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,8 @@ class TargetContext:
     allow_scripts: bool = False
     # How long one local/template render may take (SERVICE_RENDER_TIMEOUT).
     render_seconds: float = RENDER_SECONDS
+    # Where the server's own credentials may go (SERVICE_CREDENTIAL_ADDRESSES, SERVICE_PROVIDER_READ).
+    egress: egress.Egress = field(default_factory=egress.current)
 
     @classmethod
     def of(cls, definition: Definition, value_of: Callable[[str], str | None] | None = None) -> TargetContext:
@@ -62,23 +73,42 @@ class ReadBack:
     updated_at: datetime | None = None
 
 
-def option(type_: str, default: Any, description: str) -> dict[str, Any]:
-    """One config key of ``TargetKind.describe``."""
-    return {"type": type_, "default": default, "description": description}
-
-
 @runtime_checkable
 class TargetKind(Protocol):
-    type: str  # "<provider>/<kind>", e.g. "local/file"
+    @property
+    def type(self) -> str:
+        """``<provider>/<kind>``, e.g. ``local/file``."""
+        ...
+
+    @property
+    def schema(self) -> KindSchema:
+        """Its declaration: config keys, what a write needs, its id (``targets.schema``)."""
+        ...
+
+    @property
+    def batch(self) -> int:
+        """Groups read per call by ``read_many`` (1: one group a call)."""
+        ...
+
+    @property
+    def records_write_time(self) -> bool:
+        """The store never gives a value back and keeps when it was written (GitHub): the
+        lockfile keeps each write's time for drift to compare (``state.write_only``)."""
+        ...
 
     def describe(self) -> dict[str, Any]:
         """``{"description", "config": {key: {"type", "default", "description"}}}``."""
         ...
 
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
+    def validate(self, target: TargetSpec, where: str,
+                 providers: Mapping[str, ProviderSpec] | None = None) -> list[str]:
         """Configuration errors, each naming ``where``; empty when valid. Validation reports them
-        as errors; a write refuses such a target. A kind may also have ``advise(target, where)``:
-        validation's warnings, for what SecretZero accepts there (a warning ending "this target
+        as errors; a write refuses such a target. ``providers`` None: needs a provider may meet
+        are not judged."""
+        ...
+
+    def advise(self, target: TargetSpec, where: str) -> list[str]:
+        """Validation's warnings, for what SecretZero accepts there (a warning ending "this target
         fails at sync" marks what the write still refuses)."""
         ...
 
@@ -86,10 +116,19 @@ class TargetKind(Protocol):
         """``<provider>/<kind>/<identifier>``, the key in the lockfile's ``targets``."""
         ...
 
+    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str | None:
+        """Another id a lockfile may record the target under (an earlier version's), or None."""
+        ...
+
     def location(self, target: TargetSpec, ctx: TargetContext) -> str: ...
 
     def group(self, target: TargetSpec, ctx: TargetContext) -> Hashable:
         """Placements with equal groups are written and read in one call (e.g. one file)."""
+        ...
+
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        """Whether reaching the target takes a credential the definition does not supply (the
+        server's environment, ~/.vault-token, an SDK's default chain): ``egress`` then rules."""
         ...
 
     def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
@@ -99,3 +138,82 @@ class TargetKind(Protocol):
     def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
         """Read one group back, keyed by placement.key; TargetError if the store is unreadable."""
         ...
+
+    def read_many(self, groups: Sequence[Sequence[Placement]],
+                  ctx: TargetContext) -> list[dict[str, ReadBack] | TargetError]:
+        """``read`` of up to ``batch`` groups of one provider, each result or its TargetError."""
+        ...
+
+
+class Kind:
+    """The base of the built-in kinds: a kind declares ``schema`` and implements ``target_id``,
+    ``location``, ``group``, ``write`` and ``read``; the rest derives from the declaration or has
+    a default a kind overrides (``check`` adds the rules a declaration cannot say).
+
+    Whatever a kind's ``write``, ``read`` or ``read_many`` raises besides a ServiceError is that
+    call's TargetError, naming the exception's class only (its text can quote a value or a
+    response): a store's bad answer fails its targets, never the operation around them.
+    """
+
+    schema: ClassVar[KindSchema]
+    type: ClassVar[str]
+    batch: ClassVar[int] = 1
+    records_write_time: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "schema" in cls.__dict__:
+            cls.type = cls.schema.type
+        for name in ("write", "read", "read_many"):
+            if name in cls.__dict__:
+                setattr(cls, name, _contained(cls.__dict__[name]))
+
+    def describe(self) -> dict[str, Any]:
+        return self.schema.describe()
+
+    def validate(self, target: TargetSpec, where: str,
+                 providers: Mapping[str, ProviderSpec] | None = None) -> list[str]:
+        provider = None if providers is None else provider_settings(providers.get(target.provider))
+        return self.schema.problems(target.config, where, target.provider, provider) + self.check(target, where)
+
+    def check(self, target: TargetSpec, where: str) -> list[str]:
+        """The kind's own rules beyond its declaration."""
+        return []
+
+    def advise(self, target: TargetSpec, where: str) -> list[str]:
+        return []
+
+    def own_id(self, target: TargetSpec, ctx: TargetContext) -> str | None:
+        return None
+
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        return False
+
+    def read(self, items: Sequence[Placement], ctx: TargetContext) -> dict[str, ReadBack]:
+        raise NotImplementedError
+
+    def read_many(self, groups: Sequence[Sequence[Placement]],
+                  ctx: TargetContext) -> list[dict[str, ReadBack] | TargetError]:
+        results: list[dict[str, ReadBack] | TargetError] = []
+        for items in groups:
+            try:
+                results.append(self.read(items, ctx))
+            except TargetError as exc:
+                results.append(exc)
+        return results
+
+
+def _contained(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(self: Kind, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except ServiceError:
+            raise
+        except Exception as exc:
+            # Logged without the exception's text (it can quote a value): its class and where it came from.
+            logger.error("target kind %s failed unexpectedly (%s):\n%s", self.type, type(exc).__name__,
+                         "".join(traceback.format_tb(exc.__traceback__)).rstrip())
+            raise TargetError(f"{self.type}: the store's answer could not be used ({type(exc).__name__})") from None
+
+    return call

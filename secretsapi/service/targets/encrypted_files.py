@@ -26,18 +26,13 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
 from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError
+from secretsapi.service.targets.ids import secretzero_target_id
 from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, read_bytes, read_text, write_text
-from secretsapi.service.targets.remote import (
-    Provider,
-    collect,
-    load_sdk,
-    placement_key,
-    provider_of,
-    read_secret_file,
-)
-from secretsapi.service.targets.secretzero_ids import secretzero_target_id
+from secretsapi.service.targets.providers import Provider, provider_of, read_secret_file
+from secretsapi.service.targets.remote import collect, load_sdk, placement_key
+from secretsapi.service.targets.schema import AuthKind, KindSchema, ProviderSchema, Setting
 from secretsapi.service.util.hashing import sha256_text
 
 FILE_FORMATS = ("yaml", "json", "dotenv")  # SecretZero's three for these providers
@@ -46,22 +41,41 @@ GIT_CRYPT_HEADER = b"\x00GITCRYPT\x00"
 GIT_TIMEOUT = 10.0  # seconds for one `git` call; it reads only the repository's attributes
 
 
-def _key_option() -> dict[str, Any]:
-    return option("string", None, "key in the provider's file; the secret (or field) name by default")
+_KEY = {"key": Setting("string", "key in the provider's file; the secret (or field) name by default")}
+_FORMAT = Setting("string", "yaml | json | dotenv", "yaml", choices=FILE_FORMATS)
+_FILE_ID = "SecretZero's: `<alias>/<kind>/`"
+
+ANSIBLE_VAULT = ProviderSchema(
+    "ansible_vault", "Ansible Vault",
+    "An Ansible Vault encrypted file (ansible-core's VaultLib; `ansible-vault view` decrypts it), inside "
+    "the allowed target roots.",
+    config={"vault_file": Setting("string", "the encrypted file, relative to the definition folder", required=True),
+            "format": _FORMAT},
+    example={"vault_file": "secrets/vault.yml"},
+    auth_kinds=(AuthKind("ambient"), AuthKind("password"), AuthKind("password_env")),
+    auth_config={
+        "vault_password": Setting("string", "vault password"),
+        "vault_password_file": Setting("string", "file holding the vault password (inside the allowed target roots)"),
+        "vault_password_env": Setting("string", "environment variable holding the vault password",
+                                      DEFAULT_VAULT_VARIABLE),
+    },
+)
+GIT_CRYPT = ProviderSchema(
+    "git_crypt", "git-crypt",
+    "A plain-text file in an unlocked git-crypt repository, where .gitattributes sets filter=git-crypt "
+    "(encrypted when committed).",
+    config={"secret_file": Setting("string", "the file, relative to the definition folder", required=True),
+            "format": _FORMAT},
+    example={"secret_file": "secrets/app.yaml"},
+    auth_kinds=(AuthKind("ambient"),),
+)
+PROVIDERS = (ANSIBLE_VAULT, GIT_CRYPT)
 
 
-class _KeyedFileKind(ABC):
+class _KeyedFileKind(Kind, ABC):
     """A key of a file the provider names; subclasses turn the file's bytes into its plain text."""
 
-    type = ""
     file_setting = ""
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        problems = []
-        key = target.config.get("key")
-        if key is not None and not isinstance(key, str):
-            problems.append(f"{where}: config.key must be a string")
-        return problems
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
         """SecretZero's: ``<alias>/<kind>/`` (its targets name only a key, which is not in the id)."""
@@ -148,18 +162,19 @@ class _KeyedFileKind(ABC):
 
 
 class AnsibleVaultFileKind(_KeyedFileKind):
-    type = "ansible_vault/ansible_vault_file"
+    schema = KindSchema(
+        "ansible_vault/ansible_vault_file",
+        "A key in the Ansible Vault encrypted file the provider names (config.vault_file, config.format "
+        "yaml | json | dotenv); decrypts with `ansible-vault view`. The password: the provider's "
+        "vault_password, else vault_password_file, else the variable vault_password_env names "
+        f"({DEFAULT_VAULT_VARIABLE} by default). Needs the 'ansible-core' package.",
+        _KEY, target_id=_FILE_ID)
     file_setting = "vault_file"
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "A key in the Ansible Vault encrypted file the provider names "
-                           "(config.vault_file, config.format yaml | json | dotenv); decrypts "
-                           "with `ansible-vault view`. The password: the provider's vault_password, "
-                           "else vault_password_file, else the variable vault_password_env names "
-                           f"({DEFAULT_VAULT_VARIABLE} by default). Needs the 'ansible-core' package.",
-            "config": {"key": _key_option()},
-        }
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        """The password from the server's environment (``vault_password_env``)."""
+        provider = provider_of(target, ctx)
+        return provider.text("vault_password") is None and provider.text("vault_password_file") is None
 
     def _vault(self, provider: Provider, ctx: TargetContext) -> Any:
         vault = load_sdk("ansible.parsing.vault", "ansible-core", self.type)
@@ -207,17 +222,13 @@ def _password_file(path_text: str, ctx: TargetContext, alias: str) -> str:
 
 
 class GitCryptFileKind(_KeyedFileKind):
-    type = "git_crypt/git_crypt_file"
+    schema = KindSchema(
+        "git_crypt/git_crypt_file",
+        "A key in the plain-text file the provider names (config.secret_file, config.format yaml | json | "
+        "dotenv), inside an unlocked git-crypt repository, which encrypts it when committed. The file must "
+        "lie where .gitattributes sets filter=git-crypt; nothing is written otherwise.",
+        _KEY, target_id=_FILE_ID)
     file_setting = "secret_file"
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "A key in the plain-text file the provider names (config.secret_file, "
-                           "config.format yaml | json | dotenv), inside an unlocked git-crypt "
-                           "repository, which encrypts it when committed. The file must lie where "
-                           ".gitattributes sets filter=git-crypt; nothing is written otherwise.",
-            "config": {"key": _key_option()},
-        }
 
     def _plain(self, provider: Provider, path: Confined, location: str, ctx: TargetContext) -> str | None:
         self._check_encrypted_path(path, location)
@@ -266,3 +277,6 @@ def _git(cwd: Path, location: str, *args: str) -> str | None:
     except subprocess.TimeoutExpired:
         raise TargetError(f"{location}: git did not answer within {GIT_TIMEOUT:g} seconds") from None
     return done.stdout if done.returncode == 0 else None
+
+
+KINDS = (AnsibleVaultFileKind(), GitCryptFileKind())

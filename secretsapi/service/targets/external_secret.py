@@ -10,17 +10,17 @@ share the manifest, one ``data`` entry each.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import TargetContext, option
+from secretsapi.service.targets.base import TargetContext
+from secretsapi.service.targets.ids import secretzero_target_id
 from secretsapi.service.targets.output_file import OutputFileKind, output_path
-from secretsapi.service.targets.paths import path_problem
-from secretsapi.service.targets.secretzero_ids import secretzero_target_id
+from secretsapi.service.targets.schema import KindSchema, Setting
 
 _TEXT_OPTIONS = ("namespace", "secret_name", "external_secret_name", "secret_store_ref",
                  "backend_type", "backend_key", "refresh_interval")
@@ -30,48 +30,27 @@ _DEFAULTS = {"namespace": "default", "secret_store_ref": "default", "backend_typ
 
 
 class ExternalSecretKind(OutputFileKind):
-    type = "kubernetes/external_secret"
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "An External Secrets Operator ExternalSecret manifest (YAML, as SecretZero "
-                           "writes it) in a local file: the operator copies backend_key from the "
-                           "secret store into a Kubernetes Secret. The value is never written; the "
-                           "recorded hash is the manifest's.",
-            "config": {
-                "output_path": option("string", None, "manifest file, relative to the definition "
-                                                      "folder, inside SERVICE_TARGET_ROOTS"),
-                "secret_name": option("string", None, "the Kubernetes Secret the operator creates"),
-                "external_secret_name": option("string", None, "the ExternalSecret's name; "
-                                                               "secret_name by default"),
-                "namespace": option("string", "default", "namespace of both"),
-                "secret_store_ref": option("string", "default", "the SecretStore to read from"),
-                "backend_type": option("string", "aws", "accepted for SecretZero, which does not "
-                                                        "write it either"),
-                "backend_key": option("string", None, "key in the store; the secret's name by default"),
-                "refresh_interval": option("string", "1h", "how often the operator refreshes"),
-                "labels": option("object", {}, "metadata labels"),
-                "annotations": option("object", {}, "metadata annotations"),
-            },
-        }
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        config = target.config
-        problems = []
-        problem = path_problem(config.get("output_path"), "output_path")
-        if problem:
-            problems.append(f"{where}: {problem}")
-        if not isinstance(config.get("secret_name"), str) or not config["secret_name"]:
-            problems.append(f"{where}: config.secret_name is required and must be a non-empty string")
-        for name in _TEXT_OPTIONS:
-            if name != "secret_name" and config.get(name) is not None and not isinstance(config[name], str):
-                problems.append(f"{where}: config.{name} must be a string")
-        for name in ("labels", "annotations"):
-            value = config.get(name)
-            if value is not None and not (isinstance(value, Mapping)
-                                          and all(isinstance(v, str) for v in value.values())):
-                problems.append(f"{where}: config.{name} must map names to strings")
-        return problems
+    schema = KindSchema(
+        "kubernetes/external_secret",
+        "An External Secrets Operator ExternalSecret manifest (YAML, as SecretZero writes it) in a local "
+        "file: the operator copies backend_key from the secret store into a Kubernetes Secret. The value "
+        "is never written; the recorded hash is the manifest's.",
+        {
+            "output_path": Setting("path", "manifest file, relative to the definition folder, inside "
+                                           "SERVICE_TARGET_ROOTS", required=True),
+            "secret_name": Setting("string", "the Kubernetes Secret the operator creates", required=True),
+            "external_secret_name": Setting("string", "the ExternalSecret's name; secret_name by default"),
+            "namespace": Setting("string", "namespace of both", "default"),
+            "secret_store_ref": Setting("string", "the SecretStore to read from", "default"),
+            "backend_type": Setting("string", "accepted for SecretZero, which does not write it either", "aws"),
+            "backend_key": Setting("string", "key in the store; the secret's name by default"),
+            "refresh_interval": Setting("string", "how often the operator refreshes", "1h"),
+            "labels": Setting("object", "metadata labels", {}, items="string"),
+            "annotations": Setting("object", "metadata annotations", {}, items="string"),
+        },
+        target_id="SecretZero's: `kubernetes/external_secret/`",
+        example={'output_path': 'manifests/db.yaml', 'secret_name': 'db'}
+    )
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
         """SecretZero's: its identifier keys (``name``, ``path``...) are not this kind's options,
@@ -119,3 +98,5 @@ class ExternalSecretKind(OutputFileKind):
             metadata["annotations"] = dict(config["annotations"])
         return str(yaml.dump(manifest, default_flow_style=False, sort_keys=False))
 
+
+KINDS = (ExternalSecretKind(),)

@@ -7,7 +7,8 @@ Local kinds (files, templates) run in the caller's thread, one after another, as
 are fast and share files. A provider with one call pending runs it in the caller's thread too.
 
 Reads of many groups (``read_groups``: drift, repair) go through a kind's ``read_many`` when it
-has one (SSM: ten parameters per request), up to its ``batch`` groups of one provider a call.
+reads several at once (``batch`` above 1: SSM, ten parameters per request), up to ``batch``
+groups of one provider a call.
 
 Results come back in the order of the calls, so callers report and record as they did when
 they called one by one. A TargetError is a result (the call failed; the others go on); any
@@ -21,12 +22,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast
+from typing import Generic, TypeVar, cast
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import ReadBack, TargetContext, TargetKind
-from secretsapi.service.targets.remote import provider_of
+from secretsapi.service.targets.providers import provider_of
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -91,13 +92,14 @@ def read_groups(groups: Sequence[tuple[TargetKind, Sequence[Placement]]],
     slots: list[list[int]] = []  # the groups each call reads
     batches: dict[tuple[str, str], list[int]] = defaultdict(list)
     for index, (kind, placements) in enumerate(groups):
-        if callable(getattr(kind, "read_many", None)):
+        if kind.batch > 1:
             batches[(kind.type, placements[0].target.provider)].append(index)
         else:
             calls.append(Call(kind, placements[0].target, _one(kind, placements, ctx)))
             slots.append([index])
     for indexes in batches.values():
-        kind, size = groups[indexes[0]][0], int(getattr(groups[indexes[0]][0], "batch", 1))
+        kind = groups[indexes[0]][0]
+        size = kind.batch
         for start in range(0, len(indexes), size):
             chunk = indexes[start:start + size]
             calls.append(Call(kind, groups[chunk[0]][1][0].target, _many(kind, [groups[i][1] for i in chunk], ctx)))
@@ -114,6 +116,6 @@ def _one(kind: TargetKind, placements: Sequence[Placement],
     return lambda: [kind.read(placements, ctx)]
 
 
-def _many(kind: Any, groups: list[Sequence[Placement]],
+def _many(kind: TargetKind, groups: list[Sequence[Placement]],
           ctx: TargetContext) -> Callable[[], list[dict[str, ReadBack] | TargetError]]:
     return lambda: list(kind.read_many(groups, ctx))

@@ -7,10 +7,11 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
 from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError, infer_format
-from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, path_problem, read_text, write_text
+from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, read_text, write_text
 from secretsapi.service.targets.remote import collect, placement_key
+from secretsapi.service.targets.schema import KindSchema, ProviderSchema, Setting
 from secretsapi.service.util.hashing import sha256_text, sha256_value
 
 
@@ -23,29 +24,31 @@ def _value_hash(value: Any) -> str:
         return sha256_text(str(value))
 
 
-class LocalFileKind:
-    type = "local/file"
+LOCAL = ProviderSchema(
+    "local", "local files",
+    "Files inside the allowed target roots (SERVICE_TARGET_ROOTS, by default the definition folder); "
+    "needs no providers entry.")
+PROVIDERS = (LOCAL,)
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "A key in a local file inside the allowed target roots, written atomically "
-                           "(mode 0600 when new). Comments and other keys are kept, except that "
-                           "YAML comments are lost when the file must be re-dumped (keys whose "
-                           "current value is not a one-line scalar).",
-            "config": {
-                "path": option("string", None, "file path, relative to the definition folder or "
-                                               "absolute, inside SERVICE_TARGET_ROOTS"),
-                "format": option("string", None, "dotenv | json | yaml | toml | tfvars; inferred from "
-                                                 "the extension, dotenv when unknown"),
-                "key": option("string", None, "key in the file; the secret (or field) name by default"),
-                "merge": option("boolean", True, "keep the file's other keys; false: the file holds "
-                                                 "only the keys written in one sync"),
-            },
-        }
 
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        problem = path_problem(target.config.get("path"), "path")
-        return [f"{where}: {problem}"] if problem else []
+class LocalFileKind(Kind):
+    schema = KindSchema(
+        "local/file",
+        "A key in a local file inside the allowed target roots, written atomically (mode 0600 when new). "
+        "Comments and other keys are kept, except that YAML comments are lost when the file must be "
+        "re-dumped (keys whose current value is not a one-line scalar).",
+        {
+            "path": Setting("path", "file path, relative to the definition folder or absolute, inside "
+                                    "SERVICE_TARGET_ROOTS", required=True),
+            "format": Setting("string", "dotenv | json | yaml | toml | tfvars; inferred from the extension, "
+                                        "dotenv when unknown", strict=False),
+            "key": Setting("string", "key in the file; the secret (or field) name by default", strict=False),
+            "merge": Setting("boolean", "keep the file's other keys; false: the file holds only the keys "
+                                        "written in one sync", True, strict=False),
+        },
+        target_id="`local/file/<path>`",
+        example={'path': 'out/app.env'}
+    )
 
     def advise(self, target: TargetSpec, where: str) -> list[str]:
         """Validation's warnings: a format no writer has (SecretZero accepts it there and fails the
@@ -153,3 +156,6 @@ def format_name(config: Mapping[str, Any]) -> str:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+KINDS = (LocalFileKind(),)

@@ -19,8 +19,9 @@ the secret's own name is used, which the lockfile entry holding the id already n
 Provider settings: ``token`` or ``token_file`` under auth (else GITHUB_TOKEN, then GH_TOKEN),
 ``api_url`` (``base_url``, ``url``; else GITHUB_API_URL, else https://api.github.com; GitHub
 Enterprise Server: ``https://<host>/api/v3``), ``timeout`` (default 5 s), ``max_concurrency``
-(default 8). Secondary rate limits (403 or 429 with ``Retry-After`` or no remaining calls, and
-429) are retried after the pause GitHub names (``rest``).
+(default 8). Secondary rate limits (429, and 403 naming a ``Retry-After``) are retried after the
+pause GitHub names (``rest``). GITHUB_TOKEN and GH_TOKEN are the server's: with them, an
+``api_url`` the definition names must be api.github.com or one the operator lists (``egress``).
 """
 
 from __future__ import annotations
@@ -34,23 +35,37 @@ from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
-from secretsapi.service.targets.remote import (
-    check_text,
-    checked_group,
-    checked_provider,
-    collect,
-    load_sdk,
-    same_config,
-)
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, timestamp, tls_verify
-from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
+from secretsapi.service.targets.ids import RecordsSecretZeroIds
+from secretsapi.service.targets.providers import CONCURRENCY, TIMEOUT, VERIFY, checked_provider, provider_of
+from secretsapi.service.targets.remote import checked_group, collect, load_sdk, same_config
+from secretsapi.service.targets.rest import base_url, json_body, request, session, status_error, timestamp, tls_verify
+from secretsapi.service.targets.schema import AuthKind, KindSchema, ProviderSchema, Setting, check_text
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_API_URL = "https://api.github.com"
-AUTH_KINDS = ("token", "env", "ambient")
 VISIBILITIES = ("all", "private", "selected")
 API_VERSION = "2022-11-28"
+GITHUB = ProviderSchema(
+    "github", "GitHub",
+    "GitHub's REST API (github.com or GitHub Enterprise Server); GITHUB_TOKEN (then GH_TOKEN) and "
+    "GITHUB_API_URL by default.",
+    config={
+        "api_url": Setting("string", "REST API root (aliases: base_url, url); Enterprise Server: "
+                                     "https://<host>/api/v3", DEFAULT_API_URL),
+        "verify": VERIFY,
+        "timeout": TIMEOUT,
+        "max_concurrency": CONCURRENCY,
+    },
+    auth_kinds=tuple(AuthKind(name) for name in ("token", "env", "ambient")),
+    auth_config={
+        "token": Setting("string", "personal access token or app installation token"),
+        "token_file": Setting("string", "file holding the token"),
+    },
+    hosted=(DEFAULT_API_URL,),
+    addressed=True,
+)
+PROVIDERS = (GITHUB,)
 
 
 def _name(placement: Placement) -> str:
@@ -78,47 +93,40 @@ def _secrets(target: TargetSpec) -> str:
         f"{scope}/actions/secrets")
 
 
-def _throttled(response: Any) -> bool:
-    """GitHub's documented secondary rate limits: 429, or 403 naming a pause or no calls left."""
-    if response.status_code == 429:
-        return True
-    return response.status_code == 403 and (
-        "Retry-After" in response.headers or response.headers.get("x-ratelimit-remaining") == "0")
-
-
-class GitHubSecretKind(RecordsSecretZeroIds):
-    type = "github/github_secret"
+class GitHubSecretKind(RecordsSecretZeroIds, Kind):
+    schema = KindSchema(
+        "github/github_secret",
+        "A GitHub Actions secret of a repository, an environment or an organisation, sealed with the scope's "
+        "public key; other secrets are kept. GitHub never returns values: drift compares its update time "
+        "with the lockfile's.",
+        {
+            "owner": Setting("string", "repository owner (user or organisation)", strict=False),
+            "repo": Setting("string", "repository name", strict=False),
+            "environment": Setting("string", "deployment environment of the repository (environment secret)"),
+            "org": Setting("string", "organisation, for an organisation secret (without repo)", strict=False),
+            "visibility": Setting("string", "organisation secret: all, private or selected repositories", "all",
+                                  choices=VISIBILITIES),
+            "selected_repository_ids": Setting("array", "organisation secret, visibility selected: repository ids",
+                                               strict=False),
+            "selected_repositories": Setting("array", "organisation secret, visibility selected: repository names "
+                                                      "in the organisation", strict=False),
+            "secret_name": Setting("string", "name of the secret; the secret (or template field) name by default"),
+        },
+        target_id="SecretZero's, e.g. `github/github_secret/`; own: `github/github_secret/<owner>/<repo>"
+                  "[/environments/<env>]` or `github/github_secret/orgs/<org>`, plus `/<secret_name>` when set",
+        example={'owner': 'acme', 'repo': 'api'}
+    )
     # GitHub reports when a secret was written, never its value: the lockfile keeps the time of
     # each write here, for drift to compare (``state.write_only``).
     records_write_time = True
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "A GitHub Actions secret of a repository, an environment or an organisation, "
-                           "sealed with the scope's public key; other secrets are kept. GitHub never "
-                           "returns values: drift compares its update time with the lockfile's.",
-            "config": {
-                "owner": option("string", None, "repository owner (user or organisation)"),
-                "repo": option("string", None, "repository name"),
-                "environment": option("string", None, "deployment environment of the repository (environment secret)"),
-                "org": option("string", None, "organisation, for an organisation secret (without repo)"),
-                "visibility": option("string", "all", "organisation secret: all, private or selected repositories"),
-                "selected_repository_ids": option("array", None, "organisation secret, visibility selected: "
-                                                                 "repository ids"),
-                "selected_repositories": option("array", None, "organisation secret, visibility selected: "
-                                                               "repository names in the organisation"),
-                "secret_name": option("string", None, "name of the secret; the secret (or template field) name "
-                                                      "by default"),
-            },
-        }
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
+    def check(self, target: TargetSpec, where: str) -> list[str]:
+        """A repository (``owner`` and ``repo``) or an organisation (``org`` without ``repo``), and
+        the organisation-only settings only there."""
         config = target.config
-        problems = check_text(config, "secret_name", where)
-        problems += check_text(config, "environment", where)
+        problems: list[str] = []
         if config.get("org") and not config.get("repo"):
             problems += check_text(config, "org", where, required=True)
-            problems += check_text(config, "visibility", where, choices=VISIBILITIES)
             if config.get("environment") is not None:
                 problems.append(f"{where}: config.environment needs owner and repo (environments belong "
                                 "to a repository)")
@@ -138,6 +146,9 @@ class GitHubSecretKind(RecordsSecretZeroIds):
                 problems.append(f"{where}: config.{key} applies to organisation secrets only (org without repo)")
         return problems
 
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        return provider_of(target, ctx).token(ctx) is None
+
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         name = target.config.get("secret_name")
         return _scope(target).removeprefix("repos/") + (f"/{name}" if name else "")
@@ -150,7 +161,7 @@ class GitHubSecretKind(RecordsSecretZeroIds):
             return {}
         target = items[0][0].target
         scope = _scope(target)
-        where = checked_group(self.validate, [p.target for p, _ in items], scope.removeprefix("repos/"))
+        where = checked_group(self, [p.target for p, _ in items], scope.removeprefix("repos/"), ctx)
         config = same_config([p for p, _ in items], ("visibility", "selected_repository_ids",
                                                      "selected_repositories"), where)
         values = collect(items, _name, where)
@@ -171,7 +182,7 @@ class GitHubSecretKind(RecordsSecretZeroIds):
             return {}
         target = items[0].target
         scope = _scope(target)
-        where = checked_group(self.validate, [p.target for p in items], scope.removeprefix("repos/"))
+        where = checked_group(self, [p.target for p in items], scope.removeprefix("repos/"), ctx)
         api = _Api(self, target, ctx, where)
         backs = {}
         for placement in items:
@@ -206,13 +217,16 @@ class _Api:
     """One group's calls: GitHub's base URL, token and headers, its throttling, its errors."""
 
     def __init__(self, kind: GitHubSecretKind, target: TargetSpec, ctx: TargetContext, where: str) -> None:
-        provider = checked_provider(target, ctx, AUTH_KINDS, "GitHub")
-        token = provider.token(ctx) or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+        provider = checked_provider(target, ctx, GITHUB)
+        own = provider.token(ctx)
+        token = own or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
         if not token:
             raise TargetError(f"provider '{provider.alias}': no GitHub token (set token or token_file in "
                               "the provider's auth, or GITHUB_TOKEN)")
-        self.url = base_url(provider.text("api_url", "base_url", "url") or os.environ.get("GITHUB_API_URL")
-                            or DEFAULT_API_URL, provider.alias, "api_url")
+        address = provider.address(ctx, GITHUB, provider.text("api_url", "base_url", "url"),
+                                   os.environ.get("GITHUB_API_URL"), DEFAULT_API_URL,
+                                   server_credential=None if own else "the server's GITHUB_TOKEN")
+        self.url = base_url(str(address), provider.alias, "api_url")
         self.timeout = provider.timeout
         self.where = where
         self.http = session((self.url, token), {
@@ -220,8 +234,8 @@ class _Api:
             "X-GitHub-Api-Version": API_VERSION, "User-Agent": "secretsapi"}, kind.type, tls_verify(provider, ctx))
 
     def get(self, path: str, operation: str, *, missing_ok: bool = False) -> Any:
-        response = call(self.http, "GET", f"{self.url}/{path}", where=self.where, operation=operation,
-                        timeout=self.timeout, throttled=_throttled)
+        response = request(self.http, "GET", f"{self.url}/{path}", where=self.where, operation=operation,
+                           timeout=self.timeout)
         if response.status_code == 404 and missing_ok:
             return None
         if response.status_code != 200:
@@ -233,8 +247,8 @@ class _Api:
         return body
 
     def put(self, path: str, body: dict[str, Any]) -> None:
-        response = call(self.http, "PUT", f"{self.url}/{path}", where=self.where, operation="write",
-                        timeout=self.timeout, throttled=_throttled, json=body)
+        response = request(self.http, "PUT", f"{self.url}/{path}", where=self.where, operation="write",
+                           timeout=self.timeout, json=body)
         if response.status_code not in (201, 204):
             raise status_error(response, self.where, "write", "no such repository, environment or organisation")
 
@@ -244,10 +258,13 @@ def _seal(public: Any, value: str, public_key: str, where: str) -> str:
     ``nacl.public``, base64."""
     try:
         box = public.SealedBox(public.PublicKey(base64.b64decode(public_key, validate=True)))
+        sealed = box.encrypt(value.encode("utf-8"))
     except (binascii.Error, ValueError, TypeError):
         raise TargetError(f"{where}: write failed (the scope's public key is not a valid key)") from None
-    except Exception as exc:  # nacl's CryptoError for a key of the wrong length
+    except Exception as exc:  # nacl's CryptoError for a key of the wrong length, or one libsodium refuses
         raise TargetError(f"{where}: write failed (the scope's public key is not a valid key: "
                           f"{type(exc).__name__})") from None
-    return base64.b64encode(box.encrypt(value.encode("utf-8"))).decode("ascii")
+    return base64.b64encode(sealed).decode("ascii")
 
+
+KINDS = (GitHubSecretKind(),)

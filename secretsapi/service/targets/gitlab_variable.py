@@ -17,7 +17,9 @@ another target of the same secret would share it, this kind's own:
 Provider settings: ``token`` or ``token_file`` under auth (else GITLAB_TOKEN, then
 GITLAB_PRIVATE_TOKEN), ``url`` (``base_url``; else GITLAB_URL, then CI_SERVER_URL, else
 https://gitlab.com: a self-managed instance's address), ``timeout`` (5 s), ``max_concurrency``
-(8). 429 answers are retried after GitLab's ``Retry-After`` (``rest``).
+(8). 429 answers are retried after GitLab's ``Retry-After`` (``rest``). GITLAB_TOKEN is the
+server's: with it, a ``url`` the definition names must be gitlab.com or one the operator lists
+(``egress``); GITLAB_URL and CI_SERVER_URL are the operator's own.
 """
 
 from __future__ import annotations
@@ -29,14 +31,34 @@ from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
-from secretsapi.service.targets.remote import check_text, checked_group, checked_provider, collect, same_config
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, throttled_429, tls_verify
-from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
+from secretsapi.service.targets.ids import RecordsSecretZeroIds
+from secretsapi.service.targets.providers import CONCURRENCY, TIMEOUT, VERIFY, checked_provider, provider_of
+from secretsapi.service.targets.remote import checked_group, collect, same_config
+from secretsapi.service.targets.rest import base_url, json_body, request, session, status_error, tls_verify
+from secretsapi.service.targets.schema import AuthKind, KindSchema, ProviderSchema, Setting
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_URL = "https://gitlab.com"
-AUTH_KINDS = ("token", "env", "ambient")
+GITLAB = ProviderSchema(
+    "gitlab", "GitLab",
+    "GitLab's REST API v4 (gitlab.com or a self-managed instance); GITLAB_TOKEN and GITLAB_URL (then "
+    "CI_SERVER_URL) by default.",
+    config={
+        "url": Setting("string", "instance address (alias: base_url)", DEFAULT_URL),
+        "verify": VERIFY,
+        "timeout": TIMEOUT,
+        "max_concurrency": CONCURRENCY,
+    },
+    auth_kinds=tuple(AuthKind(name) for name in ("token", "env", "ambient")),
+    auth_config={
+        "token": Setting("string", "personal, group or project access token (api scope)"),
+        "token_file": Setting("string", "file holding the token"),
+    },
+    hosted=(DEFAULT_URL,),
+    addressed=True,
+)
+PROVIDERS = (GITLAB,)
 VARIABLE_TYPES = ("env_var", "file")
 DEFAULT_SCOPE = "*"
 # (config key, default) of the attributes written with every value: SecretZero's defaults.
@@ -60,40 +82,32 @@ def _attributes(config: Mapping[str, Any]) -> dict[str, Any]:
     return attributes
 
 
-class _GitLabVariableKind(RecordsSecretZeroIds):
-    type: str
+def _schema(type_: str, owner_key: str) -> KindSchema:
+    return KindSchema(
+        type_,
+        f"A GitLab CI/CD variable of a {owner_key}; its other variables are kept. Written only when its value "
+        "or attributes differ.",
+        {
+            owner_key: Setting("string|integer", f"{owner_key} path (e.g. team/app) or numeric id", required=True),
+            "key": Setting("string", "variable key; the secret (or template field) name by default"),
+            "masked": Setting("boolean", "mask the value in job logs", True),
+            "protected": Setting("boolean", "expose only to protected branches and tags", False),
+            "raw": Setting("boolean", "do not expand $ references", False),
+            "environment_scope": Setting("string", "environments the variable applies to", DEFAULT_SCOPE),
+            "variable_type": Setting("string", "env_var or file", "env_var", choices=VARIABLE_TYPES),
+            "description": Setting("string", "variable description"),
+        },
+        target_id=f"SecretZero's, e.g. `{type_}/`; own: `{type_}/<{owner_key}>[/<key>][@<scope>]`",
+        example={owner_key: "team/app" if owner_key == "project" else "team"},
+    )
+
+
+class _GitLabVariableKind(RecordsSecretZeroIds, Kind):
     owner_key: str  # "project" or "group"
     owner_path: str  # "projects" or "groups"
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": f"A GitLab CI/CD variable of a {self.owner_key}; its other variables are kept. "
-                           "Written only when its value or attributes differ.",
-            "config": {
-                self.owner_key: option("string", None, f"{self.owner_key} path (e.g. team/app) or numeric id"),
-                "key": option("string", None, "variable key; the secret (or template field) name by default"),
-                "masked": option("boolean", True, "mask the value in job logs"),
-                "protected": option("boolean", False, "expose only to protected branches and tags"),
-                "raw": option("boolean", False, "do not expand $ references"),
-                "environment_scope": option("string", DEFAULT_SCOPE, "environments the variable applies to"),
-                "variable_type": option("string", "env_var", "env_var or file"),
-                "description": option("string", None, "variable description"),
-            },
-        }
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        config = target.config
-        owner = config.get(self.owner_key)
-        problems = [] if isinstance(owner, int) and not isinstance(owner, bool) and owner > 0 else (
-            check_text(config, self.owner_key, where, required=True))
-        problems += check_text(config, "key", where)
-        problems += check_text(config, "environment_scope", where)
-        problems += check_text(config, "variable_type", where, choices=VARIABLE_TYPES)
-        problems += check_text(config, "description", where)
-        for name, _ in _FLAGS:
-            if name in config and not isinstance(config[name], bool):
-                problems.append(f"{where}: config.{name} must be true or false")
-        return problems
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        return provider_of(target, ctx).token(ctx) is None
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         key, scope = target.config.get("key"), _scope_of(target)
@@ -107,7 +121,7 @@ class _GitLabVariableKind(RecordsSecretZeroIds):
         if not items:
             return {}
         target = items[0][0].target
-        where = checked_group(self.validate, [p.target for p, _ in items], self._group_name(target))
+        where = checked_group(self, [p.target for p, _ in items], self._group_name(target), ctx)
         attributes = _attributes(same_config([p for p, _ in items], _SHARED, where))
         values = collect(items, _key, where)
         api = _Api(self, target, ctx, where)
@@ -127,7 +141,7 @@ class _GitLabVariableKind(RecordsSecretZeroIds):
         if not items:
             return {}
         target = items[0].target
-        where = checked_group(self.validate, [p.target for p in items], self._group_name(target))
+        where = checked_group(self, [p.target for p in items], self._group_name(target), ctx)
         api = _Api(self, target, ctx, where)
         scope = _scope_of(target)
         backs = {}
@@ -150,13 +164,13 @@ class _GitLabVariableKind(RecordsSecretZeroIds):
 
 
 class GitLabVariableKind(_GitLabVariableKind):
-    type = "gitlab/gitlab_variable"
+    schema = _schema("gitlab/gitlab_variable", "project")
     owner_key = "project"
     owner_path = "projects"
 
 
 class GitLabGroupVariableKind(_GitLabVariableKind):
-    type = "gitlab/gitlab_group_variable"
+    schema = _schema("gitlab/gitlab_group_variable", "group")
     owner_key = "group"
     owner_path = "groups"
 
@@ -165,14 +179,16 @@ class _Api:
     """One group's calls: the instance URL, the token, GitLab's throttling and its errors."""
 
     def __init__(self, kind: _GitLabVariableKind, target: TargetSpec, ctx: TargetContext, where: str) -> None:
-        provider = checked_provider(target, ctx, AUTH_KINDS, "GitLab")
-        token = (provider.token(ctx) or os.environ.get("GITLAB_TOKEN")
-                 or os.environ.get("GITLAB_PRIVATE_TOKEN"))
+        provider = checked_provider(target, ctx, GITLAB)
+        own = provider.token(ctx)
+        token = own or os.environ.get("GITLAB_TOKEN") or os.environ.get("GITLAB_PRIVATE_TOKEN")
         if not token:
             raise TargetError(f"provider '{provider.alias}': no GitLab token (set token or token_file in "
                               "the provider's auth, or GITLAB_TOKEN)")
-        url = base_url(provider.text("url", "base_url") or os.environ.get("GITLAB_URL")
-                       or os.environ.get("CI_SERVER_URL") or DEFAULT_URL, provider.alias, "url")
+        address = provider.address(ctx, GITLAB, provider.text("url", "base_url"),
+                                   os.environ.get("GITLAB_URL") or os.environ.get("CI_SERVER_URL"), DEFAULT_URL,
+                                   server_credential=None if own else "the server's GITLAB_TOKEN")
+        url = base_url(str(address), provider.alias, "url")
         owner = quote(str(target.config.get(kind.owner_key)), safe="")
         self.collection = f"{url}/api/v4/{kind.owner_path}/{owner}/variables"
         self.timeout = provider.timeout
@@ -184,8 +200,8 @@ class _Api:
         return f"{self.collection}/{quote(key, safe='')}?filter%5Benvironment_scope%5D={quote(scope, safe='')}"
 
     def variable(self, key: str, scope: str, operation: str) -> dict[str, Any] | None:
-        response = call(self.http, "GET", self.item(key, scope), where=self.where, operation=operation,
-                        timeout=self.timeout, throttled=throttled_429)
+        response = request(self.http, "GET", self.item(key, scope), where=self.where, operation=operation,
+                           timeout=self.timeout)
         if response.status_code == 404:
             # A missing project answers 404 too: tell them apart before creating the variable.
             body = json_body(response, self.where, operation) if response.content else {}
@@ -201,7 +217,10 @@ class _Api:
         return body
 
     def send(self, method: str, url: str, body: dict[str, Any], ok: tuple[int, ...]) -> None:
-        response = call(self.http, method, url, where=self.where, operation="write", timeout=self.timeout,
-                        throttled=throttled_429, json=body)
+        response = request(self.http, method, url, where=self.where, operation="write", timeout=self.timeout,
+                           json=body)
         if response.status_code not in ok:
             raise status_error(response, self.where, "write", "no such project or group")
+
+
+KINDS = (GitLabVariableKind(), GitLabGroupVariableKind())

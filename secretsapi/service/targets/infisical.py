@@ -30,7 +30,9 @@ machine identity's ``client_id`` and ``client_secret`` (Universal Auth: ``POST
 /api/v1/auth/universal-auth/login``, its access token kept until shortly before it expires), else
 INFISICAL_TOKEN, INFISICAL_SERVICE_TOKEN, then INFISICAL_UNIVERSAL_AUTH_CLIENT_ID and
 INFISICAL_UNIVERSAL_AUTH_CLIENT_SECRET. 429 answers are retried after their ``Retry-After``
-(``rest``).
+(``rest``). Credentials from the environment are the server's: with them, an ``api_url`` the
+definition names must be Infisical Cloud's or one the operator lists (``egress``; a self-hosted
+instance needs the listing); INFISICAL_API_URL is the operator's own.
 """
 
 from __future__ import annotations
@@ -45,32 +47,47 @@ from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
-from secretsapi.service.targets.remote import (
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
+from secretsapi.service.targets.ids import RecordsSecretZeroIds
+from secretsapi.service.targets.providers import (
+    CONCURRENCY,
+    TIMEOUT,
+    VERIFY,
     Provider,
-    check_text,
-    checked_group,
     checked_provider,
-    collect,
-    digest,
     provider_of,
 )
-from secretsapi.service.targets.rest import (
-    base_url,
-    call,
-    json_body,
-    session,
-    status_error,
-    throttled_429,
-    timestamp,
-    tls_verify,
-)
-from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
+from secretsapi.service.targets.remote import checked_group, collect, digest
+from secretsapi.service.targets.rest import base_url, json_body, request, session, status_error, timestamp, tls_verify
+from secretsapi.service.targets.schema import AuthKind, KindSchema, Need, ProviderSchema, Setting
 from secretsapi.service.util.hashing import sha256_text
 
-AUTH_KINDS = ("token", "service_token", "universal_auth", "env", "ambient")
 API_URL = "https://app.infisical.com/api"  # SecretZero's default: the API root, /api included
 DEFAULT_ENVIRONMENT = "dev"  # SecretZero's default
+INFISICAL = ProviderSchema(
+    "infisical", "Infisical",
+    "Infisical's REST API (app.infisical.com or a self-hosted instance); INFISICAL_TOKEN (then "
+    "INFISICAL_SERVICE_TOKEN) and INFISICAL_API_URL by default.",
+    config={
+        "workspace_id": Setting("string", "project (workspace) id, for targets that name none (alias: project_id)"),
+        "environment": Setting("string", "environment slug, for targets that name none", DEFAULT_ENVIRONMENT),
+        "api_url": Setting("string", "API root, /api included", API_URL),
+        "verify": VERIFY,
+        "timeout": TIMEOUT,
+        "max_concurrency": CONCURRENCY,
+    },
+    auth_kinds=tuple(AuthKind(name) for name in ("token", "service_token", "universal_auth", "env", "ambient")),
+    auth_config={
+        "token": Setting("string", "machine identity access token or service token"),
+        "token_file": Setting("string", "file holding the token"),
+        "client_id": Setting("string", "Universal Auth: the machine identity's client id"),
+        "client_secret": Setting("string", "Universal Auth: its client secret"),
+    },
+    # Infisical Cloud, in the US and in the EU.
+    hosted=("https://app.infisical.com", "https://us.infisical.com", "https://eu.infisical.com"),
+    addressed=True,
+)
+PROVIDERS = (INFISICAL,)
 DEFAULT_PATH = "/"
 # An access token is used until this many seconds before Infisical says it expires.
 _EXPIRY_MARGIN = 30.0
@@ -94,29 +111,33 @@ def _stored_form(value: str) -> str:
     return value.strip() + "\n" if value.endswith("\n") else value.strip()
 
 
-class InfisicalKind(RecordsSecretZeroIds):
-    type = "infisical/infisical"
+class InfisicalKind(RecordsSecretZeroIds, Kind):
+    schema = KindSchema(
+        "infisical/infisical",
+        "A shared secret in a folder of an Infisical project environment; the project's other secrets are "
+        "kept. Written only when its value differs.",
+        {
+            "workspace_id": Setting("string", "project (workspace) id; the provider's by default (alias: project_id)",
+                                    aliases=("project_id",)),
+            "environment": Setting("string", "environment slug (dev, staging, prod...); the provider's by default",
+                                   DEFAULT_ENVIRONMENT),
+            "secret_path": Setting("string", "folder the secret is in; it must exist", DEFAULT_PATH),
+            "secret_name": Setting("string", "secret name; the secret (or template field) name by default "
+                                             "(alias: key)", aliases=("key",)),
+        },
+        needs=(Need(("workspace_id", "project_id"), provider=("workspace_id", "project_id")),),
+        target_id="SecretZero's, e.g. `infisical/infisical/`; own: `infisical/infisical/<workspace>/<environment>"
+                  "<secret_path>[/<secret_name>]`",
+        example={'workspace_id': 'ws-app'}
+    )
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "A shared secret in a folder of an Infisical project environment; the project's "
-                           "other secrets are kept. Written only when its value differs.",
-            "config": {
-                "workspace_id": option("string", None, "project (workspace) id; the provider's by default "
-                                                       "(alias: project_id)"),
-                "environment": option("string", DEFAULT_ENVIRONMENT, "environment slug (dev, staging, prod...); "
-                                                                     "the provider's by default"),
-                "secret_path": option("string", DEFAULT_PATH, "folder the secret is in; it must exist"),
-                "secret_name": option("string", None, "secret name; the secret (or template field) name by default "
-                                                      "(alias: key)"),
-            },
-        }
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        return not _own_credentials(provider_of(target, ctx), ctx)
 
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
+    def check(self, target: TargetSpec, where: str) -> list[str]:
+        """Folder paths and names as Infisical keeps them."""
         config = target.config
         problems: list[str] = []
-        for name in ("workspace_id", "project_id", "environment", "secret_path", "secret_name", "key"):
-            problems += check_text(config, name, where)
         path = config.get("secret_path")
         if isinstance(path, str) and path.strip() and (
             not path.startswith("/") or "//" in path or any(part in (".", "..") for part in path.split("/"))
@@ -143,7 +164,7 @@ class InfisicalKind(RecordsSecretZeroIds):
         if not items:
             return {}
         target = items[0][0].target
-        where = checked_group(self.validate, [p.target for p, _ in items], _folder(target, ctx))
+        where = checked_group(self, [p.target for p, _ in items], _folder(target, ctx), ctx)
         values = collect(items, _key, where)
         for key, value in values.items():
             if _stored_form(value) != value:
@@ -163,7 +184,7 @@ class InfisicalKind(RecordsSecretZeroIds):
             return {}
         target = items[0].target
         folder = _folder(target, ctx)
-        where = checked_group(self.validate, [p.target for p in items], folder)
+        where = checked_group(self, [p.target for p in items], folder, ctx)
         api = _Api(target, ctx, where)
         found = {key: api.secret(key, "read") for key in sorted({_key(p) for p in items})}
         backs = {}
@@ -209,12 +230,15 @@ class _Api:
     """One group's calls: the API root, the access token, the folder, Infisical's throttling and errors."""
 
     def __init__(self, target: TargetSpec, ctx: TargetContext, where: str) -> None:
-        provider = checked_provider(target, ctx, AUTH_KINDS, "Infisical")
+        provider = checked_provider(target, ctx, INFISICAL)
         workspace = _workspace(target, ctx)
         if not workspace:
             raise TargetError(f"{where}: no workspace (set workspace_id in the target or its provider)")
-        self.url = base_url(provider.text("api_url") or os.environ.get("INFISICAL_API_URL") or API_URL,
-                            provider.alias, "api_url")
+        server = None if _own_credentials(provider, ctx) or not _server_credentials() else (
+            "the server's Infisical credentials")
+        address = provider.address(ctx, INFISICAL, provider.text("api_url"), os.environ.get("INFISICAL_API_URL"),
+                                   API_URL, server_credential=server)
+        self.url = base_url(str(address), provider.alias, "api_url")
         self.timeout = provider.timeout
         self.where = where
         self.verify = tls_verify(provider, ctx)
@@ -228,8 +252,8 @@ class _Api:
     def secret(self, key: str, operation: str) -> dict[str, Any] | None:
         """The secret ``key`` of the folder, or None when there is none (or no such folder)."""
         params = {**self.scope, "expandSecretReferences": "false", "include_imports": "false"}
-        response = call(self.http, "GET", self._item(key), where=self.where, operation=operation,
-                        timeout=self.timeout, throttled=throttled_429, params=params)
+        response = request(self.http, "GET", self._item(key), where=self.where, operation=operation,
+                           timeout=self.timeout, params=params)
         if response.status_code == 404:
             return None
         if response.status_code != 200:
@@ -241,8 +265,8 @@ class _Api:
         return found
 
     def send(self, method: str, key: str, body: dict[str, Any]) -> None:
-        response = call(self.http, method, self._item(key), where=self.where, operation="write",
-                        timeout=self.timeout, throttled=throttled_429, json={**self.scope, **body})
+        response = request(self.http, method, self._item(key), where=self.where, operation="write",
+                           timeout=self.timeout, json={**self.scope, **body})
         if response.status_code != 200:
             raise self._failure(response, "write")
         answer = json_body(response, self.where, "write")
@@ -267,6 +291,19 @@ class _Api:
 _logins: OrderedDict[str, tuple[str, float]] = OrderedDict()
 _logins_lock = threading.Lock()
 _LOGINS_KEPT = 64
+
+
+def _own_credentials(provider: Provider, ctx: TargetContext) -> bool:
+    """Whether the provider gives its own token, or its own Universal Auth client id and secret."""
+    client = provider.text("client_id") is not None and provider.text("client_secret") is not None
+    return client or (provider.auth_kind != "universal_auth" and provider.token(ctx) is not None)
+
+
+def _server_credentials() -> bool:
+    """Whether the server's environment holds an Infisical token or Universal Auth identity."""
+    tokens = ("INFISICAL_TOKEN", "INFISICAL_SERVICE_TOKEN")
+    identity = ("INFISICAL_UNIVERSAL_AUTH_CLIENT_ID", "INFISICAL_UNIVERSAL_AUTH_CLIENT_SECRET")
+    return any(os.environ.get(name) for name in tokens) or all(os.environ.get(name) for name in identity)
 
 
 def _access_token(provider: Provider, ctx: TargetContext, api: _Api) -> str:
@@ -303,9 +340,9 @@ def _login(api: _Api, client_id: str, client_secret: str) -> str:
         if kept is not None and kept[1] > time.monotonic():
             return kept[0]
         http = session((api.url, "universal-auth"), {"User-Agent": "secretsapi"}, InfisicalKind.type, api.verify)
-        response = call(http, "POST", f"{api.url}/v1/auth/universal-auth/login", where=api.where,
-                        operation="Universal Auth login", timeout=api.timeout, throttled=throttled_429,
-                        json={"clientId": client_id, "clientSecret": client_secret})
+        response = request(http, "POST", f"{api.url}/v1/auth/universal-auth/login", where=api.where,
+                           operation="Universal Auth login", timeout=api.timeout,
+                           json={"clientId": client_id, "clientSecret": client_secret})
         if response.status_code != 200:
             raise status_error(response, api.where, "Universal Auth login", "no such identity")
         body = json_body(response, api.where, "Universal Auth login")
@@ -324,3 +361,6 @@ def _login(api: _Api, client_id: str, client_secret: str) -> str:
 def _forget(key: str) -> None:
     with _logins_lock:
         _logins.pop(key, None)
+
+
+KINDS = (InfisicalKind(),)

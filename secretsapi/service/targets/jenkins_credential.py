@@ -17,7 +17,8 @@ the domain is not the global one (``_``).
 Provider settings: ``url`` (else JENKINS_URL), ``username`` (else JENKINS_USER, then
 JENKINS_USERNAME) and ``token`` or ``token_file`` (an API token; else JENKINS_TOKEN, then
 JENKINS_API_TOKEN), ``timeout`` (5 s), ``max_concurrency`` (8). 429 and 503 answers are retried
-after ``Retry-After`` (``rest``).
+after ``Retry-After`` (``rest``). JENKINS_TOKEN is the server's: with it, a ``url`` the definition
+names must be one the operator lists (``egress``; none by default); JENKINS_URL is the operator's.
 """
 
 from __future__ import annotations
@@ -25,28 +26,38 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET  # builds XML only; nothing is parsed
 from collections.abc import Hashable, Sequence
-from typing import Any
 from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
-from secretsapi.service.targets.remote import check_text, checked_group, checked_provider
-from secretsapi.service.targets.rest import base_url, call, json_body, session, status_error, tls_verify
-from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
+from secretsapi.service.targets.ids import RecordsSecretZeroIds
+from secretsapi.service.targets.providers import CONCURRENCY, TIMEOUT, VERIFY, checked_provider, provider_of
+from secretsapi.service.targets.remote import checked_group
+from secretsapi.service.targets.rest import base_url, json_body, request, session, status_error, tls_verify
+from secretsapi.service.targets.schema import AuthKind, KindSchema, ProviderSchema, Setting, check_text
 from secretsapi.service.util.hashing import sha256_text
 
-AUTH_KINDS = ("token", "basic", "env", "ambient")
+JENKINS = ProviderSchema(
+    "jenkins", "Jenkins",
+    "A Jenkins instance's Credentials plugin REST API; JENKINS_URL, JENKINS_USER and JENKINS_TOKEN by default.",
+    config={"url": Setting("string", "Jenkins root URL"), "verify": VERIFY, "timeout": TIMEOUT,
+            "max_concurrency": CONCURRENCY},
+    auth_kinds=tuple(AuthKind(name) for name in ("token", "basic", "env", "ambient")),
+    auth_config={
+        "username": Setting("string", "Jenkins user"),
+        "token": Setting("string", "the user's API token"),
+        "token_file": Setting("string", "file holding the API token"),
+    },
+    addressed=True,
+)
+PROVIDERS = (JENKINS,)
 CREDENTIAL_TYPES = ("string", "username_password")
 DEFAULT_DOMAIN = "_"
 _CLASSES = {
     "string": "org.jenkinsci.plugins.plaincredentials.impl.StringCredentialsImpl",
     "username_password": "com.cloudbees.plugins.credentials.impl.UsernamePasswordCredentialsImpl",
 }
-
-
-def _throttled(response: Any) -> bool:
-    return response.status_code in (429, 503)
 
 
 def _folder(target: TargetSpec) -> str:
@@ -76,33 +87,33 @@ def _xml(target: TargetSpec, value: str, description: str) -> bytes:
     return bytes(ET.tostring(root, encoding="utf-8"))
 
 
-class JenkinsCredentialKind(RecordsSecretZeroIds):
-    type = "jenkins/jenkins_credential"
+class JenkinsCredentialKind(RecordsSecretZeroIds, Kind):
+    schema = KindSchema(
+        "jenkins/jenkins_credential",
+        "A Jenkins credential (secret text, or username with password) in the root store or a folder's; other "
+        "credentials are kept. Jenkins never returns secrets: drift checks only that it exists.",
+        {
+            "credential_id": Setting("string", "credential id", required=True),
+            "description": Setting("string", "credential description; the secret's name by default"),
+            "credential_type": Setting("string", "string (secret text) or username_password", "string",
+                                       choices=CREDENTIAL_TYPES),
+            "username": Setting("string", "username of a username_password credential", strict=False),
+            "folder": Setting("string", "folder path (a/b) whose store holds it; the root store by default"),
+            "domain": Setting("string", "credentials domain (_ is the global one)", DEFAULT_DOMAIN),
+        },
+        target_id="SecretZero's, e.g. `jenkins/jenkins_credential/`; own: `jenkins/jenkins_credential/"
+                  "[<folder>/]<credential_id>[@<domain>]`",
+        example={'credential_id': 'db-password'}
+    )
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "A Jenkins credential (secret text, or username with password) in the root "
-                           "store or a folder's; other credentials are kept. Jenkins never returns "
-                           "secrets: drift checks only that it exists.",
-            "config": {
-                "credential_id": option("string", None, "credential id"),
-                "description": option("string", None, "credential description; the secret's name by default"),
-                "credential_type": option("string", "string", "string (secret text) or username_password"),
-                "username": option("string", None, "username of a username_password credential"),
-                "folder": option("string", None, "folder path (a/b) whose store holds it; the root store by default"),
-                "domain": option("string", DEFAULT_DOMAIN, "credentials domain (_ is the global one)"),
-            },
-        }
+    def check(self, target: TargetSpec, where: str) -> list[str]:
+        """A username_password credential needs its username."""
+        needed = target.config.get("credential_type") == "username_password"
+        return check_text(target.config, "username", where, required=needed)
 
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        config = target.config
-        problems = check_text(config, "credential_id", where, required=True)
-        problems += check_text(config, "description", where)
-        problems += check_text(config, "credential_type", where, choices=CREDENTIAL_TYPES)
-        problems += check_text(config, "username", where, required=config.get("credential_type") == "username_password")
-        problems += check_text(config, "folder", where)
-        problems += check_text(config, "domain", where)
-        return problems
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        provider = provider_of(target, ctx)
+        return provider.token(ctx) is None and provider.text("password") is None
 
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         folder, domain = _folder(target), _domain(target)
@@ -115,7 +126,7 @@ class JenkinsCredentialKind(RecordsSecretZeroIds):
         if not items:
             return {}
         target = items[0][0].target
-        where = checked_group(self.validate, [p.target for p, _ in items], self.location(target, ctx))
+        where = checked_group(self, [p.target for p, _ in items], self.location(target, ctx), ctx)
         values = {value for _, value in items}
         if len(values) > 1:
             raise TargetError(f"{where}: credential '{_id(target)}' is given two values")
@@ -135,7 +146,7 @@ class JenkinsCredentialKind(RecordsSecretZeroIds):
             return {}
         target = items[0].target
         location = self.location(target, ctx)
-        where = checked_group(self.validate, [p.target for p in items], location)
+        where = checked_group(self, [p.target for p in items], location, ctx)
         api = _Api(target, ctx, where)
         present = api.exists(f"{api.store}/credential/{quote(_id(target), safe='')}", "read")
         return {p.key: ReadBack(present, None, location, verifiable=False) for p in items}
@@ -145,16 +156,18 @@ class _Api:
     """One credential's calls: the instance URL, basic auth with an API token, the crumb."""
 
     def __init__(self, target: TargetSpec, ctx: TargetContext, where: str) -> None:
-        provider = checked_provider(target, ctx, AUTH_KINDS, "Jenkins")
-        url = provider.text("url", "base_url") or os.environ.get("JENKINS_URL")
-        if not url:
-            raise TargetError(f"provider '{provider.alias}': no Jenkins URL (set url in the provider, "
-                              "or JENKINS_URL)")
+        provider = checked_provider(target, ctx, JENKINS)
         username = (provider.text("username", "user") or os.environ.get("JENKINS_USER")
                     or os.environ.get("JENKINS_USERNAME"))
-        token = (provider.token(ctx) or provider.text("password") or os.environ.get("JENKINS_TOKEN")
-                 or os.environ.get("JENKINS_API_TOKEN"))
-        if not username or not token:
+        own = provider.token(ctx) or provider.text("password")
+        token = own or os.environ.get("JENKINS_TOKEN") or os.environ.get("JENKINS_API_TOKEN")
+        given, operator = provider.text("url", "base_url"), os.environ.get("JENKINS_URL")
+        if not given and not operator:
+            raise TargetError(f"provider '{provider.alias}': no Jenkins URL (set url in the provider, "
+                              "or JENKINS_URL)")
+        url = provider.address(ctx, JENKINS, given, operator, None,
+                               server_credential=None if own or not token else "the server's Jenkins token")
+        if not username or not token or not url:
             raise TargetError(f"provider '{provider.alias}': no Jenkins credentials (set username and token "
                               "in the provider's auth, or JENKINS_USER and JENKINS_TOKEN)")
         self.url = base_url(url, provider.alias, "url")
@@ -168,8 +181,8 @@ class _Api:
         self._crumb: dict[str, str] | None = None
 
     def exists(self, credential: str, operation: str) -> bool:
-        response = call(self.http, "GET", f"{credential}/api/json", where=self.where, operation=operation,
-                        timeout=self.timeout, throttled=_throttled)
+        response = request(self.http, "GET", f"{credential}/api/json", where=self.where, operation=operation,
+                           timeout=self.timeout)
         if response.status_code == 404:
             return False
         if response.status_code != 200:
@@ -178,16 +191,16 @@ class _Api:
 
     def post(self, url: str, body: bytes) -> None:
         headers = {"Content-Type": "application/xml; charset=utf-8", **self.crumb()}
-        response = call(self.http, "POST", url, where=self.where, operation="write", timeout=self.timeout,
-                        throttled=_throttled, data=body, headers=headers)
+        response = request(self.http, "POST", url, where=self.where, operation="write", timeout=self.timeout,
+                           data=body, headers=headers)
         if response.status_code not in (200, 201, 204):
             raise status_error(response, self.where, "write", "no such folder or domain")
 
     def crumb(self) -> dict[str, str]:
         """The CSRF crumb header, or none when the instance issues none (404)."""
         if self._crumb is None:
-            response = call(self.http, "GET", f"{self.url}/crumbIssuer/api/json", where=self.where,
-                            operation="write", timeout=self.timeout, throttled=_throttled)
+            response = request(self.http, "GET", f"{self.url}/crumbIssuer/api/json", where=self.where,
+                               operation="write", timeout=self.timeout)
             if response.status_code == 404:
                 self._crumb = {}
             elif response.status_code != 200:
@@ -200,3 +213,6 @@ class _Api:
                     raise TargetError(f"{self.where}: crumb request failed (unexpected answer)")
                 self._crumb = {field: crumb}
         return self._crumb
+
+
+KINDS = (JenkinsCredentialKind(),)

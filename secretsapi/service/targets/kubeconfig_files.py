@@ -23,7 +23,7 @@ import yaml
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.paths import read_bytes
-from secretsapi.service.targets.remote import confined_file, named_path
+from secretsapi.service.targets.providers import confined_file, named_path
 
 SCRIPTS_SETTING = "SERVICE_ALLOW_SCRIPTS"
 # Per section of a kubeconfig: the key of each entry's body, and the body's keys naming a file.

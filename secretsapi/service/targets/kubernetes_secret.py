@@ -12,7 +12,11 @@ the lockfile entry holding the id already names.
 Provider settings: ``host`` (``server``) with ``token`` or ``token_file``, ``verify``
 (default true) and ``ca_cert``; else ``kubeconfig`` (``config_file``, else KUBECONFIG, else
 ~/.kube/config) and ``context``; else the in-cluster service account. ``timeout`` (default 5 s),
-``max_concurrency`` (default 8). Answers 429 and 503 are retried with backoff (``throttle_retry``).
+``max_concurrency`` (default 8). Answers 429 and 503 are retried with backoff, and no redirect is
+followed (``rest.retry_policy``, the policy of every HTTP store).
+
+The server's own credentials (KUBECONFIG, ~/.kube/config, the in-cluster service account) go only
+to the clusters they name, never to a ``host`` the definition gives (which sends its own token).
 """
 
 from __future__ import annotations
@@ -28,27 +32,50 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
 from secretsapi.service.targets.kubeconfig_files import checked_kubeconfig
+from secretsapi.service.targets.providers import (
+    CONCURRENCY,
+    TIMEOUT,
+    Provider,
+    checked_provider,
+    named_path,
+    provider_of,
+)
 from secretsapi.service.targets.remote import (
     ClientCache,
-    Provider,
-    check_labels,
-    check_text,
     checked_group,
-    checked_provider,
     collect,
     load_sdk,
-    named_path,
     sdk_errors,
     sdk_failure,
     status_failure,
-    throttle_retry,
 )
+from secretsapi.service.targets.rest import redirected, retry_policy
+from secretsapi.service.targets.schema import AuthKind, KindSchema, ProviderSchema, Setting
 from secretsapi.service.util.hashing import sha256_text
 
 DEFAULT_NAMESPACE = "default"
-AUTH_KINDS = ("token", "kubeconfig", "in_cluster", "ambient", "env")
+KUBERNETES = ProviderSchema(
+    "kubernetes", "Kubernetes",
+    "A Kubernetes cluster through the kubernetes client: host and token, else a kubeconfig (KUBECONFIG, "
+    "~/.kube/config), else the in-cluster service account.",
+    config={
+        "host": Setting("string", "API server URL, used with token or token_file"),
+        "kubeconfig": Setting("string", "kubeconfig path (relative to the definition folder)"),
+        "context": Setting("string", "kubeconfig context; its current context by default"),
+        "verify": Setting("boolean", "verify the API server's TLS certificate (with host)", True),
+        "ca_cert": Setting("string", "CA bundle path for the API server (with host)"),
+        "timeout": TIMEOUT,
+        "max_concurrency": CONCURRENCY,
+    },
+    auth_kinds=tuple(AuthKind(name) for name in ("token", "kubeconfig", "in_cluster", "ambient", "env")),
+    auth_config={
+        "token": Setting("string", "bearer token (with host)"),
+        "token_file": Setting("string", "file holding the bearer token"),
+    },
+)
+PROVIDERS = (KUBERNETES,)
 
 # The generated ApiClient keeps per-call state on itself (last_response): one per thread.
 _clients = ClientCache(64, per_thread=True)
@@ -67,31 +94,25 @@ def _data_key(placement: Placement) -> str:
     return str(config.get("data_key") or config.get("key") or placement.key)
 
 
-class KubernetesSecretKind:
-    type = "kubernetes/kubernetes_secret"
+class KubernetesSecretKind(Kind):
+    schema = KindSchema(
+        "kubernetes/kubernetes_secret",
+        "A data key of a Kubernetes Secret (type Opaque when created); other data keys, labels and "
+        "annotations of the Secret are kept.",
+        {
+            "secret_name": Setting("string", "name of the Secret", required=True),
+            "namespace": Setting("string", "namespace of the Secret", DEFAULT_NAMESPACE),
+            "data_key": Setting("string", "key in the Secret's data; the secret (or template field) name by default"),
+            "labels": Setting("object", "labels set on the Secret (merged)", items="string"),
+            "annotations": Setting("object", "annotations set on the Secret (merged)", items="string"),
+        },
+        target_id="`<alias>/kubernetes_secret/<namespace>/<secret_name>/<data_key>`",
+        example={'secret_name': 'app-secrets'}
+    )
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "A data key of a Kubernetes Secret (type Opaque when created); other "
-                           "data keys, labels and annotations of the Secret are kept.",
-            "config": {
-                "secret_name": option("string", None, "name of the Secret"),
-                "namespace": option("string", DEFAULT_NAMESPACE, "namespace of the Secret"),
-                "data_key": option("string", None, "key in the Secret's data; the secret (or template "
-                                                   "field) name by default"),
-                "labels": option("object", None, "labels set on the Secret (merged)"),
-                "annotations": option("object", None, "annotations set on the Secret (merged)"),
-            },
-        }
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        config = target.config
-        problems = check_text(config, "secret_name", where, required=True)
-        problems += check_text(config, "namespace", where)
-        problems += check_text(config, "data_key", where)
-        problems += check_labels(config, "labels", where)
-        problems += check_labels(config, "annotations", where)
-        return problems
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        provider = provider_of(target, ctx)
+        return not provider.text("host", "server") and not provider.text("kubeconfig", "config_file")
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
         return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
@@ -108,7 +129,7 @@ class KubernetesSecretKind:
             return {}
         target = items[0][0].target
         namespace, name = _namespace(target), _name(target)
-        where = checked_group(self.validate, [p.target for p, _ in items], f"{namespace}/{name}")
+        where = checked_group(self, [p.target for p, _ in items], f"{namespace}/{name}", ctx)
         values = collect(items, _data_key, where)
         metadata = {field: self._merged(items, field, where) for field in ("labels", "annotations")}
         data = {key: base64.b64encode(value.encode("utf-8")).decode("ascii") for key, value in values.items()}
@@ -139,7 +160,7 @@ class KubernetesSecretKind:
             return {}
         target = items[0].target
         namespace, name = _namespace(target), _name(target)
-        where = checked_group(self.validate, [p.target for p in items], f"{namespace}/{name}")
+        where = checked_group(self, [p.target for p in items], f"{namespace}/{name}", ctx)
         api, timeout = self._api(target, ctx)
         try:
             secret = self._call(api.read_namespaced_secret, name, namespace, timeout=timeout)
@@ -193,7 +214,7 @@ class KubernetesSecretKind:
 
     def _api(self, target: TargetSpec, ctx: TargetContext) -> tuple[Any, float]:
         k8s = load_sdk("kubernetes.client", "kubernetes", self.type)
-        provider = checked_provider(target, ctx, AUTH_KINDS, "Kubernetes")
+        provider = checked_provider(target, ctx, KUBERNETES)
         timeout = provider.timeout
         host = provider.text("host", "server")
         if host:
@@ -241,7 +262,7 @@ class KubernetesSecretKind:
         cfg.verify_ssl = settings["verify"]
         if settings["ca_cert"]:
             cfg.ssl_ca_cert = settings["ca_cert"]
-        cfg.retries = throttle_retry()
+        cfg.retries = retry_policy()
         return k8s.CoreV1Api(k8s.ApiClient(cfg))
 
     @staticmethod
@@ -252,13 +273,18 @@ class KubernetesSecretKind:
         except Exception as exc:  # its text may quote the file; the class is enough
             raise TargetError(f"provider '{alias}': Kubernetes configuration cannot be loaded "
                               f"({type(exc).__name__})") from None
-        cfg.retries = throttle_retry()
+        cfg.retries = retry_policy()
         return k8s.CoreV1Api(k8s.ApiClient(cfg))
 
 
 def _error(exc: BaseException, where: str, operation: str) -> TargetError:
     """The HTTP status class, never the response body (a Status can quote the request)."""
     status = getattr(exc, "status", None)
+    if isinstance(status, int) and 300 <= status < 400:
+        return redirected(where, operation, status)
     if isinstance(status, int) and status:
         return status_failure(status, where, operation, missing="no such namespace or resource")
     return sdk_failure(exc, where, operation)
+
+
+KINDS = (KubernetesSecretKind(),)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 from secretsapi.service.definition.model import Placement, TargetSpec
-from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
 from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, read_hash, write_text
 from secretsapi.service.util.hashing import sha256_text
 
@@ -17,9 +17,7 @@ def output_path(target: TargetSpec, ctx: TargetContext) -> Confined:
     return confined_path(ctx.base_dir, target.config, "output_path", ctx.target_roots, ctx.service_paths)
 
 
-class OutputFileKind:
-    type = ""
-
+class OutputFileKind(Kind):
     def location(self, target: TargetSpec, ctx: TargetContext) -> str:
         return str(target.config.get("output_path"))
 

@@ -1,13 +1,22 @@
-"""Target kinds by type, so a new kind plugs in without touching sync or drift."""
+"""Target and provider kinds by name, so a new kind plugs in without touching sync, drift or this file.
+
+A module of this package that declares ``KINDS`` (instances of its target kinds) and, for a new
+provider kind, ``PROVIDERS`` (their ``schema.ProviderSchema``) is found at the first lookup:
+adding a kind is adding its module (and its entry in the conformance table, tests/targets/kinds.py).
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import threading
 
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import TargetKind
+from secretsapi.service.targets.schema import ProviderSchema
 
 _KINDS: dict[str, TargetKind] = {}
+_PROVIDERS: dict[str, ProviderSchema] = {}
 _builtins_registered = False
 _builtins_lock = threading.Lock()
 
@@ -45,27 +54,25 @@ def kinds() -> list[TargetKind]:
     return [registered[name] for name in sorted(registered)]
 
 
-def _register_builtins() -> None:
-    # Imported here, not at module top, so the kind modules can import this one freely.
-    # The remote kinds import their SDKs only when used, so the engine runs without them.
-    from secretsapi.service.targets.azure_keyvault import AzureKeyVaultKind
-    from secretsapi.service.targets.encrypted_files import AnsibleVaultFileKind, GitCryptFileKind
-    from secretsapi.service.targets.external_secret import ExternalSecretKind
-    from secretsapi.service.targets.files import LocalFileKind
-    from secretsapi.service.targets.github_secret import GitHubSecretKind
-    from secretsapi.service.targets.gitlab_variable import GitLabGroupVariableKind, GitLabVariableKind
-    from secretsapi.service.targets.infisical import InfisicalKind
-    from secretsapi.service.targets.jenkins_credential import JenkinsCredentialKind
-    from secretsapi.service.targets.kubernetes_secret import KubernetesSecretKind
-    from secretsapi.service.targets.secrets_manager import SecretsManagerKind
-    from secretsapi.service.targets.ssm_parameter import SsmParameterKind
-    from secretsapi.service.targets.template import LocalTemplateKind
-    from secretsapi.service.targets.vault_kv import VaultKvKind
-    from secretsapi.service.targets.vercel_env import VercelEnvKind
+def provider_kinds() -> list[ProviderSchema]:
+    """Every provider kind's declaration, by name."""
+    _kinds()
+    return [_PROVIDERS[name] for name in sorted(_PROVIDERS)]
 
-    # Straight into the table: register() would ask for the built-in kinds again.
-    for kind in (LocalFileKind(), LocalTemplateKind(), SsmParameterKind(), SecretsManagerKind(),
-                 VaultKvKind(), KubernetesSecretKind(), AzureKeyVaultKind(), VercelEnvKind(), GitHubSecretKind(),
-                 GitLabVariableKind(), GitLabGroupVariableKind(), JenkinsCredentialKind(), AnsibleVaultFileKind(),
-                 GitCryptFileKind(), ExternalSecretKind(), InfisicalKind()):
-        _KINDS[kind.type] = kind
+
+def provider_kind(name: str) -> ProviderSchema | None:
+    _kinds()
+    return _PROVIDERS.get(name)
+
+
+def _register_builtins() -> None:
+    # The kind modules are found, not listed: each module of this package declaring KINDS or
+    # PROVIDERS. The remote kinds import their SDKs only when used, so the engine runs without them.
+    package = importlib.import_module(__package__ or "secretsapi.service.targets")
+    for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        for provider in getattr(module, "PROVIDERS", ()):
+            _PROVIDERS[provider.kind] = provider
+        # Straight into the table: register() would ask for the built-in kinds again.
+        for kind in getattr(module, "KINDS", ()):
+            _KINDS[kind.type] = kind

@@ -6,36 +6,27 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.targets.aws import NamedEntryKind, client_error, error_code
-from secretsapi.service.targets.base import option
-from secretsapi.service.targets.remote import check_text
+from secretsapi.service.targets.schema import KindSchema, Setting
 from secretsapi.service.util.hashing import sha256_text
 
 
 class SecretsManagerKind(NamedEntryKind):
-    type = "aws/secrets_manager"
+    schema = KindSchema(
+        "aws/secrets_manager",
+        "An AWS Secrets Manager secret (SecretString): created on first write, then each write puts a new "
+        "version (AWSCURRENT). A secret scheduled for deletion is restored first.",
+        {
+            "name": Setting("string", "secret name (or ARN of an existing secret)", required=True),
+            "description": Setting("string", "description, set when the secret is created"),
+            "kms_key_id": Setting("string", "KMS key, set when the secret is created; the account's default "
+                                            "key when unset"),
+        },
+        target_id="`<alias>/secrets_manager/<name>`",
+        example={'name': 'app/db_password'}
+    )
     service = "secretsmanager"
     agreed = ("description", "kms_key_id")
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "An AWS Secrets Manager secret (SecretString): created on first "
-                           "write, then each write puts a new version (AWSCURRENT). A secret "
-                           "scheduled for deletion is restored first.",
-            "config": {
-                "name": option("string", None, "secret name (or ARN of an existing secret)"),
-                "description": option("string", None, "description, set when the secret is created"),
-                "kms_key_id": option("string", None, "KMS key, set when the secret is created; the "
-                                                     "account's default key when unset"),
-            },
-        }
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        config = target.config
-        return (check_text(config, "name", where, required=True)
-                + check_text(config, "description", where)
-                + check_text(config, "kms_key_id", where))
 
     def store(self, client: Any, config: Mapping[str, Any], value: str, where: str) -> None:
         name = str(config["name"])
@@ -77,3 +68,6 @@ class SecretsManagerKind(NamedEntryKind):
             return sha256_text(stored), stored
         # A binary secret: hashed as stored, never a value this service wrote or can reuse.
         return hashlib.sha256(response.get("SecretBinary") or b"").hexdigest(), None
+
+
+KINDS = (SecretsManagerKind(),)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from secretsapi.service.definition.model import Placement, TargetSpec
+from secretsapi.service.definition.model import Placement
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.aws import NamedEntryKind, aws_client, client_error, error_code
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
-from secretsapi.service.targets.remote import check_text, checked_group
+from secretsapi.service.targets.base import ReadBack, TargetContext
+from secretsapi.service.targets.remote import checked_group
+from secretsapi.service.targets.schema import KindSchema, Setting
 from secretsapi.service.util.hashing import sha256_text
 
 TYPES = ("SecureString", "String", "StringList")
@@ -17,34 +18,23 @@ TIERS = ("Standard", "Advanced", "Intelligent-Tiering")
 
 
 class SsmParameterKind(NamedEntryKind):
-    type = "aws/ssm_parameter"
+    schema = KindSchema(
+        "aws/ssm_parameter",
+        "An AWS SSM Parameter Store parameter; each write is a new parameter version. Read back with "
+        "decryption for drift.",
+        {
+            "name": Setting("string", "parameter name, e.g. /app/prod/db_password", required=True),
+            "type": Setting("string", "SecureString | String | StringList", "SecureString", choices=TYPES),
+            "tier": Setting("string", "Standard | Advanced | Intelligent-Tiering", "Standard", choices=TIERS),
+            "description": Setting("string", "parameter description"),
+            "kms_key_id": Setting("string", "KMS key for SecureString; the account's default key when unset"),
+            "overwrite": Setting("boolean", "replace an existing parameter; false: fail if it exists", True),
+        },
+        target_id="`<alias>/ssm_parameter/<name>`",
+        example={'name': '/app/db_password'}
+    )
     service = "ssm"
     agreed = ("type", "tier", "description", "kms_key_id", "overwrite")
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "An AWS SSM Parameter Store parameter; each write is a new parameter "
-                           "version. Read back with decryption for drift.",
-            "config": {
-                "name": option("string", None, "parameter name, e.g. /app/prod/db_password"),
-                "type": option("string", "SecureString", "SecureString | String | StringList"),
-                "tier": option("string", "Standard", "Standard | Advanced | Intelligent-Tiering"),
-                "description": option("string", None, "parameter description"),
-                "kms_key_id": option("string", None, "KMS key for SecureString; the account's default key when unset"),
-                "overwrite": option("boolean", True, "replace an existing parameter; false: fail if it exists"),
-            },
-        }
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        config = target.config
-        problems = check_text(config, "name", where, required=True)
-        problems += check_text(config, "type", where, choices=TYPES)
-        problems += check_text(config, "tier", where, choices=TIERS)
-        problems += check_text(config, "description", where)
-        problems += check_text(config, "kms_key_id", where)
-        if not isinstance(config.get("overwrite", True), bool):
-            problems.append(f"{where}: config.overwrite must be true or false")
-        return problems
 
     def store(self, client: Any, config: Mapping[str, Any], value: str, where: str) -> None:
         request: dict[str, Any] = {
@@ -77,7 +67,7 @@ class SsmParameterKind(NamedEntryKind):
         for index, items in enumerate(groups):
             target = items[0].target
             try:
-                checked_group(self.validate, [target], self.location(target, ctx))
+                checked_group(self, [target], self.location(target, ctx), ctx)
                 names[str(target.config["name"])] = index
                 results.append({})
             except TargetError as exc:
@@ -115,3 +105,6 @@ class SsmParameterKind(NamedEntryKind):
                 return None
             raise client_error(exc, where, "get_parameter") from None
         return sha256_text(stored), stored
+
+
+KINDS = (SsmParameterKind(),)

@@ -13,13 +13,10 @@ from jinja2.sandbox import SandboxedEnvironment
 from secretsapi.service.definition.deadline import DeadlinePassed, deadline
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import ServiceError, TargetError
-from secretsapi.service.targets.base import TargetContext, option
+from secretsapi.service.targets.base import TargetContext
 from secretsapi.service.targets.output_file import OutputFileKind, output_path
-from secretsapi.service.targets.paths import (
-    confined_path,
-    path_problem,
-    read_text,
-)
+from secretsapi.service.targets.paths import confined_path, read_text
+from secretsapi.service.targets.schema import KindSchema, Setting
 
 
 class _NoValue(Exception):
@@ -138,28 +135,24 @@ _ID_KEYS = ("target_id", "record_uid", "name", "path", "title")
 
 
 class LocalTemplateKind(OutputFileKind):
-    type = "local/template"
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "A file rendered from a sandboxed Jinja2 template with every secret "
-                           "as secrets['<lock key>'] (template fields also as "
-                           "secrets.<secret>.<field>) and, as in SecretZero, as bare "
-                           "{{ name }} (a field by its own name); written atomically, mode 0600 "
-                           "when new. The recorded hash is the output's.",
-            "config": {
-                "template_path": option("string", None, "Jinja2 template, relative to the "
-                                                        "definition folder or absolute"),
-                "output_path": option("string", None, "rendered file, relative to the definition folder or absolute"),
-                "name": option("string", None, "names the target in the lockfile (local/template/<name>; "
-                                               "SecretZero also takes target_id, record_uid, path, title)"),
-                "overwrite": option("boolean", True, "accepted for SecretZero, which ignores it too"),
-            },
-        }
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        problems = (path_problem(target.config.get(f), f) for f in ("template_path", "output_path"))
-        return [f"{where}: {problem}" for problem in problems if problem]
+    schema = KindSchema(
+        "local/template",
+        "A file rendered from a sandboxed Jinja2 template with every secret as secrets['<lock key>'] "
+        "(template fields also as secrets.<secret>.<field>) and, as in SecretZero, as bare {{ name }} "
+        "(a field by its own name); written atomically, mode 0600 when new. The recorded hash is the output's.",
+        {
+            "template_path": Setting("path", "Jinja2 template, relative to the definition folder or absolute",
+                                     required=True),
+            "output_path": Setting("path", "rendered file, relative to the definition folder or absolute",
+                                   required=True),
+            "name": Setting("string", "names the target in the lockfile (local/template/<name>; SecretZero also "
+                                      "takes target_id, record_uid, path, title)", strict=False),
+            "overwrite": Setting("boolean", "accepted for SecretZero, which ignores it too", True, strict=False),
+        },
+        target_id="SecretZero's: `local/template/<name>` (the first of `target_id`, `record_uid`, `name`, "
+                  "`path`, `title`), else `local/template/`",
+        example={'template_path': 'app.conf.j2', 'output_path': 'out/app.conf'}
+    )
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
         """SecretZero's (``SyncEngine._build_target_id``): the first of ``target_id``,
@@ -186,3 +179,6 @@ class LocalTemplateKind(OutputFileKind):
         if source is None:
             raise TargetError(f"template '{template_name}' not found")
         return self.store([p for p, _ in items], render(source, template_name, ctx), path, ctx)
+
+
+KINDS = (LocalTemplateKind(),)

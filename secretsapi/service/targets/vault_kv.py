@@ -13,7 +13,12 @@ VAULT_TOKEN, then ~/.vault-token) or, with auth kind ``approle``, ``role_id`` an
 (a login at ``auth/approle/login``, or ``auth/<approle_mount>/login``), ``namespace`` (else
 VAULT_NAMESPACE), ``verify`` (true, false or a CA bundle path; else VAULT_CACERT /
 VAULT_SKIP_VERIFY), ``timeout`` (default 5 s),
-``max_concurrency`` (default 8). Answers 429 and 503 are retried with backoff (``throttle_retry``).
+``max_concurrency`` (default 8). Requests go through the one transport (``rest``): 429 and 503
+retried with backoff, no redirect followed (a write that got one failed), no proxy or netrc.
+
+VAULT_TOKEN, ~/.vault-token and VAULT_CLIENT_CERT are the server's: with them, an ``address`` the
+definition names must be one the operator lists (``egress``); VAULT_ADDR is the operator's own. An
+AppRole login, or a token the definition gives, never carries the server's token or certificate.
 """
 
 from __future__ import annotations
@@ -26,27 +31,54 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
+from secretsapi.service.targets.providers import (
+    CONCURRENCY,
+    TIMEOUT,
+    Provider,
+    checked_provider,
+    provider_of,
+    tls_setting,
+)
 from secretsapi.service.targets.remote import (
     ClientCache,
-    Provider,
-    check_text,
     checked_group,
-    checked_provider,
     collect,
     digest,
     load_sdk,
     same_config,
     sdk_errors,
     sdk_failure,
-    throttle_retry,
-    tls_setting,
 )
+from secretsapi.service.targets.rest import new_session
+from secretsapi.service.targets.schema import AuthKind, KindSchema, ProviderSchema, Setting
 from secretsapi.service.util.hashing import sha256_text, sha256_value
 
 DEFAULT_MOUNT = "secret"
 DEFAULT_KEY = "value"
-AUTH_KINDS = ("token", "token_file", "env", "ambient", "approle")
+VAULT = ProviderSchema(
+    "vault", "Vault",
+    "HashiCorp Vault through hvac; VAULT_ADDR, VAULT_TOKEN (then ~/.vault-token), VAULT_NAMESPACE, "
+    "VAULT_CACERT and VAULT_SKIP_VERIFY by default.",
+    config={
+        "address": Setting("string", "Vault URL (alias: url)"),
+        "namespace": Setting("string", "Vault Enterprise namespace"),
+        "verify": Setting("boolean", "verify TLS; or the path of a CA bundle", True, strict=False),
+        "timeout": TIMEOUT,
+        "max_concurrency": CONCURRENCY,
+    },
+    auth_kinds=(AuthKind("token"), AuthKind("token_file"), AuthKind("env"), AuthKind("ambient"),
+                AuthKind("approle", requires=("role_id", "secret_id"))),
+    auth_config={
+        "token": Setting("string", "Vault token"),
+        "token_file": Setting("string", "file holding the token (relative to the definition folder)"),
+        "role_id": Setting("string", "auth kind approle: the AppRole's role id"),
+        "secret_id": Setting("string", "approle: the secret id"),
+        "approle_mount": Setting("string", "approle: the auth method's mount", "approle"),
+    },
+    addressed=True,
+)
+PROVIDERS = (VAULT,)
 
 # hvac clients hold a requests.Session, which requests does not document as thread-safe.
 _clients = ClientCache(64, per_thread=True)
@@ -64,29 +96,24 @@ def _key(target: TargetSpec) -> str:
     return str(target.config.get("key") or DEFAULT_KEY)
 
 
-class VaultKvKind:
-    type = "vault/vault_kv"
+class VaultKvKind(Kind):
+    schema = KindSchema(
+        "vault/vault_kv",
+        "A key of a HashiCorp Vault KV secret; the path's other keys are kept. KV v2 writes one new version "
+        "per sync, with check-and-set.",
+        {
+            "path": Setting("string", "secret path inside the mount, e.g. app/prod/db", required=True),
+            "mount_point": Setting("string", "KV secrets engine mount", DEFAULT_MOUNT),
+            "version": Setting("integer", "KV engine version: 1 or 2", 2, choices=(1, 2)),
+            "key": Setting("string", "key inside the secret's data", DEFAULT_KEY),
+        },
+        target_id="`<alias>/vault_kv/<mount>/<path>`, plus `#<key>` when the key is not `value`",
+        example={'path': 'app/db'}
+    )
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "A key of a HashiCorp Vault KV secret; the path's other keys are "
-                           "kept. KV v2 writes one new version per sync, with check-and-set.",
-            "config": {
-                "path": option("string", None, "secret path inside the mount, e.g. app/prod/db"),
-                "mount_point": option("string", DEFAULT_MOUNT, "KV secrets engine mount"),
-                "version": option("integer", 2, "KV engine version: 1 or 2"),
-                "key": option("string", DEFAULT_KEY, "key inside the secret's data"),
-            },
-        }
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        config = target.config
-        problems = check_text(config, "path", where, required=True)
-        problems += check_text(config, "mount_point", where)
-        problems += check_text(config, "key", where)
-        if config.get("version", 2) not in (1, 2) or isinstance(config.get("version"), bool):
-            problems.append(f"{where}: config.version must be 1 or 2")
-        return problems
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        provider = provider_of(target, ctx)
+        return provider.auth_kind != "approle" and provider.token(ctx) is None
 
     def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
         return f"{target.provider}/{target.kind}/{self.location(target, ctx)}"
@@ -103,7 +130,7 @@ class VaultKvKind:
             return {}
         target = items[0][0].target
         mount, path = _mount(target), _path(target)
-        where = checked_group(self.validate, [p.target for p, _ in items], f"{mount}/{path}")
+        where = checked_group(self, [p.target for p, _ in items], f"{mount}/{path}", ctx)
         version = same_config([p for p, _ in items], ("version",), where).get("version", 2)
         values = collect(items, lambda p: _key(p.target), where)
         kv = self._client(target, ctx).secrets.kv
@@ -125,7 +152,7 @@ class VaultKvKind:
             return {}
         target = items[0].target
         mount, path = _mount(target), _path(target)
-        where = checked_group(self.validate, [p.target for p in items], f"{mount}/{path}")
+        where = checked_group(self, [p.target for p in items], f"{mount}/{path}", ctx)
         kv = self._client(target, ctx).secrets.kv
         with sdk_errors(_error, where, "read"):
             if target.config.get("version", 2) == 1:
@@ -148,27 +175,33 @@ class VaultKvKind:
 
     def _client(self, target: TargetSpec, ctx: TargetContext) -> Any:
         hvac = load_sdk("hvac", "hvac", self.type)
-        provider = checked_provider(target, ctx, AUTH_KINDS, "Vault")
-        address = provider.text("address", "url") or os.environ.get("VAULT_ADDR")
+        provider = checked_provider(target, ctx, VAULT)
+        approle = provider.auth_kind == "approle"
+        own = None if approle else provider.token(ctx)
+        # VAULT_TOKEN, then ~/.vault-token: the server's, only where the operator said.
+        server_token = None if approle or own is not None else hvac.utils.get_token_from_env()
+        operator = os.environ.get("VAULT_ADDR")
+        given = provider.text("address", "url")
+        address = provider.address(ctx, VAULT, given, operator, None,
+                                   server_credential="the server's Vault token" if server_token else None)
         if not address:
             raise TargetError(f"provider '{provider.alias}': no Vault address (set address in the "
                               "provider, or VAULT_ADDR)")
+        # The server's client certificate (VAULT_CLIENT_CERT) goes only where its token may.
+        trusted = not given or ctx.egress.allows(given, kind=VAULT.kind, operator=operator)
         namespace = provider.text("namespace") or os.environ.get("VAULT_NAMESPACE") or None
         verify = _verify(provider.settings.get("verify"), ctx, provider.alias)
         timeout = provider.timeout
         token: str | None
-        if provider.auth_kind == "approle":
-            token = _approle_token(hvac, provider, address, namespace, verify, timeout)
+        if approle:
+            token = _approle_token(hvac, provider, address, namespace, verify, timeout, trusted)
         else:
-            token = provider.token(ctx)
-            if token is None:
-                token = hvac.utils.get_token_from_env()  # VAULT_TOKEN, then ~/.vault-token
+            token = own if own is not None else server_token
         if not token:
             raise TargetError(f"provider '{provider.alias}': no Vault token (set token or "
                               "token_file in the provider's auth, or VAULT_TOKEN)")
-        return _clients.get((address, token, namespace, verify, timeout), lambda: hvac.Client(
-            url=address, token=token, namespace=namespace, verify=verify, timeout=timeout,
-            session=_session()))
+        return _clients.get((address, token, namespace, verify, timeout, trusted),
+                            lambda: _hvac_client(hvac, address, token, namespace, verify, timeout, trusted))
 
     @staticmethod
     def _read_v2(kv: Any, mount: str, path: str) -> tuple[dict[str, Any], int]:
@@ -202,8 +235,17 @@ _approle_lock = threading.Lock()
 APPROLE_MARGIN = 0.2
 
 
+def _hvac_client(hvac: Any, address: str, token: str, namespace: str | None, verify: bool | str,
+                 timeout: float, trusted: bool) -> Any:
+    """An hvac client on this transport's session, following no redirect; the server's client
+    certificate (VAULT_CLIENT_CERT) only for an address trusted with the server's credentials
+    (``()``: none, where hvac would otherwise take it from the environment)."""
+    return hvac.Client(url=address, token=token, namespace=namespace, verify=verify, timeout=timeout,
+                       allow_redirects=False, cert=None if trusted else (), session=new_session(VaultKvKind.type))
+
+
 def _approle_token(hvac: Any, provider: Provider, address: str, namespace: str | None,
-                   verify: bool | str, timeout: float) -> str:
+                   verify: bool | str, timeout: float, trusted: bool) -> str:
     """A token from ``auth/<approle_mount>/login`` with the provider's ``role_id`` and ``secret_id``
     (SecretZero's settings), reused while its lease lasts."""
     role_id, secret_id = provider.text("role_id"), provider.text("secret_id")
@@ -215,8 +257,8 @@ def _approle_token(hvac: Any, provider: Provider, address: str, namespace: str |
         cached = _approle_tokens.get(key)
         if cached is not None and time.monotonic() < cached[1]:
             return cached[0]
-        client = hvac.Client(url=address, namespace=namespace, verify=verify, timeout=timeout,
-                             session=_session())
+        # token "": hvac would otherwise send the server's VAULT_TOKEN with the login.
+        client = _hvac_client(hvac, address, "", namespace, verify, timeout, trusted)
         with sdk_errors(_error, f"provider '{provider.alias}'", "AppRole login"):
             response = client.auth.approle.login(role_id=role_id, secret_id=secret_id,
                                                  use_token=False, mount_point=mount)
@@ -229,16 +271,6 @@ def _approle_token(hvac: Any, provider: Provider, address: str, namespace: str |
         lifetime = float(lease) * (1 - APPROLE_MARGIN) if isinstance(lease, int) and lease > 0 else float("inf")
         _approle_tokens[key] = (token, time.monotonic() + lifetime)
         return token
-
-
-def _session() -> Any:
-    """A requests session that retries Vault's 429 (rate limit quota) and 503 (sealed, standby)."""
-    requests = load_sdk("requests", "hvac", "vault/vault_kv")
-    session = requests.Session()
-    adapter = requests.adapters.HTTPAdapter(max_retries=throttle_retry())
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
 
 
 def _version(body: Any) -> int:
@@ -277,3 +309,6 @@ def _error(exc: BaseException, where: str, operation: str) -> TargetError:
                 "UnexpectedError", "PreconditionFailed", "UnsupportedOperation"):
         return TargetError(f"{where}: {operation} failed ({name})")
     return sdk_failure(exc, where, operation)
+
+
+KINDS = (VaultKvKind(),)

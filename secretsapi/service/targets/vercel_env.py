@@ -18,8 +18,10 @@ entry holding the id names, and the id is ``<provider>/vercel_env/<project>/<env
 
 Provider settings: ``token`` or ``token_file`` (else VERCEL_TOKEN), ``team_id`` (else
 VERCEL_TEAM_ID), ``project_id`` (a target's own wins), ``api_url`` (default
-https://api.vercel.com), ``timeout`` (default 5 s), ``max_concurrency`` (default 8). Answers 429
-and 503 are retried with backoff, after Retry-After or X-RateLimit-Reset (``throttle_retry``).
+https://api.vercel.com), ``timeout`` (default 5 s), ``max_concurrency`` (default 8). Requests go
+through the one transport (``rest``): 429 and 503 retried after Retry-After or X-RateLimit-Reset,
+no redirect followed. VERCEL_TOKEN is the server's: with it, an ``api_url`` the definition names
+must be Vercel's own or one the operator lists (``egress``).
 """
 
 from __future__ import annotations
@@ -27,35 +29,40 @@ from __future__ import annotations
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.base import ReadBack, TargetContext, option
-from secretsapi.service.targets.remote import (
-    ClientCache,
-    Provider,
-    check_text,
-    checked_group,
-    checked_provider,
-    collect,
-    digest,
-    load_sdk,
-    provider_of,
-    sdk_errors,
-    sdk_failure,
-    throttle_retry,
-)
-from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
+from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
+from secretsapi.service.targets.ids import RecordsSecretZeroIds
+from secretsapi.service.targets.providers import CONCURRENCY, TIMEOUT, checked_provider, provider_of
+from secretsapi.service.targets.remote import checked_group, collect, digest, sdk_errors, sdk_failure
+from secretsapi.service.targets.rest import base_url, request, session
+from secretsapi.service.targets.schema import AuthKind, KindSchema, Need, ProviderSchema, Setting
 from secretsapi.service.util.hashing import sha256_text
 
-AUTH_KINDS = ("token", "env", "ambient")
 API_URL = "https://api.vercel.com"
 ENVIRONMENTS = ("development", "preview", "production")
 DEFAULT_ENVIRONMENTS = ("production",)  # SecretZero's default
-
-# requests.Session is not documented as thread-safe: one per thread.
-_sessions = ClientCache(64, per_thread=True)
+VERCEL = ProviderSchema(
+    "vercel", "Vercel",
+    "Vercel's REST API; VERCEL_TOKEN and VERCEL_TEAM_ID by default.",
+    config={
+        "project_id": Setting("string", "project id or name, for targets that name none"),
+        "api_url": Setting("string", "API base URL", API_URL),
+        "timeout": TIMEOUT,
+        "max_concurrency": CONCURRENCY,
+    },
+    auth_kinds=tuple(AuthKind(name) for name in ("token", "env", "ambient")),
+    auth_config={
+        "token": Setting("string", "Vercel access token"),
+        "token_file": Setting("string", "file holding the token (relative to the definition folder)"),
+        "team_id": Setting("string", "team the project belongs to (teamId)"),
+    },
+    hosted=(API_URL,),
+    addressed=True,
+)
+PROVIDERS = (VERCEL,)
 
 
 def _environments(target: TargetSpec) -> tuple[str, ...]:
@@ -70,27 +77,25 @@ def _key(placement: Placement) -> str:
     return str(placement.target.config.get("secret_name") or placement.key)
 
 
-class VercelEnvKind(RecordsSecretZeroIds):
-    type = "vercel/vercel_env"
+class VercelEnvKind(RecordsSecretZeroIds, Kind):
+    schema = KindSchema(
+        "vercel/vercel_env",
+        "A Vercel project environment variable (type encrypted) for a set of environments; the project's "
+        "other variables are kept.",
+        {
+            "project_id": Setting("string", "project id or name; the provider's by default"),
+            "secret_name": Setting("string", "variable key; the secret (or template field) name by default"),
+            "environments": Setting("array", "any of development, preview, production", list(DEFAULT_ENVIRONMENTS),
+                                    items="string"),
+        },
+        needs=(Need(("project_id",), provider=("project_id",)),),
+        target_id="SecretZero's, e.g. `vercel/vercel_env/`; own: `vercel/vercel_env/<project>[/<secret_name>]/"
+                  "<environments>`",
+        example={'project_id': 'prj_app'}
+    )
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "description": "A Vercel project environment variable (type encrypted) for a set of "
-                           "environments; the project's other variables are kept.",
-            "config": {
-                "project_id": option("string", None, "project id or name; the provider's by default"),
-                "secret_name": option("string", None, "variable key; the secret (or template field) name by default"),
-                "environments": option("array", list(DEFAULT_ENVIRONMENTS), "any of development, preview, production"),
-            },
-        }
-
-    def validate(self, target: TargetSpec, where: str) -> list[str]:
-        config = target.config
-        problems = check_text(config, "project_id", where) + check_text(config, "secret_name", where)
-        given = config.get("environments")
-        if given is not None and (not isinstance(given, list) or not all(isinstance(e, str) for e in given)):
-            problems.append(f"{where}: config.environments must be a list of strings")
-        return problems
+    def uses_server_credentials(self, target: TargetSpec, ctx: TargetContext) -> bool:
+        return provider_of(target, ctx).token(ctx) is None
 
     def advise(self, target: TargetSpec, where: str) -> list[str]:
         """Environments Vercel has not: SecretZero accepts them at validation and fails the target
@@ -111,7 +116,7 @@ class VercelEnvKind(RecordsSecretZeroIds):
         if not items:
             return {}
         target = items[0][0].target
-        where = checked_group(self.validate, [p.target for p, _ in items], self._where([p for p, _ in items], ctx))
+        where = checked_group(self, [p.target for p, _ in items], self._where([p for p, _ in items], ctx), ctx)
         _refuse(target, where)
         values = collect(items, _key, where)
         api = _Api(target, ctx, where)
@@ -149,7 +154,7 @@ class VercelEnvKind(RecordsSecretZeroIds):
         if not items:
             return {}
         target = items[0].target
-        where = checked_group(self.validate, [p.target for p in items], self._where(items, ctx))
+        where = checked_group(self, [p.target for p in items], self._where(items, ctx), ctx)
         _refuse(target, where)
         api = _Api(target, ctx, where)
         environments = _environments(target)
@@ -227,9 +232,9 @@ class _Api:
     """The Vercel REST calls of one target: token, team and project resolved, a session per thread."""
 
     def __init__(self, target: TargetSpec, ctx: TargetContext, where: str) -> None:
-        requests = load_sdk("requests", "requests", VercelEnvKind.type)
-        provider = checked_provider(target, ctx, AUTH_KINDS, "Vercel")
-        token = provider.token(ctx) or os.environ.get("VERCEL_TOKEN")
+        provider = checked_provider(target, ctx, VERCEL)
+        own = provider.token(ctx)
+        token = own or os.environ.get("VERCEL_TOKEN")
         if not token:
             raise TargetError(f"provider '{provider.alias}': no Vercel token (set token or token_file in the "
                               "provider's auth, or VERCEL_TOKEN)")
@@ -238,17 +243,23 @@ class _Api:
             raise TargetError(f"{where}: no project (set project_id in the target or its provider)")
         self.project = str(project)
         self.team = provider.text("team_id") or os.environ.get("VERCEL_TEAM_ID") or None
-        self.base = _api_url(provider)
+        given = provider.text("api_url")
+        address = provider.address(ctx, VERCEL, given, None, API_URL,
+                                   server_credential=None if own else "the server's VERCEL_TOKEN")
+        self.base = base_url(str(address), provider.alias, "api_url")
         self.timeout = provider.timeout
-        self.session = _sessions.get((self.base, token), lambda: _session(requests, token))
+        self.where = where
+        self.session = session((self.base, token), {"Authorization": f"Bearer {token}", "User-Agent": "secretsapi"},
+                               VercelEnvKind.type, True)
         # What one listing of variables is valid for (the token digested: never kept as a key).
         self.scope = (self.base, self.team or "", self.project, digest(token))
 
     def call(self, method: str, path: str, json: Any = None) -> Any:
         url = self.base + path.replace("{project}", quote(self.project, safe=""))
         params = {"teamId": self.team} if self.team else None
-        response = self.session.request(method, url, params=params, json=json, timeout=self.timeout)
-        if response.status_code >= 400:
+        response = request(self.session, method, url, where=self.where, operation=method, timeout=self.timeout,
+                           params=params, json=json)
+        if response.status_code >= 300:
             raise _HttpError(response.status_code, _code(response))
         return response.json() if response.content else None
 
@@ -256,22 +267,6 @@ class _Api:
         body = self.call("GET", "/v10/projects/{project}/env")
         envs = body.get("envs") if isinstance(body, Mapping) else None
         return [e for e in envs if isinstance(e, Mapping)] if isinstance(envs, list) else []
-
-
-def _api_url(provider: Provider) -> str:
-    url = (provider.text("api_url") or API_URL).rstrip("/")
-    if urlsplit(url).scheme not in ("https", "http") or not urlsplit(url).hostname:
-        raise TargetError(f"provider '{provider.alias}': api_url must be an http(s) URL")
-    return url
-
-
-def _session(requests: Any, token: str) -> Any:
-    session = requests.Session()
-    session.headers["Authorization"] = f"Bearer {token}"
-    adapter = requests.adapters.HTTPAdapter(max_retries=throttle_retry())
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
 
 
 def _code(response: Any) -> str | None:
@@ -302,3 +297,6 @@ def _error(exc: BaseException, where: str, operation: str) -> TargetError:
             return TargetError(f"{where}: throttled by Vercel ({shown})")
         return TargetError(f"{where}: {operation} failed ({shown})")
     return sdk_failure(exc, where, operation)
+
+
+KINDS = (VercelEnvKind(),)

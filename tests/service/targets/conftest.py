@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -118,3 +118,17 @@ def jenkins(clean_sdk_env: None) -> Iterator[JenkinsServer]:
 def infisical(clean_sdk_env: None) -> Iterator[InfisicalServer]:
     with InfisicalServer() as server:
         yield server
+
+
+@pytest.fixture
+def operator_allows(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """``operator_allows(kind, url, ...)``: the operator lists ``url`` for provider kind ``kind`` in
+    SERVICE_CREDENTIAL_ADDRESSES (the server's own credentials may go there), for this test."""
+    from secretsapi.service.targets import egress
+
+    def allow(kind: str, *urls: str) -> None:
+        current = egress.current()
+        addresses = {**current.addresses, kind: (*current.addresses.get(kind, ()), *urls)}
+        monkeypatch.setattr(egress, "_current", egress.Egress(addresses, current.read_prefixes))
+
+    return allow

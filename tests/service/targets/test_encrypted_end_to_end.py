@@ -163,7 +163,7 @@ def test_an_invalid_external_secret_is_a_validation_error(authed_api: APIClient,
     body = authed_api.post("/config/validate", {"config": document}, format="json").json()
     assert body["valid"] is False
     assert body["errors"] == ["secrets[0] 'db_password' targets[3] kubernetes/external_secret: "
-                              "config.secret_name is required and must be a non-empty string"]
+                              "config.secret_name is required"]
 
 
 def test_commands_sync_detect_drift_and_repair_the_encrypted_files(repo: Path, db: None) -> None:

@@ -138,5 +138,5 @@ def test_validation_requires_secret_name_and_output_path(tmp_path: Path) -> None
     errors = validate_document(doc).errors
     assert [e.split(": ", 1)[1] for e in errors] == [
         "config.output_path is required and must be a non-empty string",
-        "config.secret_name is required and must be a non-empty string",
-        "config.labels must map names to strings"]
+        "config.secret_name is required",
+        "config.labels must be a mapping of strings to strings"]

@@ -190,8 +190,9 @@ def test_the_token_and_api_url_come_from_the_environment_when_the_provider_names
 
 
 def test_universal_auth_credentials_come_from_the_environment_too(
-    tmp_path: Path, server: InfisicalServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, server: InfisicalServer, monkeypatch: pytest.MonkeyPatch, operator_allows: Any
 ) -> None:
+    operator_allows("infisical", server.url)  # a self-hosted instance the operator lists
     monkeypatch.setenv("INFISICAL_UNIVERSAL_AUTH_CLIENT_ID", server.client_id)
     monkeypatch.setenv("INFISICAL_UNIVERSAL_AUTH_CLIENT_SECRET", server.client_secret)
     ws = workspace(tmp_path, {"inf": {"kind": "infisical", "config": {"api_url": f"{server.url}/api"}}},

@@ -153,8 +153,8 @@ def test_validation_names_the_secret_and_the_target_of_each_config_error(
     authed_api: APIClient, defined: Workspace
 ) -> None:
     config = {"version": "1.0", "secrets": [
-        secret("a", target("infisical", "infisical", secret_path="backend")),
-        secret("b", target("infisical", "infisical", secret_name="DB PASSWORD", environment=3)),
+        secret("a", target("infisical", "infisical", workspace_id=WS, secret_path="backend")),
+        secret("b", target("infisical", "infisical", workspace_id=WS, secret_name="DB PASSWORD", environment=3)),
     ]}
     body = authed_api.post("/config/validate", {"config": config}, format="json").json()
     assert body["valid"] is False

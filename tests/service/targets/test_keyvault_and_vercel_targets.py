@@ -135,8 +135,7 @@ def test_key_vault_throttling_is_retried_after_its_retry_after(
     tmp_path: Path, keyvault: AzureKeyVaultServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sleeps: list[float] = []
-    monkeypatch.setattr("azure.core.pipeline.transport._requests_basic.RequestsTransport.sleep",
-                        lambda self, seconds: sleeps.append(seconds))
+    monkeypatch.setattr("urllib3.util.retry.time.sleep", sleeps.append)  # the one retry policy's (rest)
     keyvault.throttle(429, 1, retry_after="2")
     ws = _kv_workspace(tmp_path, keyvault)
     assert sync(ws).errors == []
@@ -148,8 +147,7 @@ def test_key_vault_throttling_that_does_not_end_fails_the_target_after_bounded_r
     tmp_path: Path, keyvault: AzureKeyVaultServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sleeps: list[float] = []
-    monkeypatch.setattr("azure.core.pipeline.transport._requests_basic.RequestsTransport.sleep",
-                        lambda self, seconds: sleeps.append(seconds))
+    monkeypatch.setattr("urllib3.util.retry.time.sleep", sleeps.append)
     keyvault.throttle(429, 100, retry_after="3600")
     (error,) = sync(_kv_workspace(tmp_path, keyvault)).errors
     assert error.message == f"{_host(keyvault)}/db-password: throttled by Key Vault (429 Throttled)".join(
@@ -158,8 +156,9 @@ def test_key_vault_throttling_that_does_not_end_fails_the_target_after_bounded_r
 
 
 def test_key_vault_credentials_can_come_from_the_azure_environment(
-    tmp_path: Path, keyvault: AzureKeyVaultServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, keyvault: AzureKeyVaultServer, monkeypatch: pytest.MonkeyPatch, operator_allows: Any
 ) -> None:
+    operator_allows("azure", keyvault.url)  # the server's credentials, to a vault the operator lists
     for name, value in {"AZURE_TENANT_ID": keyvault.tenant_id, "AZURE_CLIENT_ID": keyvault.client_id,
                         "AZURE_CLIENT_SECRET": keyvault.client_secret, "AZURE_AUTHORITY_HOST": keyvault.url}.items():
         monkeypatch.setenv(name, value)
@@ -306,7 +305,7 @@ def test_vercel_rate_limits_are_waited_out_until_the_window_resets(
 ) -> None:
     sleeps: list[float] = []
     monkeypatch.setattr("urllib3.util.retry.time.sleep", sleeps.append)
-    monkeypatch.setattr("secretsapi.service.targets.remote.time.time", lambda: 1_000_000_000.0)
+    monkeypatch.setattr("secretsapi.service.targets.rest.time.time", lambda: 1_000_000_000.0)
     monkeypatch.setattr("tests.peers.vercel_server.time.time", lambda: 1_000_000_000.0)
     vercel.rate_limit(1, reset_in=3, retry_after=retry_after)
     ws = _vercel_workspace(tmp_path, vercel)
@@ -327,8 +326,9 @@ def test_vercel_rate_limits_that_do_not_end_fail_the_target_after_bounded_retrie
 
 
 def test_the_vercel_token_can_come_from_the_environment_and_a_wrong_one_is_never_shown(
-    tmp_path: Path, vercel: VercelServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, vercel: VercelServer, monkeypatch: pytest.MonkeyPatch, operator_allows: Any
 ) -> None:
+    operator_allows("vercel", vercel.url)
     provider = {"kind": "vercel", "config": {"project_id": "prj_app", "api_url": vercel.url}}
     ws = workspace(tmp_path, {"vercel": provider}, secret("api", target("vercel", "vercel_env", secret_name="K")))
     monkeypatch.setenv("VERCEL_TEAM_ID", "team_1")
@@ -378,6 +378,8 @@ def test_config_values_of_the_wrong_type_are_errors_naming_the_secret_and_the_ta
     assert validate_document(document, environ={}).errors == [
         "secrets[0] 'db' targets[0] azure/azure_keyvault: config.secret_name must be a string",
         "secrets[0] 'db' targets[0] azure/azure_keyvault: config.tags must be a mapping of strings to strings",
+        "secrets[0] 'db' targets[0] azure/azure_keyvault: config.vault_url or config.vault_name is required "
+        "(in the target, or vault_url or vault_name in provider 'azure')",
         "secrets[1] 'api' targets[0] vercel/vercel_env: config.environments must be a list of strings",
     ]
 

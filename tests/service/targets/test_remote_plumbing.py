@@ -42,9 +42,10 @@ def test_a_group_is_named_by_its_location_and_checks_each_target_given() -> None
     kind = get_kind("vault/vault_kv")
     valid = TargetSpec("vault", "vault_kv", {"path": "app"})
     invalid = TargetSpec("vault", "vault_kv", {"path": "app", "key": 3})
-    assert checked_group(kind.validate, [valid], "secret/app") == "vault/vault_kv/secret/app"
+    ctx = TargetContext(Path("."), {}, lambda key: None, ())
+    assert checked_group(kind, [valid], "secret/app", ctx) == "vault/vault_kv/secret/app"
     with pytest.raises(TargetError, match=r"^vault/vault_kv/secret/app: config\.key must be a string$"):
-        checked_group(kind.validate, [valid, invalid], "secret/app")
+        checked_group(kind, [valid, invalid], "secret/app", ctx)
 
 
 def test_sdk_errors_give_the_failure_class_never_its_text() -> None:

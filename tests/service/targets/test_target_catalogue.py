@@ -7,10 +7,10 @@ from pathlib import Path
 
 import yaml
 
+from secretsapi.service.catalogue import declared_providers, provider_catalogue, target_catalogue
 from secretsapi.service.definition.model import TargetSpec
 from secretsapi.service.loading.loader import load_definition
 from secretsapi.service.targets import TargetKind, get_kind, kinds
-from secretsapi.service.targets.catalogue import declared_providers, provider_catalogue, target_catalogue
 
 REMOTE = ("aws/ssm_parameter", "aws/secrets_manager", "vault/vault_kv", "kubernetes/kubernetes_secret")
 CREDENTIALS = ("AKIA-s3cr3t-id", "s3cr3t-access-key", "hvs.s3cr3t-token", "inline-s3cr3t", "p4ssw0rd-s3cr3t",
