@@ -12,6 +12,7 @@ from urllib.parse import unquote, urlsplit
 import dj_database_url
 from corsheaders.defaults import default_headers
 from croniter import croniter
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.functional import SimpleLazyObject
 
@@ -316,6 +317,8 @@ MIDDLEWARE = [
     "secretsapi.api.admin_networks.AdminNetworksMiddleware",
     "secretsapi.api.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every answer (CONTENT_SECURITY_POLICY below).
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "secretsapi.api.cors.ServiceCorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -361,6 +364,24 @@ SECURE_HSTS_PRELOAD = SERVICE_HTTPS and SERVICE_HSTS_PRELOAD
 SECURE_REDIRECT_EXEMPT = [r"^health$"]
 # Preload off is a deliberate default (above), not an oversight for `check --deploy` to report.
 SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+
+# --- Content-Security-Policy (django-csp): pages load this site's scripts, styles, images and
+# fonts only, never run inline script, and are never framed; the admin's own <style> blocks carry
+# the request's nonce. /docs and /redoc add what Swagger UI and ReDoc need (project/urls.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 ROOT_URLCONF = "project.urls"
 WSGI_APPLICATION = "project.wsgi.application"
