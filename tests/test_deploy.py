@@ -286,3 +286,35 @@ def test_without_https_check_deploy_names_the_cookie_hsts_and_redirect_warnings(
     result = _check_deploy({"SERVICE_SECRET_KEY": secrets.token_urlsafe(50)}, tmp_path)
     found = set(re.findall(r"\(security\.(W\d+)\)", result.stdout + result.stderr))
     assert found == {"W004", "W008", "W012", "W016"}
+
+
+# --- Healthchecks, run as the containers run them (`manage.py health`: the jobs' part) -----------------
+
+@pytest.mark.slow
+def test_the_web_and_worker_healthchecks_answer_as_those_parts_do(tmp_path: Path) -> None:
+    from tests.processes.live import server_env, write_definition
+
+    services = compose_config(tmp_path)["services"]
+    web, worker = (services[name]["healthcheck"]["test"][1:] for name in ("web", "worker"))
+    assert web[0] == worker[0] == "python"
+    config = write_definition(tmp_path, {"version": "1.0", "secrets": []})
+    env = server_env(data_dir=tmp_path / "data", config=config)
+
+    def check(command: list[str]) -> int:
+        return subprocess.run([sys.executable, *command[1:]], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=120, check=False).returncode
+
+    assert subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env,
+                          timeout=120, check=False).returncode == 0
+    assert check(web) == 0
+    assert check(worker) != 0  # no job worker runs
+    running = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=ROOT, env=env, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.monotonic() + 90
+        while check(worker) != 0:
+            assert time.monotonic() < end and running.poll() is None, "the worker's healthcheck never passed"
+            time.sleep(1)
+    finally:
+        os.killpg(running.pid, 15)
+        running.wait(timeout=60)
