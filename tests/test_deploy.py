@@ -47,13 +47,13 @@ def unit(name: str) -> dict[str, list[str]]:
     return settings
 
 
-def unit_environment(name: str, credentials: Path) -> dict[str, str]:
-    """``Environment=`` of a unit, ``%d`` (its credentials folder) as ``credentials``."""
-    env: dict[str, str] = {}
+def unit_environment(name: str) -> dict[str, str]:
+    """What a unit runs with: the shipped /etc/secretsapi/env (deploy/systemd/env), then its ``Environment=``."""
+    assert unit(name)["EnvironmentFile"] == ["/etc/secretsapi/env"]
+    env = dict(line.split("=", 1) for line in (DEPLOY / "systemd" / "env").read_text().splitlines()
+               if line and not line.startswith("#"))
     for line in unit(name).get("Environment", []):
-        for item in line.split():
-            key, _, value = item.partition("=")
-            env[key] = value.replace("%d", str(credentials))
+        env.update(item.split("=", 1) for item in line.split())
     return env
 
 
@@ -128,20 +128,18 @@ def test_each_unit_scores_2_5_or_lower_in_systemd_analyze_security(name: str) ->
 
 
 @pytest.mark.parametrize("name", ["secretsapi-web.service", "secretsapi-worker.service"])
-def test_the_service_units_take_their_secrets_as_credentials_never_in_the_environment(name: str) -> None:
-    settings = unit(name)
-    credentials = {value.partition(":")[0] for value in settings["LoadCredential"]}
-    assert credentials == {"service_api_key", "service_secret_key", "database_url"}
-    env = unit_environment(name, Path("/creds"))
+def test_the_service_units_read_their_secrets_from_files_never_from_the_environment(name: str) -> None:
+    env = unit_environment(name)
     assert {key: env.get(f"{key}_FILE") for key in SECRET_NAMES} == {
-        "SERVICE_API_KEY": "/creds/service_api_key", "SERVICE_SECRET_KEY": "/creds/service_secret_key",
-        "DATABASE_URL": "/creds/database_url"}
+        "SERVICE_API_KEY": "/etc/secretsapi/secrets/service_api_key",
+        "SERVICE_SECRET_KEY": "/etc/secretsapi/secrets/service_secret_key",
+        "DATABASE_URL": "/etc/secretsapi/secrets/database_url"}
     assert not set(SECRET_NAMES) & set(env)
-    assert env["SERVICE_HTTPS"] == "true"
+    assert env["SERVICE_HTTPS"] == "true" and env["SERVICE_DATA_DIR"] == "/var/lib/secretsapi"
 
 
 def test_the_web_unit_listens_on_the_socket_the_proxy_config_names() -> None:
-    env = unit_environment("secretsapi-web.service", Path("/creds"))
+    env = unit_environment("secretsapi-web.service")
     assert unit("secretsapi-web.service")["RuntimeDirectory"] == ["secretsapi"]
     assert f"server unix:{env['SERVICE_SOCKET']};" in (DEPLOY / "nginx" / "secretsapi.conf").read_text()
 
@@ -275,7 +273,9 @@ def test_check_deploy_is_clean_under_the_compose_settings(tmp_path: Path) -> Non
 
 
 def test_check_deploy_is_clean_under_the_systemd_settings(tmp_path: Path) -> None:
-    env = unit_environment("secretsapi-web.service", _secret_files(tmp_path / "credentials"))
+    credentials = _secret_files(tmp_path / "credentials")
+    env = {key: value.replace("/etc/secretsapi/secrets", str(credentials))
+           for key, value in unit_environment("secretsapi-web.service").items()}
     env["SERVICE_DATA_DIR"] = str(tmp_path / "data")
     result = _check_deploy(env, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
