@@ -175,7 +175,8 @@ def conflict(root: Path, relative: PurePosixPath, sha256: str) -> str | None:
 def restore_file(root: Path, relative: PurePosixPath, source: BinaryIO) -> None:
     """Write ``source`` to ``root/relative`` (0600; folders 0700), atomically, never through a link."""
     fd = _open_folder(root, relative.parts[:-1], create=True)
-    assert fd is not None
+    if fd is None:
+        raise ArchiveError(f"cannot create {root / relative.parent}")
     temp = f".{relative.name}.{secrets.token_hex(6)}.tmp"
     try:
         file_fd = os.open(temp, CREATE_FLAGS, 0o600, dir_fd=fd)

@@ -185,7 +185,7 @@ def restore(source: Path, *, actor: str) -> Summary:
         listed = ", ".join(f"{label} ({count})" for label, count in sorted(held.items()))
         raise ArchiveError(f"this install is not empty ({listed}): restore into a new database (and folders)")
     try:
-        archive = tarfile.open(source, mode="r:gz")
+        archive = tarfile.open(source, mode="r:gz")  # noqa: SIM115 - closed by the `with` below
     except (OSError, tarfile.TarError) as exc:
         raise ArchiveError(f"cannot read {source} as a backup: {exc}") from None
     with archive:

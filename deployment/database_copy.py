@@ -54,7 +54,7 @@ def rows_held(alias: str = DEFAULT_DB_ALIAS) -> dict[str, int]:
     for model in apps.get_models():
         if model._meta.label_lower in ignored or model._meta.db_table not in tables or not model._meta.managed:
             continue
-        count = model.objects.using(alias).count()
+        count = model._default_manager.using(alias).count()
         if count:
             counts[model._meta.label_lower] = count
     return counts
@@ -109,5 +109,5 @@ def load_fixture(fixture: Path, migrations: list[list[str]], alias: str = DEFAUL
         for label in START_UP_MODELS:
             model = apps.get_model(label)
             if model._meta.db_table in tables:
-                model.objects.using(alias).all().delete()
+                model._default_manager.using(alias).all().delete()
         call_command("loaddata", str(fixture), database=alias, verbosity=0)

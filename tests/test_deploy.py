@@ -50,10 +50,15 @@ def unit(name: str) -> dict[str, list[str]]:
 def unit_environment(name: str) -> dict[str, str]:
     """What a unit runs with: the shipped /etc/secretsapi/env (deploy/systemd/env), then its ``Environment=``."""
     assert unit(name)["EnvironmentFile"] == ["/etc/secretsapi/env"]
-    env = dict(line.split("=", 1) for line in (DEPLOY / "systemd" / "env").read_text().splitlines()
-               if line and not line.startswith("#"))
+    env: dict[str, str] = {}
+    for line in (DEPLOY / "systemd" / "env").read_text().splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            env[key] = value
     for line in unit(name).get("Environment", []):
-        env.update(item.split("=", 1) for item in line.split())
+        for item in line.split():
+            key, _, value = item.partition("=")
+            env[key] = value
     return env
 
 

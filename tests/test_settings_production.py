@@ -31,7 +31,8 @@ def python(tmp_path: Path, code: str, **given: str) -> subprocess.CompletedProce
 
 
 def read_settings(tmp_path: Path, names: list[str], **given: str) -> dict[str, object]:
-    code = f"import json, project.settings as s; print(json.dumps({{n: getattr(s, n) for n in {names!r}}}, default=str))"
+    code = (f"import json, project.settings as s; "
+            f"print(json.dumps({{n: getattr(s, n) for n in {names!r}}}, default=str))")
     result = python(tmp_path, code, **given)
     assert result.returncode == 0, result.stderr
     return dict(json.loads(result.stdout))

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.processes.proxy import NGINX, derive_config  # noqa: E402
-from tests.processes.live import free_port  # noqa: E402
+from tests.processes.live import free_port
+from tests.processes.proxy import NGINX, derive_config
 
 PATHS: dict[str, str] = json.loads(os.environ["FAKE_HOST_PATHS"])
 
@@ -64,9 +64,9 @@ def start(name: str) -> None:
                     env[key] = mapped(value)
         for line in settings.get("Environment", []):
             env.update((key, mapped(value)) for key, _, value in (item.partition("=") for item in shlex.split(line)))
-        for folder in settings.get("RuntimeDirectory", []) + settings.get("StateDirectory", []):
-            root = "/run/" if folder in settings.get("RuntimeDirectory", []) else "/var/lib/"
-            Path(mapped(root + folder)).mkdir(mode=0o700, parents=True, exist_ok=True)
+        for name_ in settings.get("RuntimeDirectory", []) + settings.get("StateDirectory", []):
+            root = "/run/" if name_ in settings.get("RuntimeDirectory", []) else "/var/lib/"
+            Path(mapped(root + name_)).mkdir(mode=0o700, parents=True, exist_ok=True)
         argv = [mapped(word) for word in shlex.split(settings["ExecStart"][0])]
         cwd = mapped(settings["WorkingDirectory"][0])
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,

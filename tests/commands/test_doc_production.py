@@ -29,7 +29,8 @@ import yaml
 
 from tests.commands.test_doc_shell_blocks import block
 from tests.docsession import clean_env, explain, kill_group, run_session
-from tests.processes.live import free_port, pg_database  # noqa: F401 - a fixture
+from tests.processes.live import free_port
+from tests.processes.live import pg_database as pg_database  # the fixture
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -76,8 +77,8 @@ def test_the_systemd_steps_serve_https_with_a_first_admin_a_first_key_and_a_back
     steps = [*block("docs/operations.md", "cd /opt/secretsapi && sudo make install bytecode").commands,
              *block("docs/operations.md", "manage() {").commands,
              *block("docs/operations.md", "sudo install -d -o secretsapi -g secretsapi -m 0700 /var/backups").commands]
-    replace = {**paths, f"postgres://secrets:$DB_PASSWORD@localhost:5432/secrets": pg_database,
-               f'"$DOMAIN:443:127.0.0.1"': f'"$DOMAIN:{port}:127.0.0.1"', '"https://$DOMAIN/': f'"https://$DOMAIN:{port}/',
+    replace = {**paths, "postgres://secrets:$DB_PASSWORD@localhost:5432/secrets": pg_database,
+               '"$DOMAIN:443:127.0.0.1"': f'"$DOMAIN:{port}:127.0.0.1"', '"https://$DOMAIN/': f'"https://$DOMAIN:{port}/',
                # No terminal here to type the password at: the same command, told it by the environment.
                "--email admin@example.com": "--email admin@example.com --noinput"}
     env = clean_env(python_shim, PATH=f"{shims(tmp_path / 'bin')}:{os.environ['PATH']}", DOMAIN=DOMAIN,

@@ -98,7 +98,8 @@ def backup_and_restore(tmp_path: Path, servers: Callable[..., LiveServer], url_a
     assert after == before
     # Every file: the lockfile's entries, the target files, the definition, the secret key.
     assert files(tmp_path / "b" / "secrets") == files(tmp_path / "a" / "secrets")
-    assert (tmp_path / "b" / "data" / "secret_key").read_bytes() == (tmp_path / "a" / "data" / "secret_key").read_bytes()
+    key_a, key_b = (tmp_path / name / "data" / "secret_key" for name in ("a", "b"))
+    assert key_b.read_bytes() == key_a.read_bytes()
     assert json.loads((tmp_path / "b" / "secrets" / ".gitsecrets.lock").read_text())["secrets"]
     drift = manage(env_b, "drift", "--json")
     assert drift.returncode == 0, drift.stdout + drift.stderr

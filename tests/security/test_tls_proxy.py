@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -84,7 +83,7 @@ def test_tls_1_3_is_served_with_a_certificate_the_ca_verifies(served: Proxy) -> 
     connection = http.client.HTTPSConnection("localhost", served.port, timeout=30, context=context)
     connection.request("GET", "/health")
     assert connection.getresponse().status == 200
-    assert connection.sock.version() == "TLSv1.3"  # type: ignore[union-attr]
+    assert connection.sock.version() == "TLSv1.3"
     connection.close()
 
 
