@@ -34,8 +34,9 @@ FIXTURE_EXCLUDES = ["-e", "contenttypes", "-e", "auth.permission"]
 def install(folder: Path, database_url: str | None) -> dict[str, str]:
     """An install of its own: data folder, definition's folder, database."""
     (folder / "secrets").mkdir(parents=True)
+    # Each generates its secret key (the backup carries it to the restored install).
     return server_env(data_dir=folder / "data", config=folder / "secrets" / "Secretfile.yml",
-                      database_url=database_url)
+                      database_url=database_url, secret_key=None)
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -20,7 +20,7 @@ def host(tmp_path: Path, name: str, database: Path, **extra: str) -> dict[str, s
     (tmp_path / name).mkdir(exist_ok=True)
     config = write_definition(tmp_path / name, {"version": "1.0", "secrets": []})
     return server_env(data_dir=tmp_path / name / "data", config=config, database_url=f"sqlite:///{database}",
-                      extra=extra)
+                      secret_key=None, extra=extra)
 
 
 def test_a_second_host_with_its_own_generated_key_is_refused_until_given_the_first_ones(
