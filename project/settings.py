@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Callable
@@ -12,11 +13,12 @@ from urllib.parse import unquote, urlsplit
 import dj_database_url
 from corsheaders.defaults import default_headers
 from croniter import croniter
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.functional import SimpleLazyObject
 
 from audit.forwarding import Sink
 from project import log_format
-from project.private_data import private_sqlite, sqlite_file, tighten
 from project.secret_key import load_or_create
 from secretsapi import __version__
 
@@ -39,6 +41,42 @@ def _given(name: str) -> str | None:
 def env_str(name: str, default: str | None = None) -> str | None:
     """The value exactly as given (keys keep their whitespace), or ``default`` when unset or empty."""
     return os.environ.get(name) or default
+
+
+def env_secret(name: str) -> str | None:
+    """A setting that holds a secret: the variable ``NAME`` or, for Docker secrets and systemd
+    credentials, the content of the file ``NAME_FILE`` names (one trailing newline removed).
+    Both set, or a file that cannot be read or is empty, stops the process naming the variable
+    and the path, never the content."""
+    value = os.environ.get(name) or None
+    path = _given(f"{name}_FILE")
+    if path is None:
+        return value
+    if value is not None:
+        raise ImproperlyConfigured(f"Set {name} or {name}_FILE, not both.")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ImproperlyConfigured(f"{name}_FILE: {path} is not UTF-8 text.") from None
+    except OSError as exc:
+        raise ImproperlyConfigured(f"{name}_FILE: cannot read {path} ({exc.strerror}).") from None
+    text = text.removesuffix("\n").removesuffix("\r")
+    if not text:
+        raise ImproperlyConfigured(f"{name}_FILE: {path} is empty.")
+    return text
+
+
+def env_networks(name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Comma-separated networks (``10.0.0.0/8``) or addresses (one host each)."""
+    networks = []
+    for item in env_list(name):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name} must be comma-separated networks or addresses (10.0.0.0/8, 192.0.2.7, ::1), not {item!r}."
+            ) from None
+    return tuple(networks)
 
 
 def env_list(name: str) -> list[str]:
@@ -120,13 +158,15 @@ def env_cron(name: str, default: str) -> str | None:
     return value
 
 
+# Importing this module reads the environment (and the files *_FILE variables name) and nothing
+# else: it creates no folder or file and generates no key. The data folder (0700) and the SQLite
+# file (0600) are made when Django starts (deployment/apps.py, when Django starts), the secret
+# key when it is first used (below).
 DATA_DIR = Path(env_str("SERVICE_DATA_DIR") or BASE_DIR / "data")
-# The data folder holds the audit database and the secret key: 0700 (see project/private_data.py).
-tighten(DATA_DIR)
 
 # --- The service -------------------------------------------------------------
 # Auth is enabled only when the key is set (spec: insecure mode otherwise).
-SERVICE_API_KEY = env_str("SERVICE_API_KEY")
+SERVICE_API_KEY = env_secret("SERVICE_API_KEY")
 SERVICE_HOST = env_str("SERVICE_HOST") or "127.0.0.1"
 SERVICE_PORT = env_int("SERVICE_PORT", 8000, minimum=1, maximum=65535)
 SERVICE_CONFIG = Path(env_str("SERVICE_CONFIG") or "Secretfile.yml").absolute()
@@ -167,10 +207,28 @@ SERVICE_TIMEOUT = env_int("SERVICE_TIMEOUT", 300, minimum=1)
 # lock that username or address out until this many seconds pass without another failure.
 SERVICE_ADMIN_LOGIN_FAILURE_LIMIT = env_int("SERVICE_ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS = env_int("SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS", 900, minimum=1)
+# --- Production: TLS at the proxy, the admin's networks (deploy/, docs/operations.md "Production")
+# Clients reach the service over HTTPS, through the proxy of deploy/nginx/: one switch for
+# Secure cookies, HSTS, the redirect of plain HTTP and the proxy's scheme header (so it needs
+# SERVICE_BEHIND_PROXY, which it turns on). HSTS covers subdomains; preload is the operator's
+# choice (it commits the whole domain to HTTPS in browsers for months): off unless asked.
+SERVICE_HTTPS = env_bool("SERVICE_HTTPS")
+SERVICE_HSTS_SECONDS = env_int("SERVICE_HSTS_SECONDS", 31_536_000, minimum=0)
+SERVICE_HSTS_PRELOAD = env_bool("SERVICE_HSTS_PRELOAD")
 # Behind the reverse proxy of deploy/nginx/ (which overwrites X-Forwarded-For, -Proto and -Host
 # on every request): the scheme, host and client address come from those headers. `serve`
-# then listens on loopback only, where nothing but the proxy reaches it.
-SERVICE_BEHIND_PROXY = env_bool("SERVICE_BEHIND_PROXY")
+# then listens on loopback (or SERVICE_SOCKET) only, where nothing but the proxy reaches it.
+SERVICE_BEHIND_PROXY = env_bool("SERVICE_BEHIND_PROXY", default=SERVICE_HTTPS)
+if SERVICE_HTTPS and not SERVICE_BEHIND_PROXY:
+    raise ImproperlyConfigured(
+        "SERVICE_HTTPS=true needs SERVICE_BEHIND_PROXY (true, or unset): the proxy terminates TLS and tells the "
+        "service the scheme, a header only the proxy may set."
+    )
+# A Unix socket `serve` listens on instead of SERVICE_HOST:SERVICE_PORT (the proxy's upstream in
+# deploy/: only processes that can open the socket's folder reach it).
+SERVICE_SOCKET = Path(socket).absolute() if (socket := env_str("SERVICE_SOCKET")) else None
+# The admin (/admin/) answers only clients in these networks (empty: any); others get 403.
+SERVICE_ADMIN_NETWORKS = env_networks("SERVICE_ADMIN_NETWORKS")
 # A write waits this long for another write's locks, then fails with lock_timeout (503).
 SERVICE_LOCK_TIMEOUT = env_int("SERVICE_LOCK_TIMEOUT", 60, minimum=1)
 
@@ -244,10 +302,17 @@ AUDIT_FORWARD = _audit_sink(SERVICE_AUDIT_FORWARD)
 
 # --- Django ------------------------------------------------------------------
 DEBUG = env_bool("SERVICE_DEBUG")
-SECRET_KEY = env_str("SERVICE_SECRET_KEY") or load_or_create(DATA_DIR / "secret_key")
+# Given (SERVICE_SECRET_KEY or SERVICE_SECRET_KEY_FILE), else generated into the data folder
+# (0600) when first used, not when this module is imported. Instances sharing a database must
+# share it: `serve` and `worker` refuse to start with another key than the database's first one
+# (deployment/key_fingerprint.py).
+SECRET_KEY = env_secret("SERVICE_SECRET_KEY") or SimpleLazyObject(lambda: load_or_create(DATA_DIR / "secret_key"))
 ALLOWED_HOSTS = env_list("SERVICE_ALLOWED_HOSTS") or ["*"]
 
 INSTALLED_APPS = [
+    # First: its ready() makes the data folder private and the SQLite file 0600 before any app
+    # may connect; it also keeps the secret key's fingerprint and makes backups.
+    "deployment",
     # Before django.contrib.auth: its createsuperuser (refusing reserved names) replaces Django's.
     "adminusers",
     # The admin without its autodiscovery at start-up: project/urls.py imports the apps' admin
@@ -276,8 +341,12 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Insecure mode answers only this machine: before anything else reads the request.
     "secretsapi.api.loopback.LoopbackOnlyMiddleware",
+    # The admin only from SERVICE_ADMIN_NETWORKS (nothing to do when it is empty).
+    "secretsapi.api.admin_networks.AdminNetworksMiddleware",
     "secretsapi.api.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every answer (CONTENT_SECURITY_POLICY below).
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "secretsapi.api.cors.ServiceCorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -314,6 +383,33 @@ if SERVICE_BEHIND_PROXY:
     USE_X_FORWARDED_HOST = True
     # The proxy's peer, not the proxy, is the address a lockout counts.
     AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
+# SERVICE_HTTPS: what `manage.py check --deploy` asks of a site served over HTTPS.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_SSL_REDIRECT = SERVICE_HTTPS
+SECURE_HSTS_SECONDS = SERVICE_HSTS_SECONDS if SERVICE_HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SERVICE_HTTPS
+SECURE_HSTS_PRELOAD = SERVICE_HTTPS and SERVICE_HSTS_PRELOAD
+# A probe on the host (curl --unix-socket) reads /health without TLS.
+SECURE_REDIRECT_EXEMPT = [r"^health$"]
+# Preload off is a deliberate default (above), not an oversight for `check --deploy` to report.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+
+# --- Content-Security-Policy (django-csp): pages load this site's scripts, styles, images and
+# fonts only, never run inline script, and are never framed; the admin's own <style> blocks carry
+# the request's nonce. /docs and /redoc add what Swagger UI and ReDoc need (project/urls.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 ROOT_URLCONF = "project.urls"
 WSGI_APPLICATION = "project.wsgi.application"
@@ -339,18 +435,18 @@ TEMPLATES = [
 # one audit log and serializes their lockfile writes with advisory locks (secretsapi.database_locks).
 # Persistent connections are checked before reuse, so a restarted database costs one error-free
 # reconnect rather than a failed request.
+# DATABASE_URL holds the database's password: DATABASE_URL_FILE may name a file holding it.
 DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{DATA_DIR / 'service.sqlite3'}", conn_max_age=60, conn_health_checks=True
+    "default": dj_database_url.parse(
+        env_secret("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'service.sqlite3'}",
+        conn_max_age=60, conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    if (_sqlite_file := sqlite_file(str(DATABASES["default"].get("NAME") or ""))) is not None:
-        # Created 0600 before SQLite opens it, so that its -wal and -shm files are 0600 too.
-        private_sqlite(_sqlite_file)
-    # Several gunicorn workers write audit rows: WAL, a busy timeout, and transactions that take
-    # the write lock when they begin (IMMEDIATE), so none fails upgrading a read to a write,
-    # avoid "database is locked".
+    # The file is created 0600 at start (deployment/apps.py) before SQLite opens it. Several
+    # gunicorn workers write audit rows: WAL, a busy timeout, and transactions that take the write
+    # lock when they begin (IMMEDIATE), so none fails upgrading a read to a write, avoid
+    # "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE",
          "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}

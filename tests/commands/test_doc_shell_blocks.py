@@ -61,15 +61,32 @@ BLOCKS = {
         "tests/commands/test_doc_shell_blocks.py::test_the_production_layout_serves_and_runs_jobs_and_stops_on_sigterm",
     ("docs/operations.md", "sudo -u postgres psql"):
         "tests/commands/test_doc_shell_blocks.py::test_the_postgresql_setup_block_serves_from_the_new_database",
+    ("docs/operations.md", "cd /opt/secretsapi && sudo make install bytecode"):
+        "tests/commands/test_doc_production.py::"
+        "test_the_systemd_steps_serve_https_with_a_first_admin_a_first_key_and_a_backup",
+    ("docs/operations.md", "manage() {"):
+        "tests/commands/test_doc_production.py::"
+        "test_the_systemd_steps_serve_https_with_a_first_admin_a_first_key_and_a_backup",
+    ("docs/operations.md", "sudo install -d -o secretsapi -g secretsapi -m 0700 /var/backups"):
+        "tests/commands/test_doc_production.py::"
+        "test_the_systemd_steps_serve_https_with_a_first_admin_a_first_key_and_a_backup",
+    ("docs/operations.md", "export SERVICE_DOMAIN="):
+        "tests/commands/test_doc_production.py::"
+        "test_the_compose_secrets_step_makes_what_the_compose_file_and_check_deploy_need",
     # Against the server of a richer definition than the example's, with more examples.
     ("docs/operations.md", ".venv/bin/schemathesis run"):
         "tests/fuzz/test_schemathesis_cli.py::test_schemathesis_with_every_check_and_phase_finds_nothing",
 }
 NOT_RUN = {
-    ("docs/operations.md", "sudo apt-get install"):
-        "installs packages, adds a system user and starts systemd units: needs systemd as PID 1 on a spare host",
-    ("docs/operations.md", "export SERVICE_API_KEY=$(python3 -c"):
-        "builds and starts the compose project: needs a Docker daemon that can pull base images",
+    ("docs/operations.md", "export DOMAIN=secrets.example.com"):
+        "installs packages, adds system users and a PostgreSQL role: changes the host (the next steps run in "
+        "tests/commands/test_doc_production.py, with a test database)",
+    ("docs/operations.md", "sudo apt-get install -y certbot"):
+        "asks Let's Encrypt for a certificate: needs a public name that resolves to this host (the webroot it "
+        "writes is served: tests/security/test_tls_proxy.py)",
+    ("docs/operations.md", "docker compose -p secretsapi -f deploy/compose.yaml up"):
+        "builds and starts the compose project: needs a Docker daemon that can pull base images (its files and "
+        "settings are checked in tests/test_deploy.py and tests/commands/test_doc_production.py)",
     ("docs/operations.md", "sudo pg_ctlcluster"):
         "starts the host's PostgreSQL cluster, creates a role, then runs `make test`: the whole suite (this one)",
 }

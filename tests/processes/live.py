@@ -33,6 +33,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "live-test-key-0c7e5a91"
+SECRET_KEY = "live-test-secret-key-5b1e0c7f2d94a8e63f17c0b4d29e8a57c61f03b9d8e2a4c7"
 START_DEADLINE_S = 90.0
 
 FORMATS = ("env", "json", "yaml", "toml")
@@ -157,9 +158,11 @@ def _wait_group_gone(pgid: int, deadline_s: float = 30) -> None:
 
 def server_env(
     *, data_dir: Path, config: Path, lockfile: Path | None = None, database_url: str | None = None,
-    api_key: str | None = API_KEY, extra: dict[str, str] | None = None,
+    api_key: str | None = API_KEY, secret_key: str | None = SECRET_KEY, extra: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """The parent's environment less every service setting, then exactly the ones given."""
+    """The parent's environment less every service setting, then exactly the ones given. Every
+    instance gets one secret key (as instances sharing a database must: `serve` refuses another);
+    ``secret_key=None`` lets it generate its own in its data folder."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
     env.update({"SERVICE_DATA_DIR": str(data_dir), "SERVICE_CONFIG": str(config), "PYTHONUNBUFFERED": "1",
                 # No schedule ticks in the middle of a test (the tests of schedules set their own).
@@ -170,6 +173,8 @@ def server_env(
         env["DATABASE_URL"] = database_url
     if api_key is not None:
         env["SERVICE_API_KEY"] = api_key
+    if secret_key is not None:
+        env["SERVICE_SECRET_KEY"] = secret_key
     env.update(extra or {})
     return env
 

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, connections
 
+from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from jobs import runner, schedules
 from secretsapi.management.base import as_failure, migrate_pending
 from secretsapi.service.errors import LockTimeout
@@ -26,8 +27,12 @@ class Command(BaseCommand):
         try:
             # The worker may start before `serve` has migrated (`make serve` starts both).
             migrate_pending()
+            # Every instance and worker on this database signs with one key (deployment/key_fingerprint.py).
+            verify_secret_key()
             schedules.install()
             ended = runner.recover()
+        except SecretKeyMismatch as exc:
+            raise CommandError(str(exc)) from None
         except (LockTimeout, DatabaseError) as exc:
             raise CommandError(as_failure(exc).detail) from None
         for job in ended:

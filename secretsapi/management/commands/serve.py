@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DatabaseError, connections
 
+from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from secretsapi.api.authentication import insecure_mode
 from secretsapi.api.loopback import HOW_TO_LEAVE, is_loopback_address
 from secretsapi.management.base import as_failure, migrate_pending
@@ -39,6 +40,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--port", type=int, help="Port (default: SERVICE_PORT, else 8000).")
         parser.add_argument("--host", default=settings.SERVICE_HOST)
+        parser.add_argument("--socket", type=Path, default=settings.SERVICE_SOCKET,
+                            help="Listen on this Unix socket instead of --host and --port (default: SERVICE_SOCKET).")
         parser.add_argument("--workers", type=int, default=settings.SERVICE_WORKERS)
         parser.add_argument(
             "--log-level",
@@ -60,7 +63,8 @@ class Command(BaseCommand):
             raise CommandError(f"--port must be between 1 and 65535, not {port}")
         if options["workers"] < 1:
             raise CommandError("--workers must be at least 1")
-        if settings.SERVICE_BEHIND_PROXY and not is_loopback_address(options["host"]):
+        socket = options["socket"].absolute() if options["socket"] else None
+        if settings.SERVICE_BEHIND_PROXY and socket is None and not is_loopback_address(options["host"]):
             # The forwarded headers are believed from whoever connects: only the proxy may.
             raise CommandError(
                 f"Refusing to listen on {options['host']} with SERVICE_BEHIND_PROXY=true: the X-Forwarded-* "
@@ -71,6 +75,10 @@ class Command(BaseCommand):
         # (under the lock), the others then find nothing to do.
         try:
             migrate_pending()
+            # Every instance and worker on this database signs with one key (deployment/key_fingerprint.py).
+            verify_secret_key()
+        except SecretKeyMismatch as exc:
+            raise CommandError(str(exc)) from None
         except (LockTimeout, DatabaseError) as exc:
             # One line, never a traceback (the engine commands' rule): a lock held too long, or a
             # database that cannot be reached or migrated.
@@ -78,7 +86,7 @@ class Command(BaseCommand):
         # One cheap query at start, after migrating: the key table must exist to be asked.
         # Requests check again (a key may be created while serving).
         if insecure_mode():
-            if not is_loopback_address(options["host"]):
+            if socket is None and not is_loopback_address(options["host"]):
                 # Every request is accepted without a key: only this machine may reach it.
                 raise CommandError(
                     f"Refusing to listen on {options['host']} in insecure mode (no API key): it accepts every "
@@ -96,12 +104,15 @@ class Command(BaseCommand):
             "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2"),
         }
         # gunicorn's own options win over its config file (whose values come from settings).
+        # A socket's folder decides who reaches it (gunicorn makes the socket itself 0777).
+        bind = f"unix:{socket}" if socket else f"{options['host']}:{port}"
         overrides = [
-            "--bind", f"{options['host']}:{port}",
+            "--bind", bind,
             "--workers", str(options["workers"]),
             "--log-level", options["log_level"],
         ]
-        self._say(logging.INFO, f"Serving on http://{options['host']}:{port} ({options['workers']} workers)",
+        where = bind if socket else f"http://{bind}"
+        self._say(logging.INFO, f"Serving on {where} ({options['workers']} workers)",
                   self.stdout)
         sys.stdout.flush()
         # exec: gunicorn's master takes this PID, so SIGTERM reaches it and it stops gracefully.

@@ -1,0 +1,18 @@
+"""The service's private files, made when Django starts (never when the settings are imported)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from project.private_data import private_sqlite, sqlite_file, tighten
+
+
+def prepare_private_files() -> None:
+    """The data folder loses group and other access; an SQLite database file is created 0600 (with
+    its folder, 0700, when missing) so that SQLite's -wal and -shm files are 0600 too."""
+    tighten(settings.DATA_DIR)
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        path = sqlite_file(str(database.get("NAME") or ""))
+        if path is not None:
+            private_sqlite(path)
