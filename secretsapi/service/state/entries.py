@@ -9,7 +9,8 @@ from datetime import datetime
 
 from secretsapi.service.errors import LockEntryCorrupted
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
-from secretsapi.service.state.value_store import StoreOutcome, Written
+from secretsapi.service.state.outcome import StoreOutcome, Written
+from secretsapi.service.state.write_only import with_writes
 
 
 def record(doc: LockDocument, outcome: StoreOutcome, *, now: datetime, rotation: bool) -> None:
@@ -23,8 +24,10 @@ def record(doc: LockDocument, outcome: StoreOutcome, *, now: datetime, rotation:
         doc.set_entry(item.lock_key, _entry(doc, item, stamp, rotation))
 
 
-def record_companions(doc: LockDocument, companions: Sequence[Written]) -> bool:
-    """Put the hashes the companions' targets now hold into their entries; nothing else changes.
+def record_companions(doc: LockDocument, companions: Sequence[Written], moment: datetime) -> bool:
+    """Put the hashes the companions' targets now hold into their entries, each with a provenance
+    record at ``moment`` (a template output rendered again was written for each of its units);
+    the value and its times stay.
 
     An entry whose value changed since (a concurrent forced sync) is left as it is. Returns
     whether any entry changed.
@@ -38,9 +41,9 @@ def record_companions(doc: LockDocument, companions: Sequence[Written]) -> bool:
         if entry is None or entry.hash != item.value_hash:
             continue
         targets = {**entry.targets, **item.targets}
-        if targets != entry.targets:
-            doc.set_entry(item.lock_key, replace(entry, targets=targets))
-            changed = True
+        doc.set_entry(item.lock_key, replace(entry, targets=targets,
+                                             extra=with_writes(entry.extra, item.targets, moment)))
+        changed = True
     return changed
 
 

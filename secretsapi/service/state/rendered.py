@@ -1,0 +1,173 @@
+"""Template outputs and the units they render: placed in each, recorded under each, current for each.
+
+A ``local/template`` output renders any unit of the definition, not only those that list it as a
+target (``app.conf``, a target of ``redis_password``, renders ``postgres_password`` too). The
+operations that write or check state (sync, rotation, import, drift) see the definition through
+``with_rendered``: each unit a template renders (``template.rendered_keys``) gets a placement in
+its output, marked ``rendered``, unless it declares one there. The output is then written with
+every change of any of its units (the write's companions), recorded in each of their entries,
+checked and repaired under each: the machinery of any target, with no second path.
+
+Whether an output is current for one unit (``classify``): its entry records the output's hash,
+and the value did not change after that record (the record's ``target_provenance`` time is not
+older than the entry's ``updated_at``: a tool that changes the value without rendering the output,
+as SecretZero keeps the target ids it does not write, leaves the old record behind).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from secretsapi.service.definition.model import Definition, Placement, SecretDef, TargetSpec, Unit
+from secretsapi.service.errors import TargetError
+from secretsapi.service.state.lockfile import LockEntry, parse_time
+from secretsapi.service.state.write_only import PROVENANCE
+from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.targets.secretzero_ids import secretzero_target_id
+from secretsapi.service.util.last_result import LastResult
+
+TEMPLATE = "local/template"
+
+# A unit's state in one template output (``classify``).
+CURRENT = "current"  # the output was rendered with the unit's current value
+STALE = "stale"  # the output is ours (a unit records it) but not rendered with this unit's value
+CHANGED = "changed"  # no unit records what the output holds: someone else wrote it
+UNTRACKED = "untracked"  # declared, and nothing recorded for it: as any target not recorded
+
+
+@dataclass(frozen=True)
+class _Output:
+    """One template output of the definition: its first declared target and who declares it."""
+
+    target: TargetSpec
+    declared: frozenset[str]  # lock keys that list it as a target
+
+
+_outputs: LastResult[Definition, dict[Hashable, _Output]] = LastResult()
+
+
+def with_rendered(definition: Definition) -> Definition:
+    """``definition`` with a ``rendered`` placement in each template output for every unit it
+    renders and does not declare there (the same object when there are none).
+
+    Each output's template is read and parsed once. One that cannot be read or parsed adds no
+    placement: writing it fails, and drift reports it, until it can. A template that can render
+    any unit (it iterates ``secrets``) is placed in every unit: linear in the units, as is the rest.
+    """
+    outputs = _outputs.get(definition, _find_outputs)
+    if not outputs:
+        return definition
+    ctx = TargetContext.of(definition)
+    extra: dict[str, list[Placement]] = {}
+    for output in outputs.values():
+        try:
+            renders = get_kind(TEMPLATE).renders(output.target, ctx)  # type: ignore[attr-defined]
+        except TargetError:
+            continue
+        for lock_key in ctx.lock_keys if renders is None else sorted(renders):
+            if lock_key not in output.declared:
+                extra.setdefault(lock_key, []).append(Placement(output.target, lock_key, rendered=True))
+    if not extra:
+        return definition
+    secrets = tuple(_placed(secret, extra) for secret in definition.secrets)
+    return replace(definition, secrets=secrets, _by_name={secret.name: secret for secret in secrets})
+
+
+def _find_outputs(definition: Definition) -> dict[Hashable, _Output]:
+    ctx = TargetContext.of(definition)
+    found: dict[Hashable, tuple[TargetSpec, set[str]]] = {}
+    for secret in definition.secrets:
+        for unit in secret.units:
+            for placement in unit.placements:
+                if placement.target.type != TEMPLATE:
+                    continue
+                kind = get_kind(TEMPLATE)
+                key = kind.group(placement.target, ctx)
+                found.setdefault(key, (placement.target, set()))[1].add(unit.lock_key)
+    return {key: _Output(replace(target, shares_secretzero_id=False), frozenset(declared))
+            for key, (target, declared) in found.items()}
+
+
+def _placed(secret: SecretDef, extra: Mapping[str, list[Placement]]) -> SecretDef:
+    if not any(unit.lock_key in extra for unit in secret.units):
+        return secret
+    units = []
+    for unit in secret.units:
+        added = extra.get(unit.lock_key)
+        if not added:
+            units.append(unit)
+            continue
+        taken = {secretzero_target_id(p.target) for p in unit.placements}
+        placements = list(unit.placements)
+        for placement in added:
+            # SecretZero's id of an output a unit also declares another template under (two
+            # outputs that name no id share ``local/template/``): the output's own id instead.
+            if secretzero_target_id(placement.target) in taken:
+                placement = replace(placement, target=replace(placement.target, shares_secretzero_id=True))
+            taken.add(secretzero_target_id(placement.target))
+            placements.append(placement)
+        units.append(Unit(unit.lock_key, unit.generator, tuple(placements)))
+    return replace(secret, units=tuple(units))
+
+
+@dataclass(frozen=True)
+class Member:
+    """One unit placed in a template output, as its lockfile entry records it."""
+
+    placement: Placement
+    entry: LockEntry
+    expected: str | None  # the hash the entry records for the output (any of its ids), or None
+    target_ids: tuple[str, ...]  # the output's id in this entry, then its aliases
+
+
+def classify(output_hash: str, members: Sequence[Member]) -> list[str]:
+    """Each member's state in an output that holds ``output_hash`` (see the module's doc).
+
+    The output is ours when a member records its hash (or, declared, records the value's hash:
+    SecretZero records a template under the value, which then says only that it was written).
+    """
+    ours = any(m.expected == output_hash or _secretzero_record(m) for m in members)
+    states = []
+    for member in members:
+        if member.expected == output_hash:
+            states.append(STALE if _changed_since(member) else CURRENT)
+        elif _secretzero_record(member):
+            states.append(CURRENT)
+        elif member.expected is None and not member.placement.rendered:
+            states.append(UNTRACKED)
+        else:
+            states.append(STALE if ours else CHANGED)
+    return states
+
+
+def _secretzero_record(member: Member) -> bool:
+    return not member.placement.rendered and member.expected == member.entry.hash
+
+
+def _changed_since(member: Member) -> bool:
+    """The value changed after the output was last recorded for it: the output's latest
+    ``target_provenance`` record is older than the entry's ``updated_at``. No record: unknown, no."""
+    provenance = member.entry.extra.get(PROVENANCE)
+    if not isinstance(provenance, Mapping):
+        return False
+    times: list[datetime] = []
+    for target_id in member.target_ids:
+        records = provenance.get(target_id)
+        for record in records if isinstance(records, list) else ():
+            stamp = record.get("updated_at") if isinstance(record, Mapping) else None
+            if isinstance(stamp, str):
+                with contextlib.suppress(ValueError):  # a record we cannot read tells nothing
+                    times.append(parse_time(stamp))
+    if not times:
+        return False
+    try:
+        return max(times) < parse_time(member.entry.updated_at)
+    except ValueError:
+        return False
+
+
+def is_template(placement: Placement) -> bool:
+    return placement.target.type == TEMPLATE
