@@ -15,7 +15,8 @@ from datetime import datetime
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import CleanResult, ImportResult, ImportRow, OperationError
-from secretsapi.service.state import write
+from secretsapi.service.state import changes, write
+from secretsapi.service.state.changes import with_change
 from secretsapi.service.state.entries import record_companions
 from secretsapi.service.state.identity import sync_identity
 from secretsapi.service.state.lock_state import read_state, write_state
@@ -168,12 +169,13 @@ def _import(doc: LockDocument, secret: SecretDef, unit: Unit, value: str | None,
     hashes = dict.fromkeys(matched, value_hash)
     if entry is None:
         entry = LockEntry(hash=value_hash, created_at=stamp, updated_at=stamp, last_rotated=None, rotation_count=0,
-                          definition_hash=secret.definition_hash, targets=hashes, extra={})
+                          definition_hash=secret.definition_hash, targets=hashes,
+                          extra=with_change({}, changes.IMPORTED, stamp))
     elif current:
         entry = replace(entry, definition_hash=secret.definition_hash)
     else:
         entry = replace(entry, hash=value_hash, updated_at=stamp, definition_hash=secret.definition_hash,
-                        targets={**entry.targets, **hashes})
+                        targets={**entry.targets, **hashes}, extra=with_change(entry.extra, changes.IMPORTED, stamp))
     actor = {**sync_identity(), **IMPORT_ACTOR}
     doc.set_entry(unit.lock_key, replace(entry, extra=with_writes(entry.extra, matched, now, actor)))
     return ImportRow(secret.name, unit.lock_key, status, f"targets={len(matched)}")
