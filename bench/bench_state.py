@@ -100,8 +100,8 @@ def _size(size: int, runs: int, every: int) -> list[tuple[str, float, int]]:
         rows.append(("plain sync", *_time(lambda: sync(ws), runs)))
         rows.append(("forced sync", *_time(lambda: sync(ws, force=True), runs)))
         rows.append(("drift", *_time(lambda: detect_drift(ws), runs)))
-        rows.append(("rotate one (forced)", *_time(lambda: execute_rotation(ws, secret_name="s00001", force=True),
-                                                   runs)))
+        one = "s00001"
+        rows.append(("rotate one (forced)", *_time(lambda: execute_rotation(ws, secret_name=one, force=True), runs)))
         folder = Path(tmp) / "template"
         folder.mkdir()
         ws = Workspace(_template_definition(folder, size, every), lock_timeout=60, environ={})

@@ -12,7 +12,16 @@ from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import DriftItem, DriftResult
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
-from secretsapi.service.state.rendered import CHANGED, STALE, UNTRACKED, Member, classify, is_template, with_rendered
+from secretsapi.service.state.rendered import (
+    CHANGED,
+    STALE,
+    UNTRACKED,
+    Member,
+    classify,
+    is_template,
+    renders,
+    with_rendered,
+)
 from secretsapi.service.state.write import ENTRIES_HASH
 from secretsapi.service.state.write_only import changed_after, recorded_at
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
@@ -161,7 +170,7 @@ def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
                 found.append(_unverifiable(c, back, ctx))
             elif back.hash != c.expected and _secretzero_template(back, c):
                 continue
-            elif back.hash != c.expected and _misencoded(back, c.expected):
+            elif back.hash != c.expected and c.expected is not None and _misencoded(back, c.expected):
                 found.append(_item(c.secret, "misencoded", c.target_id, where, key=c.placement.key))
             elif back.hash != c.expected:
                 found.append(_item(c.secret, "value_changed", c.target_id, where, key=c.placement.key,
@@ -175,7 +184,7 @@ def _template_findings(members: list[_Check], backs: dict[str, ReadBack], ctx: T
     kind, target = members[0].kind, members[0].placement.target
     where = kind.location(target, ctx)
     try:
-        kind.renders(target, ctx)  # type: ignore[attr-defined]
+        renders(target, ctx)
     except TargetError as exc:
         return [_item(c.secret, "target_unreadable", c.target_id, where, key=c.placement.key, problem=exc.message)
                 for c in members]

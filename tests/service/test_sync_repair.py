@@ -11,8 +11,8 @@ import pytest
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.results import OperationError
 from secretsapi.service.state import repair as repair_module
-from secretsapi.service.state.repair import NO_COPY_HELD
 from secretsapi.service.state.readback import Copy, UnitReadBack
+from secretsapi.service.state.repair import NO_COPY_HELD
 from secretsapi.service.sync import sync
 from secretsapi.service.workspace import Workspace
 from tests.factories import definition, write_definition

@@ -102,6 +102,19 @@ def test_drift_reports_a_stale_output_the_lockfile_never_recorded_under_the_secr
     assert _findings(ws) == {("postgres_password", "stale_output", TEMPLATE)}
 
 
+def test_an_output_rendered_since_the_value_changed_but_not_recorded_for_it_is_current_until_a_sync_records_it(
+    tmp_path: Path,
+) -> None:
+    ws = _workspace(tmp_path)
+    data = _lock(ws)
+    del data["secrets"]["postgres_password"]["targets"][TEMPLATE]  # as an earlier version recorded it
+    ws.lockfile_path.write_text(json.dumps(data))
+    assert detect_drift(ws).has_drift is False
+    assert sync(ws).secrets_repaired == ["postgres_password"]
+    assert _lock(ws)["secrets"]["postgres_password"]["targets"][TEMPLATE] == sha256_text(
+        (tmp_path / "out/app.conf").read_text())
+
+
 def test_a_plain_sync_renders_a_stale_output_again(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     _rotate_behind_its_back(ws, tmp_path)

@@ -92,7 +92,8 @@ class SecretStatusView(StrictAPIView):
         operation_id="get_secret_status",
         summary="Get a secret's status",
         description="What the lockfile records about one secret: when it was created, updated and last "
-        "rotated, how its value last changed (`last_change`), how often it rotated, and its target ids. Never shows the value. An unknown or not yet "
+        "rotated, how its value last changed (`last_change`), how often it rotated, and its target ids. "
+        "Never shows the value. An unknown or not yet "
         "generated secret is 200 with `exists: false`, never 404 (404 is a `var_files` entry that does "
         "not exist); 500 when the lockfile cannot be read.",
         examples=[

@@ -11,7 +11,8 @@ checked and repaired under each: the machinery of any target, with no second pat
 Whether an output is current for one unit (``classify``): its entry records the output's hash,
 and the value did not change after that record (the record's ``target_provenance`` time is not
 older than the entry's ``updated_at``: a tool that changes the value without rendering the output,
-as SecretZero keeps the target ids it does not write, leaves the old record behind).
+as SecretZero keeps the target ids it does not write, leaves the old record behind); or, not
+recorded for it, the output was rendered after its value last changed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from secretsapi.service.state.lockfile import LockEntry, parse_time
 from secretsapi.service.state.write_only import PROVENANCE
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.secretzero_ids import secretzero_target_id
+from secretsapi.service.targets.template import LocalTemplateKind
 from secretsapi.service.util.last_result import LastResult
 
 TEMPLATE = "local/template"
@@ -36,6 +38,7 @@ CURRENT = "current"  # the output was rendered with the unit's current value
 STALE = "stale"  # the output is ours (a unit records it) but not rendered with this unit's value
 CHANGED = "changed"  # no unit records what the output holds: someone else wrote it
 UNTRACKED = "untracked"  # declared, and nothing recorded for it: as any target not recorded
+UNRECORDED = "unrecorded"  # rendered with the unit's current value, but not recorded for it yet
 
 
 @dataclass(frozen=True)
@@ -64,16 +67,25 @@ def with_rendered(definition: Definition) -> Definition:
     extra: dict[str, list[Placement]] = {}
     for output in outputs.values():
         try:
-            renders = get_kind(TEMPLATE).renders(output.target, ctx)  # type: ignore[attr-defined]
+            keys = renders(output.target, ctx)
         except TargetError:
             continue
-        for lock_key in ctx.lock_keys if renders is None else sorted(renders):
+        for lock_key in ctx.lock_keys if keys is None else sorted(keys):
             if lock_key not in output.declared:
                 extra.setdefault(lock_key, []).append(Placement(output.target, lock_key, rendered=True))
     if not extra:
         return definition
     secrets = tuple(_placed(secret, extra) for secret in definition.secrets)
     return replace(definition, secrets=secrets, _by_name={secret.name: secret for secret in secrets})
+
+
+def renders(target: TargetSpec, ctx: TargetContext) -> frozenset[str] | None:
+    """The lock keys the template of ``target`` renders (None: any); TargetError when it cannot be
+    read or parsed (``LocalTemplateKind.renders``)."""
+    kind = get_kind(TEMPLATE)
+    if not isinstance(kind, LocalTemplateKind):
+        raise TargetError(f"{TEMPLATE} is not a template kind")
+    return kind.renders(target, ctx)
 
 
 def _find_outputs(definition: Definition) -> dict[Hashable, _Output]:
@@ -128,8 +140,13 @@ def classify(output_hash: str, members: Sequence[Member]) -> list[str]:
 
     The output is ours when a member records its hash (or, declared, records the value's hash:
     SecretZero records a template under the value, which then says only that it was written).
+    A unit without that record is current when the output was last rendered (the latest
+    provenance record of those that record it) after the unit's value last changed: a render
+    uses every unit's current value. It is then only not recorded (``UNRECORDED``).
     """
-    ours = any(m.expected == output_hash or _secretzero_record(m) for m in members)
+    recorded = [m for m in members if m.expected == output_hash]
+    ours = bool(recorded) or any(_secretzero_record(m) for m in members)
+    rendered_at = max((t for m in recorded if (t := _recorded_at(m)) is not None), default=None)
     states = []
     for member in members:
         if member.expected == output_hash:
@@ -138,8 +155,12 @@ def classify(output_hash: str, members: Sequence[Member]) -> list[str]:
             states.append(CURRENT)
         elif member.expected is None and not member.placement.rendered:
             states.append(UNTRACKED)
+        elif not ours:
+            states.append(CHANGED)
         else:
-            states.append(STALE if ours else CHANGED)
+            changed = _updated_at(member)
+            current = rendered_at is not None and changed is not None and rendered_at >= changed
+            states.append(UNRECORDED if current else STALE)
     return states
 
 
@@ -150,9 +171,22 @@ def _secretzero_record(member: Member) -> bool:
 def _changed_since(member: Member) -> bool:
     """The value changed after the output was last recorded for it: the output's latest
     ``target_provenance`` record is older than the entry's ``updated_at``. No record: unknown, no."""
+    written, changed = _recorded_at(member), _updated_at(member)
+    return written is not None and changed is not None and written < changed
+
+
+def _updated_at(member: Member) -> datetime | None:
+    try:
+        return parse_time(member.entry.updated_at)
+    except ValueError:
+        return None
+
+
+def _recorded_at(member: Member) -> datetime | None:
+    """When the entry's ``target_provenance`` says the output was last written for it."""
     provenance = member.entry.extra.get(PROVENANCE)
     if not isinstance(provenance, Mapping):
-        return False
+        return None
     times: list[datetime] = []
     for target_id in member.target_ids:
         records = provenance.get(target_id)
@@ -161,12 +195,7 @@ def _changed_since(member: Member) -> bool:
             if isinstance(stamp, str):
                 with contextlib.suppress(ValueError):  # a record we cannot read tells nothing
                     times.append(parse_time(stamp))
-    if not times:
-        return False
-    try:
-        return max(times) < parse_time(member.entry.updated_at)
-    except ValueError:
-        return False
+    return max(times, default=None)
 
 
 def is_template(placement: Placement) -> bool:

@@ -1,9 +1,10 @@
-"""SecretZero's lockfile upkeep: ``clean`` (entries of secrets no longer defined), ``refresh``
-(target ids a definition no longer names) and ``import`` (record the values targets already
-hold, generating nothing).
+"""SecretZero's lockfile upkeep: ``clean`` (entries of secrets no longer defined) and ``import``
+(record the values targets already hold, generating nothing); ``refresh`` (target ids a
+definition no longer names) is ``state.refresh``, which a sync and an import apply.
 
-Each changes only the lockfile, under the lockfile lock every write takes; ``import`` also holds
-its targets' locks while it reads them, so it never records a value a sync is replacing.
+Each changes the lockfile under the lockfile lock every write takes; ``import`` also holds its
+targets' locks while it reads them, so it never records a value a sync is replacing, and renders
+again the template outputs of the values it records anew, in the same commit.
 """
 
 from __future__ import annotations
@@ -59,21 +60,6 @@ def _orphans(doc: LockDocument, definition: Definition) -> list[str]:
     owned = {unit.lock_key for secret in definition.secrets for unit in secret.units}
     recorded = doc.keys()
     return [key for key in recorded if key not in owned]
-
-
-def refresh_targets(place: write.Place, definition: Definition, secrets: Sequence[SecretDef], *,
-                    dry_run: bool = False) -> dict[str, list[str]]:
-    """Drop the stale target ids (and their provenance) of ``secrets``' entries; returns them."""
-    stale = stale_targets(read_state(place.lockfiles, definition), definition, secrets)
-    if not stale or dry_run:
-        return stale
-    with write.write_lock(place) as lockfile:
-        doc = read_state(place.lockfiles, definition, exact=True)
-        stale = drop_stale_targets(doc, definition, secrets)
-        if stale:
-            lockfile.check()
-            write_state(place.lockfiles, doc)
-    return stale
 
 
 def import_values(place: write.Place, definition: Definition, selected: Sequence[SecretDef], *,

@@ -1,4 +1,4 @@
-"""One write (a sync, a rotation, a repair), top to bottom: plan, lock, stage, store, commit.
+"""One write (a sync with its repairs, a rotation), top to bottom: plan, lock, stage, store, commit.
 
 A write checks that it can finish before it changes anything: it holds every lock it needs
 (its targets' and the lockfile's) and has the new lockfile written to its temp file and
@@ -10,8 +10,8 @@ in between. The locks are checked before each batch of target writes and before 
 a write that lost one (its database session ended) stops there with LockLost.
 
 Everything comes in as plain values: where the lockfiles are and how to lock them
-(``Place``), the parsed definition, and what to write (a ``plans`` request, or the secrets
-to repair). Nothing calls back up.
+(``Place``), the parsed definition, and what to write (a ``plans`` request; a sync also plans
+its repairs and refresh, ``sync_write``). Nothing calls back up.
 """
 
 from __future__ import annotations
