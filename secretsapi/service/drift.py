@@ -19,6 +19,7 @@ from secretsapi.service.state.rendered import (
     Member,
     classify,
     is_template,
+    member,
     renders,
     with_rendered,
 )
@@ -192,21 +193,20 @@ def _template_findings(members: list[_Check], backs: dict[str, ReadBack], ctx: T
     if not back.present or back.hash is None:
         return [_item(c.secret, "target_missing", c.target_id, where, key=c.placement.key) for c in members]
     found: list[DriftItem] = []
-    states = classify(back.hash, [_member(c, ctx) for c in members])
-    for c, state in zip(members, states, strict=True):
+    placed = [_member(c, ctx) for c in members]
+    for c, m, state in zip(members, placed, classify(back.hash, placed), strict=True):
         if state == STALE:
             found.append(_item(c.secret, "stale_output", c.target_id, where, key=c.placement.key))
         elif state == UNTRACKED:
             found.append(_item(c.secret, "untracked_target", c.target_id, where, key=c.placement.key))
         elif state == CHANGED:
             found.append(_item(c.secret, "value_changed", c.target_id, where, key=c.placement.key,
-                               expected_hash=c.expected, actual_hash=back.hash))
+                               expected_hash=m.expected, actual_hash=back.hash))
     return found
 
 
 def _member(check: _Check, ctx: TargetContext) -> Member:
-    return Member(check.placement, check.entry, check.expected,
-                  (check.target_id, *aliases(check.placement.target, ctx)))
+    return member(check.placement, check.entry, (check.target_id, *aliases(check.placement.target, ctx)), ctx)
 
 
 def _unverifiable(check: _Check, back: ReadBack, ctx: TargetContext) -> DriftItem:

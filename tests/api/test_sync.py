@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import stat
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -359,12 +360,13 @@ def test_a_plain_sync_renders_a_template_output_that_lacks_a_secret_it_renders(
     project.write(app_project(project.root))
     authed_api.post("/sync", {}, format="json")
     lock = project.lock()
-    del lock["secrets"]["postgres_password"]["targets"]["local/template/"]  # as an earlier version left it
+    del lock["secrets"]["postgres_password"]["rendered_outputs"]  # as SecretZero leaves it
+    lock["secrets"]["postgres_password"]["updated_at"] = datetime.now(UTC).isoformat()  # a change since the render
     project.save_lock(lock)
     body = authed_api.post("/sync", {}, format="json").json()
     assert (body["errors"], body["secrets_repaired"]) == ([], ["postgres_password"])
-    assert project.lock()["secrets"]["postgres_password"]["targets"]["local/template/"] == hashlib.sha256(
-        (project.root / "out/app.conf").read_bytes()).hexdigest()
+    assert project.lock()["secrets"]["postgres_password"]["rendered_outputs"]["local/template/"]["hash"] == (
+        hashlib.sha256((project.root / "out/app.conf").read_bytes()).hexdigest())
     assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False
 
 

@@ -52,14 +52,14 @@ def test_rotating_a_secret_a_template_renders_keeps_the_template_current(app: Pr
 
 
 def test_a_stale_template_is_drift_under_the_secret_it_lacks_and_a_plain_sync_renders_it(app: Project) -> None:
-    # What an earlier version (or SecretZero) leaves: a new postgres_password, app.conf untouched.
+    # What SecretZero's rotation leaves: a new postgres_password, app.conf untouched, our keys dropped.
     env_file = app.root / "out/app.env"
     env_file.write_text(env_file.read_text().replace(app_values(app.root)[0]["postgres_password"], "e" * 32))
     lock = app.lock()
     entry = lock["secrets"]["postgres_password"]
     entry["hash"] = entry["targets"]["local/file/out/app.env"] = sha256_text("e" * 32)
     entry["updated_at"] = entry["last_rotated"] = datetime.now(UTC).isoformat()
-    del entry["targets"]["local/template/"]
+    del entry["rendered_outputs"]
     app.save_lock(lock)
 
     drift = run("drift", "--format", "json")

@@ -65,8 +65,7 @@ def move_problem(doc: LockDocument, secret: SecretDef, ctx: TargetContext, var_f
     A rotation records only the targets it writes, so a target the lockfile records but this
     rendering does not declare (the secret was synced with other var files, or the definition
     lost the target) would keep the old value and drop out of the lockfile. Moving a secret
-    is a forced sync's job. A template output is not a place a value moves from: it renders
-    whatever the definition gives it, and drift reports one left stale (``state.rendered``).
+    is a forced sync's job.
     """
     recorded: dict[str, None] = {}
     rendered: dict[str, None] = {}
@@ -81,7 +80,7 @@ def move_problem(doc: LockDocument, secret: SecretDef, ctx: TargetContext, var_f
         ids = _declared_ids(unit, ctx)
         # A lockfile SecretZero wrote may record a target under its own id (see secretzero_ids).
         accepted = {*ids, *(alias for p in unit.placements for alias in aliases(p.target, ctx))}
-        moves = moves or any(tid not in accepted and not _template_id(tid) for tid in entry.targets)
+        moves = moves or any(tid not in accepted for tid in entry.targets)
         recorded.update(dict.fromkeys(entry.targets))
         rendered.update(dict.fromkeys(ids))
     if not moves:
@@ -92,12 +91,6 @@ def move_problem(doc: LockDocument, secret: SecretDef, ctx: TargetContext, var_f
         f"definition rendered with {given} has [{', '.join(rendered)}]; pass the var files it was synced "
         "with (or move it with a forced sync)"
     )
-
-
-def _template_id(target_id: str) -> bool:
-    """``<provider>/template/<identifier>``: a template output's id, ours or SecretZero's."""
-    parts = target_id.split("/", 2)
-    return len(parts) == 3 and parts[1] == "template"
 
 
 def _declared_ids(unit: Unit, ctx: TargetContext) -> list[str]:

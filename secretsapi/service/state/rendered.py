@@ -8,6 +8,12 @@ its output, marked ``rendered``, unless it declares one there. The output is the
 every change of any of its units (the write's companions), recorded in each of their entries,
 checked and repaired under each: the machinery of any target, with no second path.
 
+Where an output is recorded: under ``targets`` for the units that declare it, as any target;
+under ``rendered_outputs`` (``{<id>: {"hash", "rendered_at"}}``) for the others, since SecretZero
+takes a ``targets`` id its definition does not give the secret for a stale entry, warns and prunes
+it on every sync. SecretZero ignores ``rendered_outputs`` and drops it when it rewrites the file;
+the output's render time (``classify``) then still says whether it is current.
+
 Whether an output is current for one unit (``classify``): its entry records the output's hash,
 and the value did not change after that record (the record's ``target_provenance`` time is not
 older than the entry's ``updated_at``: a tool that changes the value without rendering the output,
@@ -17,17 +23,17 @@ recorded for it, the output was rendered after its value last changed.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from secretsapi.service.definition.model import Definition, Placement, SecretDef, TargetSpec, Unit
-from secretsapi.service.errors import TargetError
-from secretsapi.service.state.lockfile import LockEntry, parse_time
+from secretsapi.service.errors import LockEntryCorrupted, TargetError
+from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time, parse_time
 from secretsapi.service.state.write_only import PROVENANCE
 from secretsapi.service.targets import TargetContext, get_kind
-from secretsapi.service.targets.secretzero_ids import secretzero_target_id
+from secretsapi.service.targets.secretzero_ids import recorded_hash, secretzero_target_id
 from secretsapi.service.targets.template import LocalTemplateKind
 from secretsapi.service.util.last_result import LastResult
 
@@ -38,7 +44,7 @@ CURRENT = "current"  # the output was rendered with the unit's current value
 STALE = "stale"  # the output is ours (a unit records it) but not rendered with this unit's value
 CHANGED = "changed"  # no unit records what the output holds: someone else wrote it
 UNTRACKED = "untracked"  # declared, and nothing recorded for it: as any target not recorded
-UNRECORDED = "unrecorded"  # rendered with the unit's current value, but not recorded for it yet
+UNRECORDED = "unrecorded"  # rendered with the unit's current value, not recorded for it (SecretZero dropped it)
 
 
 @dataclass(frozen=True)
@@ -131,8 +137,71 @@ class Member:
 
     placement: Placement
     entry: LockEntry
-    expected: str | None  # the hash the entry records for the output (any of its ids), or None
-    target_ids: tuple[str, ...]  # the output's id in this entry, then its aliases
+    expected: str | None  # the hash the entry records for the output, or None
+    recorded_at: datetime | None  # when the entry says the output was last written for it
+
+
+RENDERED = "rendered_outputs"
+
+
+def member(placement: Placement, entry: LockEntry, target_ids: Sequence[str], ctx: TargetContext) -> Member:
+    """``placement``'s record in ``entry``: under ``targets`` (any of ``target_ids``, the output's
+    id then its aliases) with its ``target_provenance`` when declared, else under ``rendered_outputs``."""
+    if placement.rendered:
+        record = _rendered_records(entry.extra).get(target_ids[0], {})
+        expected, stamp = record.get("hash"), record.get("rendered_at")
+        return Member(placement, entry, expected if isinstance(expected, str) else None,
+                      _time(stamp) if isinstance(stamp, str) else None)
+    expected = recorded_hash(entry.targets, target_ids[0], placement.target, ctx)
+    return Member(placement, entry, expected, _provenance_time(entry, target_ids))
+
+
+def move_rendered(doc: LockDocument, definition: Definition) -> None:
+    """Move what a write recorded under ``targets`` for rendered placements (and its provenance)
+    to ``rendered_outputs``: the writes record every placement alike. Records of outputs that no
+    longer render a unit are dropped. One look at each raw entry: linear in the units."""
+    ctx = TargetContext.of(definition)
+    kind = get_kind(TEMPLATE)
+    raw_entries = doc.raw_entries()
+    for secret in definition.secrets:
+        for unit in secret.units:
+            ids = [kind.target_id(p.target, ctx) for p in unit.placements if p.rendered]
+            raw = raw_entries.get(unit.lock_key)
+            if not isinstance(raw, dict) or not (ids or RENDERED in raw):
+                continue
+            try:
+                entry = doc.entry(unit.lock_key)
+            except LockEntryCorrupted:
+                continue
+            if entry is None:
+                continue
+            moved = _moved(entry, ids)
+            if moved != entry:
+                doc.set_entry(unit.lock_key, moved)
+
+
+def _moved(entry: LockEntry, ids: Sequence[str]) -> LockEntry:
+    provenance = entry.extra.get(PROVENANCE)
+    provenance = dict(provenance) if isinstance(provenance, Mapping) else {}
+    records = {key: value for key, value in _rendered_records(entry.extra).items() if key in ids}
+    for target_id in ids:
+        if target_id in entry.targets:
+            written = _provenance_time(entry, (target_id,))
+            records[target_id] = {"hash": entry.targets[target_id],
+                                  "rendered_at": format_time(written) if written else entry.updated_at}
+        provenance.pop(target_id, None)
+    if records == _rendered_records(entry.extra) and not any(target_id in entry.targets for target_id in ids):
+        return entry
+    targets = {key: value for key, value in entry.targets.items() if key not in ids}
+    # Kept when empty: the stored entry's keys survive a write that leaves them out.
+    return replace(entry, targets=targets, extra={**entry.extra, PROVENANCE: provenance, RENDERED: records})
+
+
+def _rendered_records(extra: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    records = extra.get(RENDERED)
+    if not isinstance(records, Mapping):
+        return {}
+    return {key: value for key, value in records.items() if isinstance(key, str) and isinstance(value, Mapping)}
 
 
 def classify(output_hash: str, members: Sequence[Member]) -> list[str]:
@@ -142,11 +211,12 @@ def classify(output_hash: str, members: Sequence[Member]) -> list[str]:
     SecretZero records a template under the value, which then says only that it was written).
     A unit without that record is current when the output was last rendered (the latest
     provenance record of those that record it) after the unit's value last changed: a render
-    uses every unit's current value. It is then only not recorded (``UNRECORDED``).
+    uses every unit's current value. It is then only not recorded (``UNRECORDED``: current, the
+    next render records it).
     """
     recorded = [m for m in members if m.expected == output_hash]
     ours = bool(recorded) or any(_secretzero_record(m) for m in members)
-    rendered_at = max((t for m in recorded if (t := _recorded_at(m)) is not None), default=None)
+    rendered_at = max((m.recorded_at for m in recorded if m.recorded_at is not None), default=None)
     states = []
     for member in members:
         if member.expected == output_hash:
@@ -169,32 +239,36 @@ def _secretzero_record(member: Member) -> bool:
 
 
 def _changed_since(member: Member) -> bool:
-    """The value changed after the output was last recorded for it: the output's latest
-    ``target_provenance`` record is older than the entry's ``updated_at``. No record: unknown, no."""
-    written, changed = _recorded_at(member), _updated_at(member)
-    return written is not None and changed is not None and written < changed
+    """The value changed after the output was last recorded for it: the record's time is older
+    than the entry's ``updated_at``. No time: unknown, no."""
+    changed = _updated_at(member)
+    return member.recorded_at is not None and changed is not None and member.recorded_at < changed
 
 
 def _updated_at(member: Member) -> datetime | None:
+    return _time(member.entry.updated_at)
+
+
+def _time(stamp: str) -> datetime | None:
     try:
-        return parse_time(member.entry.updated_at)
+        return parse_time(stamp)
     except ValueError:
         return None
 
 
-def _recorded_at(member: Member) -> datetime | None:
-    """When the entry's ``target_provenance`` says the output was last written for it."""
-    provenance = member.entry.extra.get(PROVENANCE)
+def _provenance_time(entry: LockEntry, target_ids: Sequence[str]) -> datetime | None:
+    """When the entry's ``target_provenance`` says one of ``target_ids`` was last written."""
+    provenance = entry.extra.get(PROVENANCE)
     if not isinstance(provenance, Mapping):
         return None
     times: list[datetime] = []
-    for target_id in member.target_ids:
+    for target_id in target_ids:
         records = provenance.get(target_id)
         for record in records if isinstance(records, list) else ():
             stamp = record.get("updated_at") if isinstance(record, Mapping) else None
-            if isinstance(stamp, str):
-                with contextlib.suppress(ValueError):  # a record we cannot read tells nothing
-                    times.append(parse_time(stamp))
+            written = _time(stamp) if isinstance(stamp, str) else None  # one we cannot read tells nothing
+            if written is not None:
+                times.append(written)
     return max(times, default=None)
 
 

@@ -27,7 +27,7 @@ from secretsapi.service.results import OperationError
 from secretsapi.service.state import rendered
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.readback import Copy, read_back_all
-from secretsapi.service.state.rendered import Member, classify, is_template
+from secretsapi.service.state.rendered import classify, is_template, member
 from secretsapi.service.state.write_only import changed_after, recorded_at, with_writes
 from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.base import ReadBack
@@ -164,12 +164,11 @@ def _check_output(members: list[_Member], backs: dict[str, ReadBack], ctx: Targe
         for secret, unit, entry, placement, _ in members:
             found.broke(secret, unit, entry, placement)
         return
-    placed = [Member(placement, entry, recorded_hash(entry.targets, target_id, placement.target, ctx),
-                     (target_id, *aliases(placement.target, ctx)))
+    placed = [member(placement, entry, (target_id, *aliases(placement.target, ctx)), ctx)
               for _, _, entry, placement, target_id in members]
     for (secret, unit, entry, placement, target_id), state in zip(members, classify(back.hash, placed), strict=True):
-        if state == rendered.CURRENT:
-            continue
+        if state in (rendered.CURRENT, rendered.UNRECORDED):
+            continue  # not recorded for it, but rendered with its value: the next render records it
         if state == rendered.CHANGED and not overwrite:
             found.differs(secret, unit, entry, target_id)
         else:

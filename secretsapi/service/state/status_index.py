@@ -127,8 +127,11 @@ def _key(digest: bytes) -> str:
 
 def _fields(entry: LockEntry, raw: Mapping[str, Any]) -> IndexedEntry:
     change = change_of(raw, created_at=entry.created_at, updated_at=entry.updated_at, last_rotated=entry.last_rotated)
+    # The template outputs that render the unit without being its targets (``state.rendered.RENDERED``).
+    rendered = raw.get("rendered_outputs")
+    outputs = tuple(key for key in rendered if isinstance(key, str)) if isinstance(rendered, Mapping) else ()
     return IndexedEntry(entry.created_at, entry.updated_at, entry.last_rotated, entry.rotation_count,
-                        tuple(entry.targets), change)
+                        (*entry.targets, *outputs), change)
 
 
 def _build(doc: LockDocument) -> LockIndex:

@@ -25,7 +25,7 @@ from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_ti
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
 from secretsapi.service.state.locks import Held
 from secretsapi.service.state.refresh import drop_stale_targets, stale_targets
-from secretsapi.service.state.rendered import is_template
+from secretsapi.service.state.rendered import is_template, move_rendered
 from secretsapi.service.state.repair import Repair, record_repairs
 from secretsapi.service.state.value_store import rewrite, stripes_for
 from secretsapi.service.state.write_only import with_writes
@@ -108,6 +108,7 @@ def _render_templates(definition: Definition, doc: LockDocument, changed: Sequen
     moment = clock()
     record_repairs(doc, repairs, written, now=moment)
     record_companions(doc, companions, moment)
+    move_rendered(doc, definition)
     return errors
 
 

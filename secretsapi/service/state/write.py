@@ -35,6 +35,7 @@ from secretsapi.service.state.locks import ExtraLock, Held
 from secretsapi.service.state.outcome import StoreOutcome, after_writes, written_targets
 from secretsapi.service.state.plans import Plan, RotationRequest, SyncRequest, plan, plan_sync
 from secretsapi.service.state.refresh import drop_stale_targets
+from secretsapi.service.state.rendered import move_rendered
 from secretsapi.service.state.repair import Repair, RepairPlan, plan_repairs, record_repairs
 from secretsapi.service.state.value_store import generate_values, store, stripes_for
 from secretsapi.service.state.write_only import record_provenance, record_write_times, stamped_writes
@@ -97,6 +98,7 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
     record(ahead, expected, now=now, rotation=rotation)
     record_provenance(ahead, definition, expected.written, now)
     record_repairs(ahead, repairs, _expected_repairs(repairs, TargetContext.of(definition)), now=now)
+    move_rendered(ahead, definition)
     record_definition(ahead, definition, now)
     try:
         staged = StagedState(place.lockfiles, ahead)
@@ -116,6 +118,7 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
                 record_provenance(doc, definition, outcome.written, now)
                 record_write_times(doc, stamped, place.clock())
                 record_repairs(doc, repairs, outcome.repaired, now=place.clock())
+                move_rendered(doc, definition)
                 record_definition(doc, definition, now)
                 staged.write(doc)
             held.check()

@@ -7,7 +7,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Definition, Placement, TargetSpec
 from secretsapi.service.loading.loader import load_definition
-from secretsapi.service.state.lockfile import LockEntry
+from secretsapi.service.state.lockfile import LockEntry, parse_time
 from secretsapi.service.state.rendered import (
     CHANGED,
     CURRENT,
@@ -81,9 +81,8 @@ def test_a_template_that_cannot_be_read_is_placed_only_where_declared(tmp_path: 
 def _member(expected: str | None, *, rendered: bool = True, written: str = T2, updated: str = T1,
             value: str = "v" * 64) -> Member:
     placement = Placement(TargetSpec("local", "template", {"output_path": "o"}), "k", rendered=rendered)
-    entry = LockEntry(hash=value, created_at=T1, updated_at=updated, targets={},
-                      extra={"target_provenance": {"local/template/": [{"updated_at": written}]}})
-    return Member(placement, entry, expected, ("local/template/",))
+    entry = LockEntry(hash=value, created_at=T1, updated_at=updated, targets={})
+    return Member(placement, entry, expected, parse_time(written))
 
 
 def test_an_output_recorded_after_the_value_changed_is_current() -> None:
