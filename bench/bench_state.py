@@ -50,7 +50,7 @@ def _counted(*args: Any, **kwargs: Any) -> Iterator[Any]:
 
 def _install_counter() -> None:
     """Count the lockfile lock wherever the engine takes it (it calls ``locks.lockfile_lock``)."""
-    locks.lockfile_lock = _counted  # type: ignore[assignment]
+    locks.lockfile_lock = _counted
 
 
 def _template_definition(folder: Path, size: int, every: int) -> Path:
