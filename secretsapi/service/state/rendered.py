@@ -15,10 +15,10 @@ it on every sync. SecretZero ignores ``rendered_outputs`` and drops it when it r
 the output's render time (``classify``) then still says whether it is current.
 
 Whether an output is current for one unit (``classify``): its entry records the output's hash,
-and the value did not change after that record (the record's ``target_provenance`` time is not
-older than the entry's ``updated_at``: a tool that changes the value without rendering the output,
-as SecretZero keeps the target ids it does not write, leaves the old record behind); or, not
-recorded for it, the output was rendered after its value last changed.
+and the value did not change after that record (the record's time is not older than the entry's
+``updated_at``: a tool that changes the value without rendering the output, and keeps the keys it
+does not know, leaves the old record behind); or, not recorded for it, the output was last
+rendered after its value last changed (a render uses every unit's current value).
 """
 
 from __future__ import annotations
