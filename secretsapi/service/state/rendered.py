@@ -33,7 +33,7 @@ from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time, parse_time
 from secretsapi.service.state.write_only import PROVENANCE
 from secretsapi.service.targets import TargetContext, get_kind
-from secretsapi.service.targets.secretzero_ids import recorded_hash, secretzero_target_id
+from secretsapi.service.targets.secretzero_ids import recorded_hash
 from secretsapi.service.targets.template import LocalTemplateKind
 from secretsapi.service.util.last_result import LastResult
 
@@ -81,7 +81,7 @@ def with_rendered(definition: Definition) -> Definition:
                 extra.setdefault(lock_key, []).append(Placement(output.target, lock_key, rendered=True))
     if not extra:
         return definition
-    secrets = tuple(_placed(secret, extra) for secret in definition.secrets)
+    secrets = tuple(_placed(secret, extra, ctx) for secret in definition.secrets)
     return replace(definition, secrets=secrets, _by_name={secret.name: secret for secret in secrets})
 
 
@@ -105,11 +105,10 @@ def _find_outputs(definition: Definition) -> dict[Hashable, _Output]:
                 kind = get_kind(TEMPLATE)
                 key = kind.group(placement.target, ctx)
                 found.setdefault(key, (placement.target, set()))[1].add(unit.lock_key)
-    return {key: _Output(replace(target, shares_secretzero_id=False), frozenset(declared))
-            for key, (target, declared) in found.items()}
+    return {key: _Output(target, frozenset(declared)) for key, (target, declared) in found.items()}
 
 
-def _placed(secret: SecretDef, extra: Mapping[str, list[Placement]]) -> SecretDef:
+def _placed(secret: SecretDef, extra: Mapping[str, list[Placement]], ctx: TargetContext) -> SecretDef:
     if not any(unit.lock_key in extra for unit in secret.units):
         return secret
     units = []
@@ -118,17 +117,25 @@ def _placed(secret: SecretDef, extra: Mapping[str, list[Placement]]) -> SecretDe
         if not added:
             units.append(unit)
             continue
-        taken = {secretzero_target_id(p.target) for p in unit.placements}
+        taken = {_target_id(p.target, ctx) for p in unit.placements}
         placements = list(unit.placements)
         for placement in added:
-            # SecretZero's id of an output a unit also declares another template under (two
-            # outputs that name no id share ``local/template/``): the output's own id instead.
-            if secretzero_target_id(placement.target) in taken:
-                placement = replace(placement, target=replace(placement.target, shares_secretzero_id=True))
-            taken.add(secretzero_target_id(placement.target))
+            # Two templates that name no id share SecretZero's ``local/template/``: where the unit
+            # has that id already, this output is named by its path (``local/template/<output_path>``).
+            if _target_id(placement.target, ctx) in taken:
+                named = {**placement.target.config, "name": str(placement.target.config.get("output_path"))}
+                placement = replace(placement, target=replace(placement.target, config=named))
+            taken.add(_target_id(placement.target, ctx))
             placements.append(placement)
         units.append(Unit(unit.lock_key, unit.generator, tuple(placements)))
     return replace(secret, units=tuple(units))
+
+
+def _target_id(target: TargetSpec, ctx: TargetContext) -> str | None:
+    try:
+        return get_kind(target.type).target_id(target, ctx)
+    except TargetError:
+        return None  # an unsupported kind: the write reports it
 
 
 @dataclass(frozen=True)

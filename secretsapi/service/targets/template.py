@@ -20,7 +20,6 @@ from secretsapi.service.targets.paths import (
     path_problem,
     read_text,
 )
-from secretsapi.service.targets.secretzero_ids import RecordsSecretZeroIds
 
 
 class _NoValue(Exception):
@@ -99,46 +98,6 @@ def _bare_names(keys: Sequence[str]) -> dict[str, str]:
     return names
 
 
-def render(source: str, name: str, ctx: TargetContext) -> str:
-    """Render ``source``; TargetError messages name the template and never quote values.
-
-    Every unit is ``secrets['<lock key>']``; as in SecretZero, secrets and fields are also
-    bare variables (``{{ db_password }}``), fetched only when the template names them.
-    """
-    secrets = _Secrets(ctx.lock_keys, ctx.value_of)
-    try:
-        environment = _environment()
-        parsed = environment.parse(source)
-        bare = _bare_names(ctx.lock_keys)
-        used = [n for n in sorted(meta.find_undeclared_variables(parsed)) if n in bare and n != "secrets"]
-        context = {n: secrets[bare[n]] for n in used}
-        compiled = environment.from_string(parsed)
-        # Only the render is traced: compiling is bounded by the template's size.
-        with deadline(ctx.render_seconds):
-            return compiled.render(**context, secrets=secrets)
-    except DeadlinePassed as exc:
-        raise TargetError(f"template '{name}' {exc}: its rendering was stopped") from None
-    except jinja2.TemplateSyntaxError as exc:
-        # The message comes from the template text, which holds no values.
-        raise TargetError(f"template '{name}' line {exc.lineno}: {exc.message}") from None
-    except jinja2.UndefinedError as exc:
-        # Names the missing variable, unless the template looked something up by a secret
-        # (``{{ table[secrets.x] }}``) and the "name" is a value.
-        message = exc.message or "undefined variable"
-        if any(value and value in message for value in secrets.fetched.values()):
-            message = "undefined variable"
-        raise TargetError(f"template '{name}': {message}") from None
-    except _NoValue as exc:
-        raise TargetError(f"template '{name}' uses '{exc.key}', which has no value") from None
-    except SecurityError:
-        raise TargetError(f"template '{name}' uses an operation the sandbox forbids") from None
-    except ServiceError:
-        raise
-    except Exception as exc:
-        # Filters' messages can quote their input, i.e. a secret: only the type is safe.
-        raise TargetError(f"template '{name}' failed to render ({type(exc).__name__})") from None
-
-
 def rendered_keys(source: str, lock_keys: Sequence[str]) -> frozenset[str] | None:
     """The lock keys a render of ``source`` can use, read from its syntax; None when it can use
     any (it iterates ``secrets``, indexes it with a computed key, or hands it on). A superset of
@@ -199,7 +158,50 @@ def _constant_step(parent: nodes.Node | None, child: nodes.Node) -> str | None:
     return None
 
 
-class LocalTemplateKind(RecordsSecretZeroIds, OutputFileKind):
+def render(source: str, name: str, ctx: TargetContext) -> str:
+    """Render ``source``; TargetError messages name the template and never quote values.
+
+    Every unit is ``secrets['<lock key>']``; as in SecretZero, secrets and fields are also
+    bare variables (``{{ db_password }}``), fetched only when the template names them.
+    """
+    secrets = _Secrets(ctx.lock_keys, ctx.value_of)
+    try:
+        environment = _environment()
+        parsed = environment.parse(source)
+        bare = _bare_names(ctx.lock_keys)
+        used = [n for n in sorted(meta.find_undeclared_variables(parsed)) if n in bare and n != "secrets"]
+        context = {n: secrets[bare[n]] for n in used}
+        compiled = environment.from_string(parsed)
+        # Only the render is traced: compiling is bounded by the template's size.
+        with deadline(ctx.render_seconds):
+            return compiled.render(**context, secrets=secrets)
+    except DeadlinePassed as exc:
+        raise TargetError(f"template '{name}' {exc}: its rendering was stopped") from None
+    except jinja2.TemplateSyntaxError as exc:
+        # The message comes from the template text, which holds no values.
+        raise TargetError(f"template '{name}' line {exc.lineno}: {exc.message}") from None
+    except jinja2.UndefinedError as exc:
+        # Names the missing variable, unless the template looked something up by a secret
+        # (``{{ table[secrets.x] }}``) and the "name" is a value.
+        message = exc.message or "undefined variable"
+        if any(value and value in message for value in secrets.fetched.values()):
+            message = "undefined variable"
+        raise TargetError(f"template '{name}': {message}") from None
+    except _NoValue as exc:
+        raise TargetError(f"template '{name}' uses '{exc.key}', which has no value") from None
+    except SecurityError:
+        raise TargetError(f"template '{name}' uses an operation the sandbox forbids") from None
+    except ServiceError:
+        raise
+    except Exception as exc:
+        # Filters' messages can quote their input, i.e. a secret: only the type is safe.
+        raise TargetError(f"template '{name}' failed to render ({type(exc).__name__})") from None
+
+
+_ID_KEYS = ("target_id", "record_uid", "name", "path", "title")
+
+
+class LocalTemplateKind(OutputFileKind):
     type = "local/template"
 
     def describe(self) -> dict[str, Any]:
@@ -222,6 +224,14 @@ class LocalTemplateKind(RecordsSecretZeroIds, OutputFileKind):
     def validate(self, target: TargetSpec, where: str) -> list[str]:
         problems = (path_problem(target.config.get(f), f) for f in ("template_path", "output_path"))
         return [f"{where}: {problem}" for problem in problems if problem]
+
+    def target_id(self, target: TargetSpec, ctx: TargetContext) -> str:
+        """SecretZero's (``SyncEngine._build_target_id``): the first of ``target_id``,
+        ``record_uid``, ``name``, ``path``, ``title`` in the config, else nothing:
+        ``local/template/`` for a target that names none."""
+        config = target.config
+        identifier = next((config[k] for k in _ID_KEYS if config.get(k)), "")
+        return f"{target.provider}/{target.kind}/{identifier}"
 
     def renders(self, target: TargetSpec, ctx: TargetContext) -> frozenset[str] | None:
         """``rendered_keys`` of the target's template (None: any unit); TargetError when it cannot
@@ -249,6 +259,11 @@ class LocalTemplateKind(RecordsSecretZeroIds, OutputFileKind):
         sources = {str(p.target.config.get("template_path")) for p, _ in items}
         if len(sources) != 1:
             raise TargetError(f"{location}: placements name different templates")
+        template_name = sources.pop()
+        template_path = confined_path(ctx.base_dir, target.config, "template_path", ctx.target_roots,
+                                      ctx.service_paths)
         path = output_path(target, ctx)  # refused before the template is read, as a file target's
-        template_name, source = self._source(target, ctx)
+        source = read_text(template_path, f"template '{template_name}'")
+        if source is None:
+            raise TargetError(f"template '{template_name}' not found")
         return self.store([p for p, _ in items], render(source, template_name, ctx), path, ctx)
