@@ -76,6 +76,29 @@ def definition(*secrets: dict[str, Any], **top: Any) -> dict[str, Any]:
     return {"version": "1.0", "secrets": list(secrets), **top}
 
 
+def app_project(root: Path) -> dict[str, Any]:
+    """Five secrets in a dotenv file, a JSON file and a template: ``app.conf`` is a target of
+    ``redis_password`` only and renders ``postgres_password`` too (written beside the definition)."""
+    (root / "app.conf.j2").write_text("redis={{ redis_password }}\npostgres={{ postgres_password }}\n")
+    template = {"provider": "local", "kind": "template",
+                "config": {"template_path": "app.conf.j2", "output_path": "out/app.conf"}}
+    return definition(
+        file_secret("postgres_password", kind="random_hex", rotation_period="30d"),
+        {**file_secret("redis_password", kind="random_hex", rotation_period="30d"),
+         "targets": [{"provider": "local", "kind": "file", "config": {"path": "out/app.env"}}, template]},
+        file_secret("session_key", kind="random_hex"),
+        file_secret("api_key", "out/keys.json", kind="random_hex"),
+        file_secret("jwt_secret", "out/keys.json", kind="random_hex"),
+    )
+
+
+def app_values(root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """``out/app.env``'s and ``out/app.conf``'s ``KEY=value`` lines (random_hex needs no quoting)."""
+    env = dict(line.split("=", 1) for line in (root / "out/app.env").read_text().splitlines() if "=" in line)
+    conf = dict(line.split("=", 1) for line in (root / "out/app.conf").read_text().splitlines())
+    return env, conf
+
+
 def env_secret(name: str, *, kind: str = "random_hex", fmt: str = "env", **fields: Any) -> dict[str, Any]:
     """A secret whose file moves with the environment: ``out/{{ var.env }}.<fmt>``."""
     return file_secret(name, f"out/{{{{ var.env }}}}.{fmt}", kind=kind, **fields)

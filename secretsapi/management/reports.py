@@ -145,16 +145,21 @@ def merged_rotation_check(checks: Sequence[RotationCheckResult]) -> RotationChec
 
 # -- reads and checks ---------------------------------------------------------------------
 
-STATUS_HEADER = ("NAME", "STATE", "CREATED (UTC)", "LAST ROTATED", "ROTATIONS", "NEXT DUE")
+STATUS_HEADER = ("NAME", "STATE", "CREATED (UTC)", "LAST CHANGE (UTC)", "LAST ROTATED", "ROTATIONS", "NEXT DUE")
 
 
 def status_row(st: SecretStatus) -> tuple[str, ...]:
     if not st.exists:
-        return (st.name, "not generated", "-", "-", "-", "-")
+        return (st.name, "not generated", "-", "-", "-", "-", "-")
     # No due date: a one-time secret or one without a rotation period never falls due.
-    return (st.name, "generated", to_the_second(st.created_at),
+    return (st.name, "generated", to_the_second(st.created_at), last_change(st),
             to_the_second(st.last_rotated) if st.last_rotated else "never", str(st.rotation_count),
             to_the_second(st.due_at) if st.due_at else "never")
+
+
+def last_change(st: SecretStatus) -> str:
+    """When the value last changed and how: ``2026-01-02 03:04:05 regenerated``."""
+    return f"{to_the_second(st.updated_at)} {st.last_change}" if st.updated_at and st.last_change else "-"
 
 
 _STATUS_FIELDS = tuple(f.name for f in dataclasses.fields(SecretStatus))
@@ -190,6 +195,7 @@ def show_report(summary: SecretSummary, st: SecretStatus) -> Report:
     ]
     if st.exists:
         rows += [("Created (UTC)", to_the_second(st.created_at)), ("Updated (UTC)", to_the_second(st.updated_at)),
+                 ("Last change (UTC)", last_change(st)),
                  ("Last rotated", to_the_second(st.last_rotated) if st.last_rotated else "never"),
                  ("Rotations", str(st.rotation_count)),
                  ("Next due", to_the_second(st.due_at) if st.due_at else "never"),

@@ -12,6 +12,17 @@ from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import DriftItem, DriftResult
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
+from secretsapi.service.state.rendered import (
+    CHANGED,
+    STALE,
+    UNTRACKED,
+    Member,
+    classify,
+    is_template,
+    member,
+    renders,
+    with_rendered,
+)
 from secretsapi.service.state.write import ENTRIES_HASH
 from secretsapi.service.state.write_only import changed_after, recorded_at
 from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_kind
@@ -31,6 +42,7 @@ MESSAGES = {
     "target_unreadable": "target cannot be read",
     "unknown_target_kind": "target kind is not supported",
     "definition_changed": "secret definition changed since it was last synced",
+    "stale_output": "template output was not rendered with the secret's current value",
     "unverifiable": "target is write-only: its value cannot be read back, only when the store last wrote it",
 }
 
@@ -42,7 +54,7 @@ class _Check:
     placement: Placement
     kind: TargetKind
     target_id: str
-    expected: str
+    expected: str | None  # None only for a template output (``state.rendered`` decides)
     unit_hash: str  # the entry's hash: the value's
     entry: LockEntry
 
@@ -50,7 +62,7 @@ class _Check:
 def detect_drift(ws: Workspace, *, secret_name: str | None = None, progress: Progress | None = None) -> DriftResult:
     """``progress`` counts the secrets compared with the lockfile; the last one counts once the
     targets are read back."""
-    definition = ws.definition()
+    definition = with_rendered(ws.definition())
     doc = read_state(ws.lockfiles, definition)
     ctx = TargetContext.of(definition)
     items: list[DriftItem] = []
@@ -125,7 +137,7 @@ def _plan_read(
         return [_item(secret, "unknown_target_kind", placement.target.type, placement.target.type)]
     tid = kind.target_id(placement.target, ctx)
     expected = recorded_hash(entry.targets, tid, placement.target, ctx)
-    if expected is None:
+    if expected is None and not is_template(placement):
         return [_item(secret, "untracked_target", tid, kind.location(placement.target, ctx), key=placement.key)]
     checks.append(_Check(secret, lock_key, placement, kind, tid, expected, entry.hash, entry))
     return []
@@ -142,6 +154,9 @@ def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
     reads = read_groups([(m[0].kind, [c.placement for c in m]) for m in batch], ctx)
     for members, backs in zip(batch, reads, strict=True):
         kind = members[0].kind
+        if not isinstance(backs, TargetError) and is_template(members[0].placement):
+            found.extend(_template_findings(members, backs, ctx))
+            continue
         if isinstance(backs, TargetError):
             for c in members:
                 found.append(_item(c.secret, "target_unreadable", c.target_id,
@@ -156,12 +171,42 @@ def _read_back(checks: list[_Check], ctx: TargetContext) -> list[DriftItem]:
                 found.append(_unverifiable(c, back, ctx))
             elif back.hash != c.expected and _secretzero_template(back, c):
                 continue
-            elif back.hash != c.expected and _misencoded(back, c.expected):
+            elif back.hash != c.expected and c.expected is not None and _misencoded(back, c.expected):
                 found.append(_item(c.secret, "misencoded", c.target_id, where, key=c.placement.key))
             elif back.hash != c.expected:
                 found.append(_item(c.secret, "value_changed", c.target_id, where, key=c.placement.key,
                                    expected_hash=c.expected, actual_hash=back.hash))
     return found
+
+
+def _template_findings(members: list[_Check], backs: dict[str, ReadBack], ctx: TargetContext) -> list[DriftItem]:
+    """One template output's findings, under each unit placed in it (``state.rendered.classify``).
+    A template that cannot be read or parsed cannot say whether its output is current: unreadable."""
+    kind, target = members[0].kind, members[0].placement.target
+    where = kind.location(target, ctx)
+    try:
+        renders(target, ctx)
+    except TargetError as exc:
+        return [_item(c.secret, "target_unreadable", c.target_id, where, key=c.placement.key, problem=exc.message)
+                for c in members]
+    back = backs[members[0].placement.key]
+    if not back.present or back.hash is None:
+        return [_item(c.secret, "target_missing", c.target_id, where, key=c.placement.key) for c in members]
+    found: list[DriftItem] = []
+    placed = [_member(c, ctx) for c in members]
+    for c, m, state in zip(members, placed, classify(back.hash, placed), strict=True):
+        if state == STALE:
+            found.append(_item(c.secret, "stale_output", c.target_id, where, key=c.placement.key))
+        elif state == UNTRACKED:
+            found.append(_item(c.secret, "untracked_target", c.target_id, where, key=c.placement.key))
+        elif state == CHANGED:
+            found.append(_item(c.secret, "value_changed", c.target_id, where, key=c.placement.key,
+                               expected_hash=m.expected, actual_hash=back.hash))
+    return found
+
+
+def _member(check: _Check, ctx: TargetContext) -> Member:
+    return member(check.placement, check.entry, (check.target_id, *aliases(check.placement.target, ctx)), ctx)
 
 
 def _unverifiable(check: _Check, back: ReadBack, ctx: TargetContext) -> DriftItem:
@@ -172,10 +217,11 @@ def _unverifiable(check: _Check, back: ReadBack, ctx: TargetContext) -> DriftIte
 
 
 def _secretzero_template(back: ReadBack, check: _Check) -> bool:
-    """SecretZero records a template (or ExternalSecret manifest) target under the value's hash, not
-    the output's: a kind that holds no value can then only be checked for presence."""
+    """SecretZero records an ExternalSecret manifest target under the value's hash, not the
+    manifest's: a kind that holds no value can then only be checked for presence (templates:
+    ``state.rendered.classify``)."""
     return (back.value is None and check.expected == check.unit_hash
-            and check.kind.type in ("local/template", "kubernetes/external_secret"))
+            and check.kind.type == "kubernetes/external_secret")
 
 
 def _misencoded(back: ReadBack, expected: str) -> bool:

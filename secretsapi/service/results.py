@@ -29,6 +29,9 @@ class SecretStatus:
     # When rotation falls due (ISO 8601), as the rotation check computes it; None for a one-time
     # secret, one without a rotation period, or when the definition does not declare it.
     due_at: str | None = None
+    # How the value last changed (at ``updated_at``): generated, rotated, regenerated (a forced
+    # sync), imported, or changed (by a tool that does not say how); see ``state.changes``.
+    last_change: str | None = None
 
 
 @dataclass(frozen=True)

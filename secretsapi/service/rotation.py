@@ -10,8 +10,9 @@ from secretsapi.service.state import write
 from secretsapi.service.state.due import move_problem, rotation_status
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument
+from secretsapi.service.state.outcome import written_targets
 from secretsapi.service.state.plans import RotationRequest
-from secretsapi.service.state.value_store import written_targets
+from secretsapi.service.state.rendered import with_rendered
 from secretsapi.service.sync import without_environment
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.util.progress import Progress
@@ -21,7 +22,7 @@ from secretsapi.service.workspace import Workspace
 def check_rotation(ws: Workspace, *, secret_name: str | None = None) -> RotationCheckResult:
     """Which secrets are due. A secret that a rotation would move (see ``move_problem``) keeps
     its due state, and its status says why it cannot be rotated with these var files."""
-    definition = ws.definition()
+    definition = with_rendered(ws.definition())
     doc = read_state(ws.lockfiles, definition)
     return _check(doc, definition, definition.select(secret_name), ws)
 
@@ -51,7 +52,7 @@ def execute_rotation(
     write fails, and nothing is written for it (``move_problem``). ``progress`` counts the
     secrets rotated of those due (see ``state.write.write``).
     """
-    definition = ws.definition()
+    definition = with_rendered(ws.definition())
     request = RotationRequest(definition.select(secret_name), force, named=secret_name is not None,
                               warning_days=ws.warning_days, var_files=tuple(ws.var_files))
     planned, outcome = write.write(ws.write_place, definition, request, progress)

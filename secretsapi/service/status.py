@@ -114,9 +114,10 @@ def _status(pair: _Pair, declared: PlannedSecret | None, name: str) -> SecretSta
         return SecretStatus(
             name=name, exists=True, created_at=first.created_at, updated_at=first.updated_at,
             last_rotated=first.last_rotated, rotation_count=first.rotation_count, targets=list(first.targets),
-            due_at=_due(declared, entries),
+            due_at=_due(declared, entries), last_change=first.change,
         )
     rotated = [e.last_rotated for e in entries if e.last_rotated]
+    latest = max(entries, key=lambda e: parse_time(e.updated_at))
     return SecretStatus(
         name=name,
         exists=True,
@@ -126,6 +127,7 @@ def _status(pair: _Pair, declared: PlannedSecret | None, name: str) -> SecretSta
         rotation_count=max(e.rotation_count for e in entries),
         targets=list(dict.fromkeys(target for e in entries for target in e.targets)),
         due_at=_due(declared, entries),
+        last_change=latest.change,
     )
 
 

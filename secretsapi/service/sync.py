@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from secretsapi.service.definition.model import Definition, SecretDef
+from secretsapi.service.definition.model import Definition
 from secretsapi.service.results import CleanResult, ImportResult, OperationError, SyncResult, sync_summary
 from secretsapi.service.state import upkeep, write
 from secretsapi.service.state.lock_state import read_state
-from secretsapi.service.state.plans import SyncRequest, plan_sync
-from secretsapi.service.state.repair import plan_repairs
-from secretsapi.service.state.upkeep import refresh_targets, stale_targets
-from secretsapi.service.state.value_store import written_targets
-from secretsapi.service.targets import TargetContext
+from secretsapi.service.state.outcome import written_targets
+from secretsapi.service.state.plans import SyncRequest
+from secretsapi.service.state.rendered import with_rendered
 from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace
 
@@ -26,49 +24,44 @@ def sync(
     """Rules 2-5 of the spec: skip existing secrets unless forced; force ignores one_time and
     keeps rotation metadata; a failed target does not stop the others.
 
-    Every sync then completes the targets of existing secrets (``state.repair``, in a write of
-    its own): missing, new, never written or unreadable targets get the recorded value. A target
-    holding another value is an error, until ``repair`` puts the recorded value back there too.
+    Every sync also completes the targets of existing secrets (``state.repair``): missing, new,
+    never written or unreadable targets get the recorded value, and template outputs not
+    rendered with their secrets' current values are rendered again. A target holding another
+    value is an error, until ``repair`` puts the recorded value back there too.
 
     ``refresh`` first drops recorded target ids the definition no longer names (SecretZero's
-    ``--refresh``, after a target was renamed or removed; ``lockfile_upkeep.refresh_targets``).
+    ``--refresh``, after a target was renamed or removed; ``state.refresh``). All of it is one
+    write (``state.write.sync_write``): planned, locked once, written and committed together.
     ``progress`` counts the secrets generated (see ``state.write.write``).
     """
-    definition = ws.definition()
-    selected = definition.select(secret_name)
-    request = SyncRequest(selected, force)
+    definition = with_rendered(ws.definition())
+    request = SyncRequest(definition.select(secret_name), force)
     if dry_run:
         doc = read_state(ws.lockfiles, definition)
-        stale = stale_targets(doc, definition, selected) if refresh else {}
-        dry = plan_sync(doc, request)
-        generated = [secret.name for secret, _ in dry.work]
-        fixes = plan_repairs(doc, _not_busy(selected, generated), TargetContext.of(definition), overwrite=repair)
+        dry = write.plan_pass(doc, definition, request, repair=repair, refresh=refresh)
+        generated = [secret.name for secret, _ in dry.plan.work]
+        fixes = dry.fixes
         unfinished = {error.secret for error in fixes.errors}
-        skipped = [name for name in dry.skipped if name not in fixes.secrets and name not in unfinished]
-        return SyncResult(generated, skipped, [], without_environment(definition, dry.errors + fixes.errors), True,
-                          sync_summary(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets,
-                          refreshed=_hidden(definition, stale))
+        skipped = [name for name in dry.plan.skipped if name not in fixes.secrets and name not in unfinished]
+        return SyncResult(generated, skipped, [], without_environment(definition, dry.plan.errors + fixes.errors),
+                          True, sync_summary(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets,
+                          refreshed=_hidden(definition, dry.refreshed))
 
-    place = ws.write_place
-    refreshed = refresh_targets(place, definition, selected) if refresh else {}
-    written, outcome = write.write(place, definition, request, progress)
-    blocked = [error.secret for error in written.errors]
+    done = write.sync_write(ws.write_place, definition, request, repair=repair, refresh=refresh, progress=progress)
+    outcome = done.outcome
+    blocked = [error.secret for error in done.plan.errors]
     generated = outcome.stored if outcome is not None else []
     failed = blocked + (outcome.failed if outcome is not None else [])
-    errors = written.errors + (outcome.errors if outcome is not None else [])
-    busy = [secret.name for secret, _ in written.work] + blocked
-    fixed = write.repair(place, definition, _not_busy(selected, busy), overwrite=repair)
-    repaired, errors = fixed.repaired, errors + fixed.errors
-    if outcome is None and not repaired:
-        write.record_definition_if_stale(place, definition)
+    errors = done.plan.errors + done.fixes.errors + (outcome.errors if outcome is not None else [])
+    repaired = done.repaired
     # A secret with a target that does not hold its value is in errors on every sync until it does.
-    unfinished = {error.secret for error in fixed.errors}
-    skipped = [name for name in written.skipped if name not in repaired and name not in unfinished]
+    unfinished = {error.secret for error in done.fixes.errors + (outcome.errors if outcome is not None else [])}
+    skipped = [name for name in done.plan.skipped if name not in repaired and name not in unfinished]
     partial = (written_targets(outcome, partial_only=True, hide=definition.environment_hidden)
                if outcome is not None else {})
     return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
                       sync_summary(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial,
-                      outcome.sources if outcome is not None else {}, _hidden(definition, refreshed))
+                      outcome.sources if outcome is not None else {}, _hidden(definition, done.refreshed))
 
 
 def _hidden(definition: Definition, refreshed: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -82,7 +75,7 @@ def clean_lockfile(ws: Workspace, *, dry_run: bool = False) -> CleanResult:
 
 def import_values(ws: Workspace, *, secret_names: Sequence[str] | None = None, dry_run: bool = False) -> ImportResult:
     """SecretZero's ``import``: record the values targets already hold, generating nothing."""
-    definition = ws.definition()
+    definition = with_rendered(ws.definition())
     selected = (definition.secrets if not secret_names
                 else tuple(definition.secret(name) for name in dict.fromkeys(secret_names)))
     return upkeep.import_values(ws.write_place, definition, selected, dry_run=dry_run)
@@ -95,7 +88,3 @@ def without_environment(definition: Definition, errors: Sequence[OperationError]
     return [OperationError(e.secret, e.target and hide(e.target), hide(e.message)) for e in errors]
 
 
-def _not_busy(selected: Sequence[SecretDef], busy: Sequence[str]) -> list[SecretDef]:
-    """The selected secrets a repair may take: not those this sync generates (or could not read)."""
-    taken = set(busy)
-    return [secret for secret in selected if secret.name not in taken]

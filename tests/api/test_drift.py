@@ -10,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.factories import Project, definition, env_secret, environments, file_secret
+from tests.factories import Project, app_project, app_values, definition, env_secret, environments, file_secret
 
 TARGET = "local/file/out/app.env"
 
@@ -326,3 +326,22 @@ def test_a_target_the_check_could_not_read_makes_it_a_failure(authed_api: APICli
     assert {reason for _, reason in reasons(check(authed_api))} == {"target_unreadable"}
     row = AuditEntry.objects.get(action="check_drift")
     assert row.success is False and row.details["unreadable"] == ["api", "db"]
+
+
+def test_a_template_output_left_stale_is_reported_under_the_secret_whose_value_it_lacks(
+    authed_api: APIClient, project: Project
+) -> None:
+    project.write(app_project(project.root))
+    authed_api.post("/sync", {}, format="json")
+    # Another tool rotates postgres_password and leaves app.conf as it was.
+    rewrite_lines(project.root / "out/app.env", "postgres_password", f"postgres_password={'e' * 32}")
+    lock = project.lock()
+    entry = lock["secrets"]["postgres_password"]
+    entry["hash"] = entry["targets"][TARGET] = sha("e" * 32)
+    entry["updated_at"] = "2099-01-01T00:00:00+00:00"
+    project.save_lock(lock)
+    body = check(authed_api)
+    assert (body["has_drift"], body["secrets_with_drift"]) == (True, ["postgres_password"])
+    item = finding(body, "postgres_password", "stale_output")
+    assert (item["details"]["target"], item["details"]["path"]) == ("local/template/", "out/app.conf")
+    assert app_values(project.root)[1]["postgres"] != "e" * 32

@@ -10,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.factories import Project, definition, env_secret, environments, file_secret
+from tests.factories import Project, app_project, app_values, definition, env_secret, environments, file_secret
 
 
 def sha(text: str) -> str:
@@ -409,3 +409,15 @@ def test_a_rotation_that_failed_a_secret_is_audited_as_a_failure(authed_api: API
     assert execute(authed_api, {"force": True})["failed"] == ["db"]
     row = AuditEntry.objects.get(action="execute_rotation")
     assert row.success is False and row.details["failed"] == ["db"] and row.details["rotated"] == []
+
+
+def test_a_rotation_renders_the_template_outputs_that_use_the_secret_again(
+    authed_api: APIClient, project: Project
+) -> None:
+    project.write(app_project(project.root))
+    assert authed_api.post("/sync", {}, format="json").json()["secrets_failed"] == []
+    before = app_values(project.root)[1]["postgres"]
+    assert execute(authed_api, {"secret_name": "postgres_password", "force": True})["rotated"] == ["postgres_password"]
+    env, conf = app_values(project.root)
+    assert conf == {"redis": env["redis_password"], "postgres": env["postgres_password"]} and conf["postgres"] != before
+    assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False

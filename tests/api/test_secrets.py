@@ -99,6 +99,7 @@ def test_status_after_sync_reports_times_count_and_targets(authed_api: APIClient
     assert body == {
         "name": "db", "exists": True, "created_at": entry["created_at"], "updated_at": entry["updated_at"],
         "last_rotated": None, "rotation_count": 0, "targets": ["local/file/out/app.env"],
+        "last_change": "generated",
     }
 
 
@@ -189,3 +190,15 @@ def test_status_var_files_are_404_when_missing_400_outside_the_folder_422_when_t
     too_many = "&".join(["var_files=prod.yml"] * 65)
     response = authed_api.get(f"/secrets/db/status?{too_many}")
     assert response.status_code == 422 and "var_files" in response.json()["detail"]
+
+
+def test_status_says_how_the_value_last_changed(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", rotation_period="30d")))
+    authed_api.post("/sync", {}, format="json")
+    assert authed_api.get("/secrets/db/status").json()["last_change"] == "generated"
+    authed_api.post("/sync", {"force": True}, format="json")
+    body = authed_api.get("/secrets/db/status").json()
+    assert (body["last_change"], body["last_rotated"], body["updated_at"]) == (
+        "regenerated", None, project.lock()["secrets"]["db"]["updated_at"])
+    authed_api.post("/rotation/execute", {"force": True}, format="json")
+    assert authed_api.get("/secrets/db/status").json()["last_change"] == "rotated"

@@ -6,13 +6,14 @@ import hashlib
 import json
 import os
 import stat
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from tests.factories import Project, definition, file_secret
+from tests.factories import Project, app_project, app_values, definition, file_secret
 
 
 def sha(text: str) -> str:
@@ -299,8 +300,9 @@ def test_sync_repair_without_a_verified_copy_names_the_secret(authed_api: APICli
     (project.root / "out/b.json").write_text('{"db": "other"}')
     body = authed_api.post("/sync", {"repair": True}, format="json").json()
     assert body["secrets_repaired"] == []
-    assert body["errors"] == [{"secret": "db", "target": None,
-                               "message": "no target holds the recorded value: sync with force to replace it"}]
+    assert body["errors"] == [{"secret": "db", "target": "local/file/out/b.json", "message": (
+        "holds another value than the lockfile records, and no target holds the recorded one: "
+        "import to record the value it holds, or sync with force to generate a new one")}]
 
 
 def test_sync_repair_must_be_a_boolean(authed_api: APIClient, project: Project) -> None:
@@ -350,3 +352,36 @@ def test_sync_names_the_source_of_an_imported_value_in_the_body_and_the_audit_ro
     row = AuditEntry.objects.filter(action="sync").first()
     assert row is not None and row.details["sources"] == {"db": "env"}
     assert "from-the-environment" not in json.dumps(row.details)
+
+
+def test_a_plain_sync_renders_a_template_output_that_lacks_a_secret_it_renders(
+    authed_api: APIClient, project: Project
+) -> None:
+    project.write(app_project(project.root))
+    authed_api.post("/sync", {}, format="json")
+    lock = project.lock()
+    del lock["secrets"]["postgres_password"]["rendered_outputs"]  # as SecretZero leaves it
+    lock["secrets"]["postgres_password"]["updated_at"] = datetime.now(UTC).isoformat()  # a change since the render
+    project.save_lock(lock)
+    body = authed_api.post("/sync", {}, format="json").json()
+    assert (body["errors"], body["secrets_repaired"]) == ([], ["postgres_password"])
+    assert project.lock()["secrets"]["postgres_password"]["rendered_outputs"]["local/template/"]["hash"] == (
+        hashlib.sha256((project.root / "out/app.conf").read_bytes()).hexdigest())
+    assert authed_api.post("/drift/check", {}, format="json").json()["has_drift"] is False
+
+
+def test_a_hand_edited_value_with_no_copy_left_names_import_or_a_forced_sync(
+    authed_api: APIClient, project: Project
+) -> None:
+    project.write(app_project(project.root))
+    authed_api.post("/sync", {}, format="json")
+    env_file = project.root / "out/app.env"
+    env_file.write_text(env_file.read_text().replace(app_values(project.root)[0]["session_key"], "d" * 32))
+    for body in ({}, {"repair": True}):
+        errors = authed_api.post("/sync", body, format="json").json()["errors"]
+        assert [(e["secret"], e["target"]) for e in errors] == [("session_key", "local/file/out/app.env")]
+        assert errors[0]["message"].endswith("import to record the value it holds, or sync with force to "
+                                             "generate a new one")
+    forced = authed_api.post("/sync", {"secret_name": "session_key", "force": True}, format="json").json()
+    assert forced["secrets_generated"] == ["session_key"] and forced["errors"] == []
+    assert authed_api.post("/sync", {}, format="json").json()["errors"] == []

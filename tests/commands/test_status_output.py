@@ -45,7 +45,8 @@ def synced(project: Project) -> Project:
 
 def test_status_shows_times_to_the_second_and_the_next_due_date(synced: Project) -> None:
     rows = {line.split()[0]: line.split() for line in status().splitlines()[1:]}
-    assert rows["db"][2:] == ["2026-01-02", "03:04:05", "never", "0", "2026-02-01", "03:04:05"]
+    assert rows["db"][2:] == ["2026-01-02", "03:04:05", "2026-01-02", "03:04:05", "generated", "never", "0",
+                              "2026-02-01", "03:04:05"]
     assert rows["a_much_longer_secret_name_than_usual"][-2:] == ["2026-01-09", "03:04:05"]
 
 

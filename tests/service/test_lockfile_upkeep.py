@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from secretsapi.service.state.upkeep import refresh_targets
 from secretsapi.service.sync import clean_lockfile, import_values, sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
@@ -49,9 +48,7 @@ def test_clean_with_dry_run_names_the_orphans_and_keeps_them(tmp_path: Path) -> 
 def test_refresh_drops_a_target_id_the_definition_no_longer_names(tmp_path: Path) -> None:
     sync(_workspace(tmp_path, _secret("db", A, B)))
     ws = _workspace(tmp_path, _secret("db", B))
-    definition_ = ws.definition()
-    stale = refresh_targets(ws.write_place, definition_, definition_.secrets)
-    assert stale == {"db": ["local/file/out/a.env"]}
+    assert sync(ws, refresh=True).refreshed == {"db": ["local/file/out/a.env"]}
     assert list(_lock(ws)["secrets"]["db"]["targets"]) == ["local/file/out/b.json"]
 
 

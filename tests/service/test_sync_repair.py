@@ -10,8 +10,9 @@ import pytest
 
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.results import OperationError
-from secretsapi.service.state import readback as readback_module
+from secretsapi.service.state import repair as repair_module
 from secretsapi.service.state.readback import Copy, UnitReadBack
+from secretsapi.service.state.repair import NO_COPY_HELD
 from secretsapi.service.sync import sync
 from secretsapi.service.workspace import Workspace
 from tests.factories import definition, write_definition
@@ -65,8 +66,7 @@ def test_a_secret_without_a_verified_copy_is_left_alone_and_named_in_errors(tmp_
     (tmp_path / "out/b.json").write_text(json.dumps({"db": "someone-else"}))
     result = sync(ws, repair=True)
     assert result.secrets_repaired == []
-    message = "no target holds the recorded value: sync with force to replace it"
-    assert result.errors == [OperationError("db", None, message)]
+    assert result.errors == [OperationError("db", "local/file/out/b.json", NO_COPY_HELD)]
     assert not (tmp_path / "out/a.env").exists()
     assert _entry(ws) == before
 
@@ -137,7 +137,7 @@ def test_a_target_that_is_its_own_verified_copy_is_rewritten(tmp_path: Path, mon
     value = (tmp_path / "out/a.env").read_text().strip().split("=", 1)[1].strip("'\"")
     (tmp_path / "out/a.env").write_text("db=misread\n")
     found = UnitReadBack(Copy("local/file/out/a.env", value), None, ())
-    monkeypatch.setattr(readback_module, "read_back", lambda *args: found)
+    monkeypatch.setattr(repair_module, "read_back_all", lambda units, ctx: [found for _ in units])
     assert sync(ws, repair=True).secrets_repaired == ["db"]
     monkeypatch.undo()
     assert detect_drift(ws).has_drift is False

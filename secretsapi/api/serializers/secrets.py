@@ -56,6 +56,11 @@ class SecretStatusSerializer(serializers.Serializer):  # type: ignore[type-arg]
     last_rotated = serializers.CharField(required=False, allow_null=True)
     rotation_count = serializers.IntegerField(required=False)
     targets = serializers.ListField(child=serializers.CharField(), required=False, help_text="Target ids.")
+    last_change = serializers.ChoiceField(
+        choices=["generated", "rotated", "regenerated", "imported", "changed"], required=False,
+        help_text="How the value last changed (at `updated_at`): `generated` by a sync, `rotated`, `regenerated` "
+        "by a forced sync, `imported` from its targets, or `changed` by a tool that does not say how.",
+    )
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         # The fields above are the schema; the values (a SecretStatus) already have their
@@ -70,6 +75,7 @@ class SecretStatusSerializer(serializers.Serializer):  # type: ignore[type-arg]
             "last_rotated": instance.last_rotated,
             "rotation_count": instance.rotation_count,
             "targets": list(instance.targets),
+            "last_change": instance.last_change,
         }
 
 

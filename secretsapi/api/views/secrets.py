@@ -92,13 +92,15 @@ class SecretStatusView(StrictAPIView):
         operation_id="get_secret_status",
         summary="Get a secret's status",
         description="What the lockfile records about one secret: when it was created, updated and last "
-        "rotated, how often it rotated, and its target ids. Never shows the value. An unknown or not yet "
+        "rotated, how its value last changed (`last_change`), how often it rotated, and its target ids. "
+        "Never shows the value. An unknown or not yet "
         "generated secret is 200 with `exists: false`, never 404 (404 is a `var_files` entry that does "
         "not exist); 500 when the lockfile cannot be read.",
         examples=[
             response_example("Generated", {
                 "name": EXAMPLE_SECRET, "exists": True, "created_at": EXAMPLE_TIME, "updated_at": EXAMPLE_TIME,
                 "last_rotated": None, "rotation_count": 0, "targets": ["local/file/out/dev.env"],
+                "last_change": "generated",
             }),
             response_example("Not generated yet", {"name": EXAMPLE_SECRET, "exists": False}),
         ],
@@ -135,7 +137,8 @@ class SecretValueView(StrictAPIView):
             "definition": {"name": EXAMPLE_SECRET, "kind": "random_password", "rotation_period": "30d",
                            "targets": ["local/file"], "one_time": False, "description": None},
             "status": {"name": EXAMPLE_SECRET, "exists": True, "created_at": EXAMPLE_TIME, "updated_at": EXAMPLE_TIME,
-                       "last_rotated": None, "rotation_count": 0, "targets": ["local/file/out/dev.env"]},
+                       "last_rotated": None, "rotation_count": 0, "targets": ["local/file/out/dev.env"],
+                       "last_change": "generated"},
             "value": "example-value-not-a-real-secret",
             "verified": True,
             "sources": {EXAMPLE_SECRET: "local/file/out/dev.env"},

@@ -80,6 +80,8 @@ class Placement:
 
     target: TargetSpec
     key: str
+    # Not declared: a template output that renders the unit (``state.rendered``).
+    rendered: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,10 +3,9 @@
 A write holds the locks of the target groups it touches (a file, a Vault path, an AWS
 parameter) and the lockfile lock from before its first target write (it stages the new
 lockfile first, so a full disk stops it with nothing changed) until its lockfile commit:
-writes therefore take turns. Repairs put recorded values back and take the lockfile lock
-only for their commit, so the stripes let them run beside writes to other targets. Groups
-are hashed onto a fixed set of stripes, one lock file each, so a full sync holds a bounded
-number of locks whatever the number of targets.
+writes therefore take turns (a sync's repairs are part of its one write). Groups are hashed
+onto a fixed set of stripes, one lock file each, so a full sync holds a bounded number of
+locks whatever the number of targets; an import holds its targets' stripes while it reads them.
 
 Stripes are taken in ascending order, the lockfile lock only after them, and the extra lock
 (e.g. a database advisory lock for other hosts) right after each file lock: every holder

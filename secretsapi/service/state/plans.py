@@ -68,7 +68,7 @@ def plan_sync(doc: LockDocument, request: SyncRequest) -> Plan:
         todo: list[Unit] = []
         try:
             for unit in secret.units:
-                if request.force or doc.entry(unit.lock_key) is None:
+                if request.force or doc.entry(unit.lock_key, extra=False) is None:
                     todo.append(unit)
         except LockEntryCorrupted as exc:
             errors.append(OperationError(secret.name, None, f"{exc.message}; sync with force to replace it"))

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
-from secretsapi.service.definition.model import TargetSpec, Unit
+from secretsapi.service.definition.model import Placement, Unit
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets import TargetContext, get_kind
-from secretsapi.service.targets.fanout import Call, fan_out
+from secretsapi.service.targets import ReadBack, TargetContext, get_kind
+from secretsapi.service.targets.fanout import read_groups
 from secretsapi.service.util.hashing import sha256_text
 
 
@@ -56,33 +56,64 @@ def read_back(unit: Unit, recorded_hash: str, ctx: TargetContext) -> UnitReadBac
 
 
 def read_back_all(units: Sequence[tuple[Unit, str]], ctx: TargetContext) -> list[UnitReadBack]:
-    """``read_back`` of each (unit, recorded hash), units read concurrently: a unit's reads run
-    on the pool of its first target's provider (``fanout``); a unit usually has one or two."""
-    results: list[UnitReadBack | None] = [None] * len(units)
-    calls: list[Call[UnitReadBack]] = []
-    positions: list[int] = []
-    for index, (unit, recorded_hash) in enumerate(units):
-        first = _first_known(unit)
-        if first is None:  # nothing it can read: read_back only collects the problems
-            results[index] = read_back(unit, recorded_hash, ctx)
-            continue
-        calls.append(Call(get_kind(first.type), first, _reader(unit, recorded_hash, ctx)))
-        positions.append(index)
-    for index, found in zip(positions, fan_out(calls, ctx), strict=True):
-        # A TargetError here comes from the pool itself: the provider's max_concurrency is invalid.
-        results[index] = UnitReadBack(None, None, (found.message,)) if isinstance(found, TargetError) else found
-    return cast("list[UnitReadBack]", results)  # every slot is filled by now
+    """``read_back`` of each (unit, recorded hash), with each target group read once per round.
+
+    Round one reads every unit's first target, round two the next target of those still without
+    the recorded copy, and so on: a unit's targets are read in definition order until one holds
+    it, as ``read_back`` reads them, and a file holding thousands of units is parsed once a round
+    rather than once a unit (linear in the units). Groups are read concurrently (``fanout``).
+    Templates are passed over: an output holds no value to copy.
+    """
+    found: list[_Found] = [_Found() for _ in units]
+    queues: list[list[Placement]] = []
+    for (unit, _), state in zip(units, found, strict=True):
+        queue = []
+        for placement in unit.placements:
+            try:
+                kind = get_kind(placement.target.type)
+            except TargetError as exc:
+                state.problems.append(exc.message)
+                continue
+            if kind.type != "local/template":
+                queue.append(placement)
+        queues.append(queue)
+    pending = [index for index, queue in enumerate(queues) if queue]
+    while pending:
+        groups: dict[tuple[str, Hashable], list[tuple[int, Placement]]] = defaultdict(list)
+        for index in pending:
+            placement = queues[index].pop(0)
+            kind = get_kind(placement.target.type)
+            try:
+                groups[(kind.type, kind.group(placement.target, ctx))].append((index, placement))
+            except TargetError as exc:
+                found[index].problems.append(exc.message)
+        batch = list(groups.items())
+        reads = read_groups([(get_kind(type_), [p for _, p in members]) for (type_, _), members in batch], ctx)
+        for (_, members), backs in zip(batch, reads, strict=True):
+            for index, placement in members:
+                if isinstance(backs, TargetError):
+                    found[index].problems.append(backs.message)
+                else:
+                    found[index].take(placement, backs[placement.key], units[index][1], ctx)
+        pending = [index for index in pending if found[index].recorded is None and queues[index]]
+    return [UnitReadBack(state.recorded, None if state.recorded else state.other, tuple(state.problems))
+            for state in found]
 
 
-def _first_known(unit: Unit) -> TargetSpec | None:
-    for placement in unit.placements:
-        try:
-            get_kind(placement.target.type)
-        except TargetError:
-            continue
-        return placement.target
-    return None
+@dataclass
+class _Found:
+    """What one unit's targets gave so far."""
 
+    recorded: Copy | None = None
+    other: Copy | None = None
+    problems: list[str] = field(default_factory=list)
 
-def _reader(unit: Unit, recorded_hash: str, ctx: TargetContext) -> Callable[[], UnitReadBack]:
-    return lambda: read_back(unit, recorded_hash, ctx)
+    def take(self, placement: Placement, back: ReadBack, recorded_hash: str, ctx: TargetContext) -> None:
+        if back.value is None:
+            return
+        target_id = get_kind(placement.target.type).target_id(placement.target, ctx)
+        for candidate in (back.value, back.misencoded_value):
+            if candidate is not None and sha256_text(candidate) == recorded_hash:
+                self.recorded = Copy(target_id, candidate)
+                return
+        self.other = self.other or Copy(target_id, back.value)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from secretsapi.service.errors import LockEntryCorrupted
 from secretsapi.service.loading.stored import DefinitionStore, code_fingerprint
+from secretsapi.service.state.changes import change_of
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.lockfile_io import (
     derived,
@@ -37,6 +38,7 @@ class IndexedEntry(NamedTuple):
     last_rotated: str | None
     rotation_count: int
     targets: tuple[str, ...]
+    change: str  # how the value last changed (``state.changes``)
 
 
 class Entries(Protocol):
@@ -73,7 +75,7 @@ class _Held:
 
     def entry(self, key: str) -> IndexedEntry | None:
         entry = self._doc.entry(key, extra=False)
-        return None if entry is None else _fields(entry)
+        return None if entry is None else _fields(entry, self._doc.raw_entries()[key])
 
 
 EMPTY = LockIndex({})
@@ -123,16 +125,20 @@ def _key(digest: bytes) -> str:
     return "lockfile-status:" + hashlib.sha256(code_fingerprint().encode() + digest).hexdigest()
 
 
-def _fields(entry: LockEntry) -> IndexedEntry:
+def _fields(entry: LockEntry, raw: Mapping[str, Any]) -> IndexedEntry:
+    change = change_of(raw, created_at=entry.created_at, updated_at=entry.updated_at, last_rotated=entry.last_rotated)
+    # The template outputs that render the unit without being its targets (``state.rendered.RENDERED``).
+    rendered = raw.get("rendered_outputs")
+    outputs = tuple(key for key in rendered if isinstance(key, str)) if isinstance(rendered, Mapping) else ()
     return IndexedEntry(entry.created_at, entry.updated_at, entry.last_rotated, entry.rotation_count,
-                        tuple(entry.targets))
+                        (*entry.targets, *outputs), change)
 
 
 def _build(doc: LockDocument) -> LockIndex:
     entries: dict[str, IndexedEntry | str] = {}
     for key, raw in doc.raw_entries().items():
         try:
-            entries[key] = _fields(LockEntry.from_raw(key, raw, extra=False))
+            entries[key] = _fields(LockEntry.from_raw(key, raw, extra=False), raw)
         except LockEntryCorrupted as exc:
             entries[key] = exc.reason
     return LockIndex(entries)

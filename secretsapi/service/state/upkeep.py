@@ -1,29 +1,35 @@
-"""SecretZero's lockfile upkeep: ``clean`` (entries of secrets no longer defined), ``refresh``
-(target ids a definition no longer names) and ``import`` (record the values targets already
-hold, generating nothing).
+"""SecretZero's lockfile upkeep: ``clean`` (entries of secrets no longer defined) and ``import``
+(record the values targets already hold, generating nothing); ``refresh`` (target ids a
+definition no longer names) is ``state.refresh``, which a sync and an import apply.
 
-Each changes only the lockfile, under the lockfile lock every write takes; ``import`` also holds
-its targets' locks while it reads them, so it never records a value a sync is replacing.
+Each changes the lockfile under the lockfile lock every write takes; ``import`` also holds its
+targets' locks while it reads them, so it never records a value a sync is replacing, and renders
+again the template outputs of the values it records anew, in the same commit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import CleanResult, ImportResult, ImportRow, OperationError
-from secretsapi.service.state import write
+from secretsapi.service.state import changes, write
+from secretsapi.service.state.changes import with_change
+from secretsapi.service.state.entries import record_companions
 from secretsapi.service.state.identity import sync_identity
 from secretsapi.service.state.lock_state import read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
 from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
-from secretsapi.service.state.value_store import stripes_for
-from secretsapi.service.state.write_only import PROVENANCE, with_writes
+from secretsapi.service.state.locks import Held
+from secretsapi.service.state.refresh import drop_stale_targets, stale_targets
+from secretsapi.service.state.rendered import is_template, move_rendered
+from secretsapi.service.state.repair import Repair, record_repairs
+from secretsapi.service.state.value_store import rewrite, stripes_for
+from secretsapi.service.state.write_only import with_writes
 from secretsapi.service.targets import TargetContext, get_kind
-from secretsapi.service.targets.secretzero_ids import aliases
 from secretsapi.service.util.hashing import sha256_text
 
 # How SecretZero's ``import`` marks the provenance of a value read from a target.
@@ -56,90 +62,54 @@ def _orphans(doc: LockDocument, definition: Definition) -> list[str]:
     return [key for key in recorded if key not in owned]
 
 
-def stale_targets(doc: LockDocument, definition: Definition,
-                  secrets: Sequence[SecretDef]) -> dict[str, list[str]]:
-    """Lock key -> the recorded target ids no target of its unit has now, ours or SecretZero's
-    (``refresh_lockfile_targets``)."""
-    ctx = TargetContext.of(definition)
-    stale: dict[str, list[str]] = {}
-    for secret in secrets:
-        for unit in secret.units:
-            try:
-                entry = doc.entry(unit.lock_key)
-            except LockEntryCorrupted:
-                continue
-            if entry is None or not entry.targets:
-                continue
-            valid = _target_ids(unit, ctx)
-            gone = sorted(target_id for target_id in entry.targets if target_id not in valid)
-            if gone:
-                stale[unit.lock_key] = gone
-    return stale
-
-
-def _target_ids(unit: Unit, ctx: TargetContext) -> set[str]:
-    valid: set[str] = set()
-    for placement in unit.placements:
-        valid.update(aliases(placement.target, ctx))
-        try:
-            valid.add(get_kind(placement.target.type).target_id(placement.target, ctx))
-        except TargetError:
-            continue
-    return valid
-
-
-def refresh_targets(place: write.Place, definition: Definition, secrets: Sequence[SecretDef], *,
-                    dry_run: bool = False) -> dict[str, list[str]]:
-    """Drop the stale target ids (and their provenance) of ``secrets``' entries; returns them."""
-    stale = stale_targets(read_state(place.lockfiles, definition), definition, secrets)
-    if not stale or dry_run:
-        return stale
-    with write.write_lock(place) as lockfile:
-        doc = read_state(place.lockfiles, definition, exact=True)
-        stale = stale_targets(doc, definition, secrets)
-        for lock_key, gone in stale.items():
-            entry = doc.entry(lock_key)
-            if entry is not None:
-                doc.set_entry(lock_key, _without(entry, gone))
-        if stale:
-            lockfile.check()
-            write_state(place.lockfiles, doc)
-    return stale
-
-
-def _without(entry: LockEntry, gone: Sequence[str]) -> LockEntry:
-    targets = {key: value for key, value in entry.targets.items() if key not in gone}
-    extra = dict(entry.extra)
-    provenance = extra.get(PROVENANCE)
-    if isinstance(provenance, dict):
-        extra[PROVENANCE] = {key: value for key, value in provenance.items() if key not in gone}
-    return replace(entry, targets=targets, extra=extra)
-
-
 def import_values(place: write.Place, definition: Definition, selected: Sequence[SecretDef], *,
                   dry_run: bool = False) -> ImportResult:
     """SecretZero's ``import``: record the hash of the value a unit's targets already hold.
 
-    Nothing is generated and no target is written. The targets that hold a value must agree
-    (else the unit is an error); templates and write-only targets (which give no value back)
-    are passed over. Stale target ids are dropped first, as SecretZero's import does.
+    Nothing is generated. The targets that hold a value must agree (else the unit is an error);
+    templates and write-only targets (which give no value back) are passed over. Stale target
+    ids are dropped first, as SecretZero's import does. A template output that renders a unit
+    whose recorded value changed is rendered again with the value imported (``state.rendered``),
+    in the same commit.
     """
-    refreshed = refresh_targets(place, definition, selected, dry_run=dry_run)
     work = [(secret, secret.units) for secret in selected]
-    with write.target_locks(place, stripes_for(definition, work)):
+    with write.target_locks(place, stripes_for(definition, work)) as stripes:
         found = [(secret, unit, *_held_value(unit, TargetContext.of(definition)))
                  for secret in selected for unit in secret.units]
         with write.write_lock(place) as lockfile:
             doc = read_state(place.lockfiles, definition, exact=True)
+            refreshed = (stale_targets if dry_run else drop_stale_targets)(doc, definition, selected)
             now = place.clock()
             rows = [_import(doc, secret, unit, value, matched, problem, now, dry_run=dry_run)
                     for secret, unit, value, matched, problem in found]
-            if not dry_run and any(row.status in {"imported", "updated", "unchanged"} for row in rows):
+            errors = [OperationError(row.secret, None, row.detail) for row in rows if row.status == "error"]
+            if not dry_run and (refreshed or any(row.status in {"imported", "updated", "unchanged"} for row in rows)):
+                changed = [(secret, unit, value) for (secret, unit, value, _, _), row in zip(found, rows, strict=True)
+                           if row.status in {"imported", "updated"} and value is not None]
+                errors += _render_templates(definition, doc, changed, Held(stripes, lockfile), place.clock)
                 write.record_definition(doc, definition, now)
                 lockfile.check()
                 write_state(place.lockfiles, doc)
-    errors = [OperationError(row.secret, None, row.detail) for row in rows if row.status == "error"]
     return ImportResult(rows, errors, dry_run, _import_message(rows, dry_run), refreshed)
+
+
+def _render_templates(definition: Definition, doc: LockDocument, changed: Sequence[tuple[SecretDef, Unit, str]],
+                      held: Held, clock: Callable[[], datetime]) -> list[OperationError]:
+    """Render the template outputs of the units whose value ``import`` changed again, with the
+    values imported, and record them under every unit placed in them."""
+    repairs = []
+    for secret, unit, value in changed:
+        outputs = tuple(p for p in unit.placements if is_template(p))
+        if outputs:
+            repairs.append(Repair(secret, Unit(unit.lock_key, unit.generator, outputs), sha256_text(value), value))
+    if not repairs:
+        return []
+    written, errors, companions = rewrite(definition, doc, [(r.secret, r.unit, r.value) for r in repairs], held)
+    moment = clock()
+    record_repairs(doc, repairs, written, now=moment)
+    record_companions(doc, companions, moment)
+    move_rendered(doc, definition)
+    return errors
 
 
 def _held_value(unit: Unit, ctx: TargetContext) -> tuple[str | None, list[str], str]:
@@ -186,12 +156,13 @@ def _import(doc: LockDocument, secret: SecretDef, unit: Unit, value: str | None,
     hashes = dict.fromkeys(matched, value_hash)
     if entry is None:
         entry = LockEntry(hash=value_hash, created_at=stamp, updated_at=stamp, last_rotated=None, rotation_count=0,
-                          definition_hash=secret.definition_hash, targets=hashes, extra={})
+                          definition_hash=secret.definition_hash, targets=hashes,
+                          extra=with_change({}, changes.IMPORTED, stamp))
     elif current:
         entry = replace(entry, definition_hash=secret.definition_hash)
     else:
         entry = replace(entry, hash=value_hash, updated_at=stamp, definition_hash=secret.definition_hash,
-                        targets={**entry.targets, **hashes})
+                        targets={**entry.targets, **hashes}, extra=with_change(entry.extra, changes.IMPORTED, stamp))
     actor = {**sync_identity(), **IMPORT_ACTOR}
     doc.set_entry(unit.lock_key, replace(entry, extra=with_writes(entry.extra, matched, now, actor)))
     return ImportRow(secret.name, unit.lock_key, status, f"targets={len(matched)}")

@@ -1,4 +1,4 @@
-"""One write (a sync, a rotation, a repair), top to bottom: plan, lock, stage, store, commit.
+"""One write (a sync with its repairs, a rotation), top to bottom: plan, lock, stage, store, commit.
 
 A write checks that it can finish before it changes anything: it holds every lock it needs
 (its targets' and the lockfile's) and has the new lockfile written to its temp file and
@@ -10,42 +10,36 @@ in between. The locks are checked before each batch of target writes and before 
 a write that lost one (its database session ended) stops there with LockLost.
 
 Everything comes in as plain values: where the lockfiles are and how to lock them
-(``Place``), the parsed definition, and what to write (a ``plans`` request, or the secrets
-to repair). Nothing calls back up.
+(``Place``), the parsed definition, and what to write (a ``plans`` request; a sync also plans
+its repairs and refresh, ``sync_write``). Nothing calls back up.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
-from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable, LockLost
-from secretsapi.service.results import OperationError
+from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable, LockLost, TargetError
 from secretsapi.service.state import locks
 from secretsapi.service.state.entries import record, record_companions
 from secretsapi.service.state.identity import sync_identity
-from secretsapi.service.state.lock_state import LockfilePaths, StagedState, read_state, write_state
+from secretsapi.service.state.lock_state import LockfilePaths, StagedState, read_state
 from secretsapi.service.state.lockfile import LockDocument, format_time
-from secretsapi.service.state.lockfile_io import read_lockfile, write_lockfile
 from secretsapi.service.state.locks import ExtraLock, Held
-from secretsapi.service.state.plans import Plan, RotationRequest, SyncRequest, plan
-from secretsapi.service.state.repair import RepairPlan, plan_repairs, record_repairs
-from secretsapi.service.state.value_store import (
-    StoreOutcome,
-    after_writes,
-    generate_values,
-    rewrite,
-    store,
-    stripes_for,
-    written_targets,
-)
+from secretsapi.service.state.outcome import StoreOutcome, after_writes, written_targets
+from secretsapi.service.state.plans import Plan, RotationRequest, SyncRequest, plan, plan_sync
+from secretsapi.service.state.refresh import drop_stale_targets
+from secretsapi.service.state.rendered import move_rendered
+from secretsapi.service.state.repair import Repair, RepairPlan, plan_repairs, record_repairs
+from secretsapi.service.state.value_store import generate_values, store, stripes_for
 from secretsapi.service.state.write_only import record_provenance, record_write_times, stamped_writes
-from secretsapi.service.targets import TargetContext
+from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.util.progress import Progress
 
 # SecretZero's manifest spec version, recorded in the block as SecretZero records it.
@@ -92,32 +86,39 @@ def write(place: Place, definition: Definition, request: SyncRequest | RotationR
 
 def _store(place: Place, definition: Definition, doc: LockDocument,
            work: Sequence[tuple[SecretDef, Sequence[Unit]]], held: Held, *, rotation: bool,
-           progress: Progress | None = None) -> StoreOutcome:
-    """Generate, stage the lockfile, write the targets, commit; the caller holds ``held``."""
+           progress: Progress | None = None, repairs: Sequence[Repair] = ()) -> StoreOutcome:
+    """Generate, stage the lockfile, write the targets (and ``repairs``'), commit; the caller
+    holds ``held``."""
     now = place.clock()
-    values = generate_values(definition, doc, work, allow_scripts=place.allow_scripts, progress=progress)
+    known = {repair.unit.lock_key: repair.value for repair in repairs}
+    values = generate_values(definition, doc, work, allow_scripts=place.allow_scripts, progress=progress,
+                             known=known)
     expected = values.expected()
     ahead = doc.fork()
     record(ahead, expected, now=now, rotation=rotation)
     record_provenance(ahead, definition, expected.written, now)
+    record_repairs(ahead, repairs, _expected_repairs(repairs, TargetContext.of(definition)), now=now)
+    move_rendered(ahead, definition)
     record_definition(ahead, definition, now)
     try:
         staged = StagedState(place.lockfiles, ahead)
     except LockfileUnwritable as exc:
         raise type(exc)(f"{exc.message}; no target was changed") from None
     with staged:
-        outcome = store(values, held)
-        if progress is not None:
+        outcome = store(values, held, [(r.secret, r.unit, r.value) for r in repairs])
+        if progress is not None and work:
             progress(len(work), len(work))
         try:
             # Every target took the hash staged (the usual case): the staged file is already right,
             # unless targets whose stores report write times were written: when is known only now.
             stamped = stamped_writes(definition, outcome.written)
-            if outcome.written != expected.written or stamped or outcome.companions:
+            if outcome.written != expected.written or stamped or outcome.companions or repairs:
                 record(doc, outcome, now=now, rotation=rotation)
-                record_companions(doc, outcome.companions)
+                record_companions(doc, outcome.companions, place.clock())
                 record_provenance(doc, definition, outcome.written, now)
                 record_write_times(doc, stamped, place.clock())
+                record_repairs(doc, repairs, outcome.repaired, now=place.clock())
+                move_rendered(doc, definition)
                 record_definition(doc, definition, now)
                 staged.write(doc)
             held.check()
@@ -128,58 +129,87 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
     return outcome
 
 
+def _expected_repairs(repairs: Sequence[Repair], ctx: TargetContext) -> dict[str, dict[str, str]]:
+    """What ``record_repairs`` will record if every repair is written: a hash of a written
+    one's length (a template output's is known only once rendered)."""
+    expected: dict[str, dict[str, str]] = {}
+    for repair in repairs:
+        hashes = expected.setdefault(repair.unit.lock_key, {})
+        for placement in repair.unit.placements:
+            with contextlib.suppress(TargetError):
+                hashes[get_kind(placement.target.type).target_id(placement.target, ctx)] = repair.value_hash
+    return expected
+
+
 @dataclass(frozen=True)
-class RepairOutcome:
-    plan: RepairPlan  # the plan made under the target locks
-    repaired: list[str]  # secrets with at least one target put back
-    errors: list[OperationError]  # the plan's and the writes'
+class SyncPass:
+    """A sync's plan, made under its locks, and what it stored (None when nothing was written)."""
+
+    plan: Plan  # what to generate
+    fixes: RepairPlan  # what to put back, and what cannot be
+    refreshed: dict[str, list[str]]  # lock key -> recorded target ids dropped (``refresh``)
+    outcome: StoreOutcome | None = None
+    record_stale: bool = False  # the lockfile's record of the definition is missing or out of date
+
+    @property
+    def writes(self) -> bool:
+        return bool(self.plan.work or self.fixes.repairs or self.refreshed or self.record_stale)
+
+    @property
+    def repaired(self) -> list[str]:
+        """Secrets with at least one target put back."""
+        done = self.outcome.repaired if self.outcome is not None else {}
+        names = {repair.secret.name for repair in self.fixes.repairs if done.get(repair.unit.lock_key)}
+        return [name for name in self.fixes.secrets if name in names]
 
 
-def repair(place: Place, definition: Definition, secrets: Sequence[SecretDef], *,
-           overwrite: bool = True) -> RepairOutcome:
-    """Put the recorded values of ``secrets`` back into their broken targets (``state.repair``),
-    under the same locks as any write; without ``overwrite``, only into targets that do not hold
-    another value (a plain sync completing its targets).
+def plan_pass(doc: LockDocument, definition: Definition, request: SyncRequest, *, repair: bool,
+              refresh: bool) -> SyncPass:
+    """What a sync will do on ``doc``: drop stale target ids (``refresh``, applied to ``doc``),
+    generate what ``plan_sync`` says, and repair the other selected secrets (``state.repair``;
+    only into targets that hold no other value unless ``repair``)."""
+    refreshed = drop_stale_targets(doc, definition, request.secrets) if refresh else {}
+    planned = plan_sync(doc, request)
+    busy = {secret.name for secret, _ in planned.work} | {error.secret for error in planned.errors}
+    fixes = plan_repairs(doc, [s for s in request.secrets if s.name not in busy], TargetContext.of(definition),
+                         overwrite=repair)
+    return SyncPass(planned, fixes, refreshed, record_stale=not _record_is_current(doc, definition))
 
-    The loop is ``write``'s: plan on an unlocked read to know the targets to lock, then plan
-    again under their locks and write only when the locks held cover the plan. The lockfile
-    lock is taken only for the commit, so a repair runs beside writes to other targets.
+
+def sync_write(place: Place, definition: Definition, request: SyncRequest, *, repair: bool = False,
+               refresh: bool = False, progress: Progress | None = None) -> SyncPass:
+    """One sync in one pass: plan, lock once, write and repair, commit once.
+
+    The first plan, on an unlocked read, says which targets to lock: those of the secrets it
+    generates, repairs, or reports a target of (an error is confirmed under its targets' locks:
+    on the unlocked read, another write may stand between its target writes and its commit).
+    Under those locks and the lockfile lock the lockfile is read and planned again; if the plan
+    now needs more targets, the locks are taken again, wider, so the loop ends. Nothing to
+    write and nothing to confirm: no lock at all.
     """
-    planned = plan_repairs(read_state(place.lockfiles, definition), secrets, TargetContext.of(definition),
-                           overwrite=overwrite)
+    planned = plan_pass(read_state(place.lockfiles, definition), definition, request, repair=repair, refresh=refresh)
     held: frozenset[int] = frozenset()
-    # Errors are confirmed under their targets' locks too: on the unlocked read, another write may
-    # stand between its target writes and its lockfile commit (a new value beside the old record).
-    while planned.repairs or planned.errors:
-        held |= stripes_for(definition, _locked_work(planned, secrets))
-        with target_locks(place, held) as stripes:
+    while planned.writes or planned.fixes.errors:
+        held |= stripes_for(definition, _locked_work(planned, request.secrets))
+        with target_locks(place, held) as stripes, write_lock(place) as lockfile:
             doc = read_state(place.lockfiles, definition, exact=True)
-            planned = plan_repairs(doc, secrets, TargetContext.of(definition), overwrite=overwrite)
-            if not stripes_for(definition, _locked_work(planned, secrets)) <= held:
+            planned = plan_pass(doc, definition, request, repair=repair, refresh=refresh)
+            if not stripes_for(definition, _locked_work(planned, request.secrets)) <= held:
                 continue  # the plan changed under the locks: take the wider set
-            if not planned.repairs:
-                return RepairOutcome(planned, [], list(planned.errors))
-            written, errors, companions = rewrite(
-                definition, doc, [(r.secret, r.unit, r.value) for r in planned.repairs], stripes)
-            with write_lock(place) as lockfile:
-                doc = read_state(place.lockfiles, definition, exact=True)
-                recorded = record_repairs(doc, planned.repairs, written, now=place.clock())
-                recorded = record_companions(doc, companions) or recorded
-                if recorded or not _record_is_current(doc, definition):
-                    record_definition(doc, definition, place.clock())
-                    Held(stripes, lockfile).check()
-                    write_state(place.lockfiles, doc)
-            done = {r.secret.name for r in planned.repairs if written.get(r.unit.lock_key)}
-            repaired = [name for name in planned.secrets if name in done]
-            return RepairOutcome(planned, repaired, planned.errors + errors)
-    return RepairOutcome(planned, [], list(planned.errors))
+            if not planned.writes:
+                return planned
+            outcome = _store(place, definition, doc, planned.plan.work, Held(stripes, lockfile), rotation=False,
+                             progress=progress, repairs=planned.fixes.repairs)
+            return replace(planned, outcome=outcome)
+    return planned
 
 
-def _locked_work(planned: RepairPlan, secrets: Sequence[SecretDef]) -> list[tuple[SecretDef, Sequence[Unit]]]:
-    """What a repair locks: the units it writes, and every unit of a secret it reports an error for."""
-    erring = {error.secret for error in planned.errors}
-    return [(item.secret, [item.unit]) for item in planned.repairs] + [
-        (secret, secret.units) for secret in secrets if secret.name in erring]
+def _locked_work(planned: SyncPass, secrets: Sequence[SecretDef]) -> list[tuple[SecretDef, Sequence[Unit]]]:
+    """What a sync locks: the units it generates or writes, and every unit of a secret it
+    reports an error for."""
+    erring = {error.secret for error in planned.fixes.errors}
+    return [*planned.plan.work, *((item.secret, [item.unit]) for item in planned.fixes.repairs),
+            *((secret, secret.units) for secret in secrets if secret.name in erring)]
 
 
 def target_locks(place: Place, stripes: Iterable[int]) -> AbstractContextManager[Held]:
@@ -196,25 +226,6 @@ def write_lock(place: Place) -> AbstractContextManager[Held]:
     path = place.lockfiles.shared.absolute()
     extra = place.extra_lock(path, place.lock_timeout) if place.extra_lock is not None else None
     return locks.lockfile_lock(path, timeout=place.lock_timeout, extra=extra)
-
-
-def record_definition_if_stale(place: Place, definition: Definition) -> bool:
-    """Record the definition when the lockfile's record of it is missing or out of date.
-
-    A sync with nothing to generate still records the definition, as SecretZero's does: a
-    record naming other var files or another variables hash makes SecretZero's next sync
-    treat every target as foreign and regenerate the secret. Returns whether it wrote.
-    """
-    if _record_is_current(read_lockfile(place.lockfiles.shared), definition):
-        return False
-    with write_lock(place) as lockfile:
-        doc = read_lockfile(place.lockfiles.shared, exact=True)
-        if _record_is_current(doc, definition):
-            return False
-        record_definition(doc, definition, place.clock())
-        lockfile.check()
-        write_lockfile(place.lockfiles.shared, doc)
-    return True
 
 
 def _record_is_current(doc: LockDocument, definition: Definition) -> bool:

@@ -28,7 +28,7 @@ from secretsapi.service.targets import TargetContext, get_kind
 from secretsapi.service.targets.base import ReadBack
 
 if TYPE_CHECKING:
-    from secretsapi.service.state.value_store import Written
+    from secretsapi.service.state.outcome import Written
 
 PROVENANCE = "target_provenance"
 HISTORY = 3  # records kept per target, as SecretZero keeps them

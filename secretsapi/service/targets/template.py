@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jinja2
-from jinja2 import meta
+from jinja2 import meta, nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -74,6 +74,10 @@ class _Secrets(Mapping[str, Any]):
         return len(self._order)
 
 
+# An empty view, whose attributes Jinja's ``secrets.<name>`` finds before any key.
+_PROBE = _Secrets((), lambda key: None)
+
+
 def _environment() -> SandboxedEnvironment:
     return SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False,
                                 keep_trailing_newline=True)
@@ -89,6 +93,66 @@ def _bare_names(keys: Sequence[str]) -> dict[str, str]:
     for key in keys:
         names.setdefault(key.rpartition(".")[2], key)
     return names
+
+
+def rendered_keys(source: str, lock_keys: Sequence[str]) -> frozenset[str] | None:
+    """The lock keys a render of ``source`` can use, read from its syntax; None when it can use
+    any (it iterates ``secrets``, indexes it with a computed key, or hands it on). A superset of
+    what one render fetches: both branches of a condition count. TargetError when it does not parse.
+    """
+    try:
+        parsed = _environment().parse(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TargetError(f"line {exc.lineno}: {exc.message}") from None
+    bare = _bare_names(lock_keys)
+    undeclared = meta.find_undeclared_variables(parsed)
+    used = {bare[name] for name in undeclared if name in bare and name != "secrets"}
+    if "secrets" not in undeclared:
+        return frozenset(used)
+    leaves = set(lock_keys)
+    parents: dict[int, nodes.Node] = {}
+    stack: list[nodes.Node] = [parsed]
+    while stack:
+        node = stack.pop()
+        for child in node.iter_child_nodes():
+            parents[id(child)] = node
+            stack.append(child)
+        if isinstance(node, nodes.Name) and node.name == "secrets" and node.ctx == "load":
+            keys = _keys_reached(node, parents, leaves)
+            if keys is None:
+                return None
+            used.update(keys)
+    return frozenset(used)
+
+
+def _keys_reached(name: nodes.Name, parents: dict[int, nodes.Node], leaves: set[str]) -> set[str] | None:
+    """What one use of ``secrets`` reaches: ``secrets.a``, ``secrets['a.b']``, ``secrets.a.b``...
+    (a lock key, or every key of a group left unsubscripted); None for any other use."""
+    path = ""
+    node: nodes.Node = name
+    while True:
+        parent = parents.get(id(node))
+        step = _constant_step(parent, node)
+        if step is None:
+            break
+        path = f"{path}.{step}" if path else step
+        if path in leaves:
+            return {path}
+        node = parent  # type: ignore[assignment]  # _constant_step returned a step: parent is a node
+    if not path:
+        return None
+    group = [key for key in leaves if key.startswith(path + ".")]
+    return set(group) if group else set()  # nothing there: the render fails, it renders no value
+
+
+def _constant_step(parent: nodes.Node | None, child: nodes.Node) -> str | None:
+    """The key ``parent`` looks ``child`` up by, when it is a constant; None for any other parent.
+    ``secrets.items`` and the other Mapping methods are methods to Jinja, not keys: None."""
+    if isinstance(parent, nodes.Getattr) and parent.node is child:
+        return None if hasattr(_PROBE, parent.attr) else parent.attr
+    if isinstance(parent, nodes.Getitem) and parent.node is child and isinstance(parent.arg, nodes.Const):
+        return parent.arg.value if isinstance(parent.arg.value, str) else None
+    return None
 
 
 def render(source: str, name: str, ctx: TargetContext) -> str:
@@ -161,6 +225,23 @@ class LocalTemplateKind(OutputFileKind):
         config = target.config
         identifier = next((config[k] for k in _ID_KEYS if config.get(k)), "")
         return f"{target.provider}/{target.kind}/{identifier}"
+
+    def renders(self, target: TargetSpec, ctx: TargetContext) -> frozenset[str] | None:
+        """``rendered_keys`` of the target's template (None: any unit); TargetError when it cannot
+        be read or parsed (the message names the template, never a value)."""
+        name, source = self._source(target, ctx)
+        try:
+            return rendered_keys(source, ctx.lock_keys)
+        except TargetError as exc:
+            raise TargetError(f"template '{name}' {exc.message}") from None
+
+    def _source(self, target: TargetSpec, ctx: TargetContext) -> tuple[str, str]:
+        name = str(target.config.get("template_path"))
+        path = confined_path(ctx.base_dir, target.config, "template_path", ctx.target_roots, ctx.service_paths)
+        source = read_text(path, f"template '{name}'")
+        if source is None:
+            raise TargetError(f"template '{name}' not found")
+        return name, source
 
     def write(self, items: Sequence[tuple[Placement, str]], ctx: TargetContext) -> dict[str, str]:
         """Render once for the whole group; the values come from ctx.value_of, not ``items``."""

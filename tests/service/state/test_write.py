@@ -11,7 +11,7 @@ import pytest
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.loading.loader import load_definition
-from secretsapi.service.state import lock_state, write
+from secretsapi.service.state import lock_state, locks, write
 from secretsapi.service.state.lock_state import LockfilePaths
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.sync import sync
@@ -111,3 +111,45 @@ def test_a_sync_that_read_the_lockfile_mid_write_does_not_report_the_new_value_a
     monkeypatch.setattr(write, "read_state", read)
     result = sync(ws)
     assert (result.errors, result.secrets_skipped) == ([], ["db"])
+
+
+def _counted_lockfile_locks(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every time a write takes the lockfile lock, its path."""
+    taken: list[Path] = []
+    real = locks.lockfile_lock
+
+    def counted(path: Path, **kwargs: Any) -> Any:
+        taken.append(path)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(locks, "lockfile_lock", counted)
+    return taken
+
+
+def test_a_sync_that_refreshes_generates_and_repairs_takes_the_lockfile_lock_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copies = {**file_secret("a"), "targets": [
+        {"provider": "local", "kind": "file", "config": {"path": "out/a.env"}},
+        {"provider": "local", "kind": "file", "config": {"path": "out/a.json"}}]}
+    ws = _workspace(tmp_path, definition(copies, file_secret("b", "out/b.env")))
+    sync(ws)
+    data = json.loads(ws.lockfile_path.read_text())
+    del data["secrets"]["b"]  # to generate
+    data["secrets"]["a"]["targets"]["local/file/out/gone.env"] = data["secrets"]["a"]["hash"]  # to refresh
+    ws.lockfile_path.write_text(json.dumps(data))
+    (tmp_path / "out/a.json").unlink()  # to repair
+    taken = _counted_lockfile_locks(monkeypatch)
+    result = sync(ws, refresh=True)
+    assert (result.secrets_generated, result.secrets_repaired, result.refreshed) == (
+        ["b"], ["a"], {"a": ["local/file/out/gone.env"]})
+    assert len(taken) == 1
+    assert detect_drift(ws).has_drift is False
+
+
+def test_a_sync_with_nothing_to_do_takes_no_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = _workspace(tmp_path, definition(file_secret("a")))
+    sync(ws)
+    taken = _counted_lockfile_locks(monkeypatch)
+    assert sync(ws).secrets_skipped == ["a"]
+    assert taken == []

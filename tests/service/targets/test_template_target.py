@@ -12,6 +12,7 @@ import pytest
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets import ReadBack, TargetContext, get_kind
+from secretsapi.service.targets.template import rendered_keys
 from secretsapi.service.util.hashing import sha256_text
 from tests.asserts import recorded_atomic_writes
 
@@ -196,3 +197,34 @@ def test_absolute_template_and_output_inside_a_root_are_used(
     ctx = replace(make_ctx(tmp_path), target_roots=(root,))
     KIND.write([(place("api_key", str(root / "t.j2"), str(root / "out.env")), "k-123")], ctx)
     assert (root / "out.env").read_text() == "K=k-123\n"
+
+
+KEYS = ["db_password", "api_key", "creds.user", "creds.pass", "items"]
+
+
+@pytest.mark.parametrize(("source", "keys"), [
+    ("{{ db_password }} {{ secrets.api_key }}", {"db_password", "api_key"}),
+    ("{{ secrets['creds.pass'] }} {{ secrets.creds.user }}", {"creds.pass", "creds.user"}),
+    ("{{ user }}", {"creds.user"}),  # a field by its own name, as SecretZero names it
+    ("{{ secrets.creds | list }}", {"creds.user", "creds.pass"}),  # the group handed on whole
+    ("{{ secrets['items'] }}", {"items"}),
+    ("{% if api_key %}{{ db_password }}{% endif %}", {"api_key", "db_password"}),  # both branches count
+    ("{% set api_key = 'x' %}{{ api_key }} {{ secrets.nothing }}", set()),
+])
+def test_rendered_keys_are_the_units_a_template_names(source: str, keys: set[str]) -> None:
+    assert rendered_keys(source, KEYS) == frozenset(keys)
+
+
+@pytest.mark.parametrize("source", [
+    "{% for name, value in secrets.items() %}{{ value }}{% endfor %}",
+    "{% for name in secrets %}{% endfor %}",
+    "{{ secrets[name] }}",
+    "{% set all = secrets %}{{ all.api_key }}",
+])
+def test_a_template_that_can_reach_any_unit_renders_every_one(source: str) -> None:
+    assert rendered_keys(source, KEYS) is None
+
+
+def test_a_template_that_does_not_parse_is_a_target_error_naming_its_line() -> None:
+    with pytest.raises(TargetError, match="line 2"):
+        rendered_keys("ok\n{% if %}", KEYS)
