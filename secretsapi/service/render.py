@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.marked_environ import MarkedEnviron
+from secretsapi.service.definition.readable_environ import readable
 from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
@@ -45,7 +45,7 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     base: Mapping[str, Any] = raw_variables if isinstance(raw_variables, Mapping) else {}
     overlays = [*load_var_files(ws.definition_path.parent, (*lane_files, *ws.var_files)), dict(variables or {})]
     merged = deep_merge(base, *overlays)
-    environ = MarkedEnviron(os.environ if ws.environ is None else ws.environ, _MARK)
+    environ = MarkedEnviron(readable(ws.environ), _MARK)
     interpolator = Interpolator(merged, environ, ws.interpolation_limits)
     config = {key: interpolator.render(value, key) for key, value in doc.items() if key != "variables"}
     config = {"variables": interpolator.variables, **config}

@@ -341,8 +341,9 @@ def test_a_sync_with_a_failed_target_of_a_generated_secret_is_a_failure(
 
 
 def test_sync_names_the_source_of_an_imported_value_in_the_body_and_the_audit_row(
-    authed_api: APIClient, project: Project, monkeypatch: pytest.MonkeyPatch
+    authed_api: APIClient, project: Project, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
+    settings.SERVICE_DEFINITION_ENV = ("DB",)  # the operator lets definitions read it
     monkeypatch.setenv("DB", "from-the-environment")
     project.write(definition(file_secret("db", "out/a.env")))
     body = authed_api.post("/sync", {}, format="json").json()

@@ -15,6 +15,7 @@ from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.readable_environ import ReadableEnviron, readable
 from secretsapi.service.definition.status_plan import StatusPlan, plan_of
 from secretsapi.service.definition.var_files import load_var_files, resolve_var_file
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_definition
@@ -75,7 +76,7 @@ def load_definition(
     The returned Definition may be shared between callers and threads: treat it as read-only.
     """
     path = Path(os.path.abspath(path))
-    env = os.environ if environ is None else environ
+    env = readable(environ)
     key = _key(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths, allow_scripts,
                target_profile)
     with _cache_lock:
@@ -98,7 +99,7 @@ def load_definition(
             return cached
         # Only what the files and settings make can be shared: request variables and another
         # environment than the process's stay in this process.
-        shared = store if environ is None and not variables else None
+        shared = store if _process_wide(env) and not variables else None
         return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots, limits,
                                service_paths, allow_scripts, target_profile, shared)
 
@@ -197,7 +198,7 @@ def load_status_plan(
     20,000 secrets then reads ~20,000 tuples instead of ~100,000 objects). A definition this
     process already holds is used as it is; errors are load_definition's."""
     path = Path(os.path.abspath(path))
-    env = os.environ if environ is None else environ
+    env = readable(environ)
     key = _key(path, var_files, None, env, max_bytes, target_roots, limits, service_paths, allow_scripts,
                target_profile)
     with _cache_lock:
@@ -205,7 +206,7 @@ def load_status_plan(
         plan = _plans.get(key)
     if cached is None and plan is not None:
         return plan
-    if cached is None and store is not None and environ is None:
+    if cached is None and store is not None and _process_wide(env):
         settings, parse = _shared_parse(key, path, tuple(var_files), max_bytes, target_roots, limits,
                                         service_paths, allow_scripts, target_profile)
         plan = stored.load_plan(store, path, var_files, env, max_bytes, settings, parse)
@@ -221,9 +222,18 @@ def load_status_plan(
     return plan_of(cached)
 
 
-def _environ_key(env: Mapping[str, str]) -> frozenset[Any]:
+def _process_wide(env: Mapping[str, str]) -> bool:
+    """The process's own environment (as the operator lets a definition read it): a parse under
+    it may be shared with other processes (``loading.stored`` checks the names it looked up)."""
+    return isinstance(env, ReadableEnviron) and env.process_wide
+
+
+def _environ_key(env: Mapping[str, str]) -> Any:
     """The environment as a cache key. os.environ decodes every item when iterated (~0.3 ms a
-    call, on every read request); its raw bytes mapping gives an equally exact key for free."""
+    call, on every read request); its raw bytes mapping gives an equally exact key for free. A
+    readable view is keyed on what it allows and on the whole environment beneath it."""
+    if isinstance(env, ReadableEnviron):
+        return (env.allowed, _environ_key(env.source))
     raw = getattr(env, "_data", None) if env is os.environ else None
     return frozenset((raw if isinstance(raw, dict) else env).items())
 
