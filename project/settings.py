@@ -160,6 +160,9 @@ SERVICE_TARGET_ROOTS = env_paths("SERVICE_TARGET_ROOTS")
 # worker, scheduler) and every one on the command line (secretsctl, manage.py); "-": none anywhere.
 # SERVICE_*, DJANGO_* and DATABASE_URL* are never readable, whatever a pattern matches.
 SERVICE_DEFINITION_ENV = env_patterns("SERVICE_DEFINITION_ENV")
+# A request's var_files must be var files the definition declares (environments.profiles.*.var_files);
+# true lets requests name any YAML file of the definition's folder (the command line always may).
+SERVICE_UNDECLARED_VAR_FILES = env_bool("SERVICE_UNDECLARED_VAR_FILES")
 # Reading values over HTTP must be a deliberate choice: only the exact word "true" enables it
 # (not "1" or "yes", which stop the service at start), and never in insecure mode (see
 # actions.reveal_secret).

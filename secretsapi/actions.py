@@ -258,6 +258,7 @@ def workspace(
         settings.SERVICE_LOCK_TIMEOUT,
         environment,
         definition_environ(command_line=command_line),
+        not command_line and not settings.SERVICE_UNDECLARED_VAR_FILES,
     )
 
 
@@ -324,7 +325,7 @@ def _workspace(
     target_roots: tuple[Path, ...] = (),
     interpolation_limits: service.InterpolationLimits | None = None,
     service_paths: tuple[Path, ...] = (), var_files_from_outputs: bool = False, lock_timeout: float = 60.0,
-    environment: str | None = None, environ: ReadableEnviron | None = None,
+    environment: str | None = None, environ: ReadableEnviron | None = None, declared_var_files_only: bool = False,
 ) -> Workspace:
     # Every request asks for the same one: built once per settings (and working folder, which
     # relative paths depend on) rather than a few path objects per read (~5% of a status read).
@@ -342,6 +343,7 @@ def _workspace(
         lock_timeout=lock_timeout,
         environment=environment,
         environ=environ,
+        declared_var_files_only=declared_var_files_only,
         definition_store=definition_store.STORE,
     )
 

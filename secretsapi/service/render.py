@@ -59,7 +59,8 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
         _apply_target_profile(config, target_profile)
     # The var files may have moved the targets: checked against where they now land.
     var_file_guard.check_var_files(ws.guarded_files(loaded=True), ws.var_files,
-                                   paths=var_file_guard.rendered_paths(config))
+                                   paths=var_file_guard.rendered_paths(config),
+                                   reads=var_file_guard.rendered_reads(config))
     # Before the redaction: rendering shares unchanged parts with ``doc``, which it edits.
     variables_used = sorted(name for name in _references(doc) if name in merged)
     _redact_statics(config)

@@ -66,6 +66,9 @@ class Workspace:
     service_paths: tuple[Path, ...] = ()
     # SERVICE_VAR_FILES_FROM_OUTPUTS: a target file may be a var file (SecretZero allows it).
     var_files_from_outputs: bool = False
+    # ``var_files`` came with a request: each must be one the definition declares
+    # (``environments.profiles.*.var_files``; var_file_guard.check_declared), not any file of its folder.
+    declared_var_files_only: bool = False
     # Parsed definitions shared with other processes (``loading.loader.DefinitionStore``).
     definition_store: DefinitionStore | None = field(default=None, compare=False)
 
@@ -175,6 +178,7 @@ class Workspace:
         """The definition with ``var_files``, every var file checked: before the requested ones
         are read, against the definition without them, then against the definition they
         produce (they may move its targets)."""
+        self._check_declared()
         try:
             before: Definition | None = self._with_profile(())
         except DefinitionInvalid:  # it may need the var files to be valid
@@ -192,6 +196,7 @@ class Workspace:
         for the operations that read var files themselves (render, validate)."""
         if not self.var_files:
             return
+        self._check_declared()
         try:
             base: Definition | None = replace(self, var_files=()).definition()
         except (DefinitionInvalid, DefinitionNotFound):
@@ -205,7 +210,23 @@ class Workspace:
         return var_file_guard.GuardedFiles(self.definition_path, frozenset(lockfiles), self.service_paths,
                                            self.var_files_from_outputs)
 
+    def _check_declared(self) -> None:
+        """A request's var files are ones the definition declares, before any of them is read."""
+        if self.var_files and self.declared_var_files_only:
+            var_file_guard.check_declared(self.definition_path, self.var_files, self._declared_var_files())
+
+    def _declared_var_files(self) -> list[str]:
+        """Every lane's var files, from the definition without var files (or, when that does not
+        load, its ``environments`` block as written)."""
+        try:
+            profiles = list(self._load(()).environments.profiles.values())
+            return [given for profile in profiles for given in profile.var_files]
+        except DefinitionInvalid:
+            return var_file_guard.written_var_files(self.definition_path, self.max_definition_bytes)
+
     def _with_profile(self, var_files: Sequence[str]) -> Definition:
+        if var_files:
+            self._check_declared()
         definition = self._load(var_files)
         _, profile = definition.environments.resolve(self.environment)
         if profile is None or not (profile.var_files or profile.target_profile):

@@ -139,6 +139,7 @@ def test_failed_target_does_not_stop_the_others(authed_api: APIClient, project: 
 def test_var_files_are_merged_over_variables(authed_api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("db", "out/{{ var.env }}.env"), variables={"env": "dev"}))
     (project.root / "prod.yml").write_text("env: prod\n")
+    project.declare("prod.yml")
     authed_api.post("/sync", {"var_files": ["prod.yml"]}, format="json")
     assert (project.root / "out/prod.env").exists()
     assert not (project.root / "out/dev.env").exists()
@@ -153,6 +154,7 @@ def test_var_file_outside_the_definition_folder_is_400(authed_api: APIClient, pr
 
 def test_missing_var_file_is_404(authed_api: APIClient, project: Project) -> None:
     two_secrets(project)
+    project.declare("nope.yml")
     assert authed_api.post("/sync", {"var_files": ["nope.yml"]}, format="json").status_code == 404
 
 
