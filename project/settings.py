@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from audit.forwarding import Sink
 from project import log_format
-from project.private_data import private_sqlite, sqlite_file, tighten
+from project.private_data import check_data_folder, check_database, private_sqlite, sqlite_file, tighten
 from project.secret_key import load_or_create
 from secretsapi import __version__
 
@@ -135,7 +135,10 @@ def env_cron(name: str, default: str) -> str | None:
 
 
 DATA_DIR = Path(env_str("SERVICE_DATA_DIR") or BASE_DIR / "data")
-# The data folder holds the audit database and the secret key: 0700 (see project/private_data.py).
+# The data folder holds the audit database, the secret key and the shared parse store: the
+# service's own (another user's file, or one others may write, stops every process at start)
+# and private, 0700 (see project/private_data.py).
+check_data_folder(DATA_DIR)
 tighten(DATA_DIR)
 
 # --- The service -------------------------------------------------------------
@@ -344,7 +347,9 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     if (_sqlite_file := sqlite_file(str(DATABASES["default"].get("NAME") or ""))) is not None:
-        # Created 0600 before SQLite opens it, so that its -wal and -shm files are 0600 too.
+        # The service's own (as the data folder's files are), then created 0600 before SQLite opens
+        # it, so that its -wal and -shm files are 0600 too.
+        check_database(_sqlite_file)
         private_sqlite(_sqlite_file)
     # Several gunicorn workers write audit rows: WAL, a busy timeout, and transactions that take
     # the write lock when they begin (IMMEDIATE), so none fails upgrading a read to a write,
@@ -359,18 +364,12 @@ if DATABASES["default"]["ENGINE"].startswith("django.db.backends.postgresql"):
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Django's default cache, and the parsed definitions every process on this host shares (a command
-# line run skips parsing what an earlier run parsed: secretsapi/definition_store.py), in files
-# of the data folder (0600 in a 0700 folder, each written to a temp file and renamed).
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "definitions": {
-        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-        "LOCATION": str(DATA_DIR / "cache" / "definitions"),
-        "TIMEOUT": 7 * 24 * 3600,
-        "OPTIONS": {"MAX_ENTRIES": 64},
-    },
-}
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The parsed definitions every process on this host shares (a command line run skips parsing what
+# an earlier run parsed), in files of the data folder (0600 in a 0700 folder, each written to a
+# temp file and renamed), each authenticated with an HMAC keyed on SECRET_KEY before it is read,
+# never a value (secretsapi/definition_store.py).
+DEFINITION_STORE = {"LOCATION": str(DATA_DIR / "cache" / "definitions"), "TIMEOUT": 7 * 24 * 3600, "MAX_ENTRIES": 64}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

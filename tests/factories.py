@@ -57,7 +57,8 @@ class Project:
             profiles = doc.setdefault("environments", {}).setdefault("profiles", {})
             profiles.setdefault(lane, {}).setdefault("var_files", []).extend(var_files)
             return self.write(doc)
-        return self.write(text + "\n" + yaml.safe_dump({"environments": {"profiles": {lane: {"var_files": list(var_files)}}}}))
+        block = {"environments": {"profiles": {lane: {"var_files": list(var_files)}}}}
+        return self.write(text + "\n" + yaml.safe_dump(block))
 
     def lock(self) -> Any:
         return json.loads(self.lockfile.read_text())

@@ -20,13 +20,13 @@ class Endpoint(models.Model):
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
 
+    def __str__(self) -> str:
+        return f"webhook {self.pk} {self.shown_url}"
+
     @property
     def shown_url(self) -> str:
         """The URL with its query values and any credentials redacted (``addresses.shown``)."""
         return shown(self.url)
-
-    def __str__(self) -> str:
-        return f"webhook {self.pk} {self.shown_url}"
 
 
 class Delivery(models.Model):

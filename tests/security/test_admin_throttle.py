@@ -90,7 +90,7 @@ def test_one_client_guessing_many_usernames_is_locked_out(root: User) -> None:
 def test_failures_for_the_admin_from_anywhere_never_lock_the_real_admin_out_elsewhere(root: User) -> None:
     """Issue 36.9: the attacker sent five wrong passwords for "root" (from one address, then from
     many); the real admin, at their own address, still logs in, and the attacker stays locked."""
-    for i in range(LIMIT):
+    for _ in range(LIMIT):
         login("root", "guess", address="198.51.100.7")
     for i in range(LIMIT):
         login("root", "guess", address=f"192.0.2.{20 + i}")

@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 
 from secretsapi import actions
 from tests.factories import TEST_KEY, Project, definition
-from tests.processes.live import API_KEY, LiveServer, ROOT, server_env
+from tests.processes.live import API_KEY, ROOT, LiveServer, server_env
 
 KEY = TEST_KEY
 AWS_SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY"

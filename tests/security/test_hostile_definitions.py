@@ -1,5 +1,6 @@
 """Definition files built to exhaust the server (alias bombs, huge files, deep nesting) get a
-clear 422 (an invalid definition, never a server failure) with the error body, quickly and without a memory blow-up; nothing is written."""
+clear 422 (an invalid definition, never a server failure) with the error body, quickly and
+without a memory blow-up; nothing is written."""
 
 from __future__ import annotations
 

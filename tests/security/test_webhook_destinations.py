@@ -28,7 +28,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from tests.factories import LOCAL_HOST
-from tests.peers.webhook_receiver import Receiver, webhook_receiver
+from tests.peers.webhook_receiver import webhook_receiver
 from tests.webhooks.support import endpoint
 from webhooks import delivery, outbox
 from webhooks.addresses import AddressRefused, check
@@ -96,11 +96,10 @@ def test_the_checked_address_is_the_one_connected_to(
     """Two listeners on one port, at 127.0.0.1 and 127.0.0.2: the name resolves to the first for
     the check and to the second afterwards. Only the first may be reached."""
     settings.SERVICE_WEBHOOK_ALLOW_PRIVATE = True
-    with _listener("127.0.0.1", 0) as first:
-        with _listener("127.0.0.2", first.port) as second, \
+    with _listener("127.0.0.1", 0) as first, _listener("127.0.0.2", first.port) as second, \
                 rebinding(monkeypatch, "hooks.attacker.test", ["127.0.0.1", "127.0.0.2"]) as asked:
-            row = _queue(f"http://hooks.attacker.test:{first.port}/hook?x=1")
-            deliver_due()
+        row = _queue(f"http://hooks.attacker.test:{first.port}/hook?x=1")
+        deliver_due()
     row.refresh_from_db()
     assert row.state == Delivery.DELIVERED
     assert len(first.requests) == 1 and second.requests == []
