@@ -128,10 +128,12 @@ def _references(value: Any) -> set[str]:
 
 def _redact_statics(config: dict[str, Any]) -> None:
     """Static values are secrets written by hand into the definition: never returned."""
-    generators = [s for s in config.get("secrets") or [] if isinstance(s, dict)]
-    for template in (config.get("templates") or {}).values():
+    # Shapes the sync refuses are rendered as they are: only what has a shape is looked into.
+    secrets = config.get("secrets")
+    generators = [s for s in secrets if isinstance(s, dict)] if isinstance(secrets, list) else []
+    for template in _mapping(config.get("templates")).values():
         if isinstance(template, dict):
-            for field in (template.get("fields") or {}).values():
+            for field in _mapping(template.get("fields")).values():
                 if isinstance(field, dict) and isinstance(field.get("generator"), dict):
                     generators.append(field["generator"])
     for generator in generators:

@@ -19,7 +19,7 @@ from secretsapi.service.errors import (
     ServiceError,
     TargetError,
 )
-from secretsapi.service.loading.loader import load_definition, load_status_plan
+from secretsapi.service.loading.loader import lockfile_files, load_definition, load_status_plan
 from secretsapi.service.loading.stored import DefinitionStore
 from secretsapi.service.state import var_file_guard
 from secretsapi.service.state.lock_state import LockfilePaths
@@ -237,7 +237,7 @@ class Workspace:
         return load_definition(
             self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
-            limits=self.interpolation_limits, service_paths=self.service_paths, allow_scripts=self.allow_scripts,
+            limits=self.interpolation_limits, service_paths=self._own_files, allow_scripts=self.allow_scripts,
             target_profile=target_profile, store=self.definition_store,
         )
 
@@ -245,9 +245,17 @@ class Workspace:
         return load_status_plan(
             self.definition_path, var_files=var_files, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
-            limits=self.interpolation_limits, service_paths=self.service_paths, allow_scripts=self.allow_scripts,
+            limits=self.interpolation_limits, service_paths=self._own_files, allow_scripts=self.allow_scripts,
             target_profile=target_profile, store=self.definition_store,
         )
+
+    @property
+    def _own_files(self) -> tuple[Path, ...]:
+        """What no file a definition names (a local target, a source, a provider's file) may be:
+        the service's data, the definition itself, and its lockfiles with their lock files (a
+        lane's own lockfile is added by the loader, which reads the lanes)."""
+        lockfiles = (self._named_lockfile(), *((self.lockfile_override,) if self.lockfile_override else ()))
+        return (*self.service_paths, self.definition_path, *(p for f in lockfiles for p in lockfile_files(f)))
 
     def now(self) -> datetime:
         return self.clock()

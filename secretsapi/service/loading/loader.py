@@ -31,6 +31,8 @@ _CACHE_SIZE = 32
 # ``${NAME}`` and ``${NAME:-default}``: names the environment may answer.
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
 _MIN_HIDDEN = 3
+# SecretZero's machine-local lockfile beside the shared one (workspace.LOCAL_LOCKFILE_NAME).
+_LOCAL_LOCKFILE = ".gitsecrets.local.lock"
 
 
 # -- loading and caching -------------------------------------------------------------------
@@ -278,12 +280,22 @@ def _load(
         warnings=tuple(checker.warnings),
         environments=parsed.environments,
         target_roots=target_roots,
-        service_paths=service_paths,
         allow_scripts=allow_scripts,
         render_seconds=(limits or InterpolationLimits()).render_seconds,
         environment_values=_environment_values(named, parsed.merged_variables, env),
+        # A lane's lockfile is the service's own file too: no target, source or provider file may be it.
+        service_paths=(*service_paths, *(f for profile in parsed.environments.profiles.values() if profile.lockfile
+                                          for f in lockfile_files(path.parent / profile.lockfile))),
         _by_name={secret.name: secret for secret in parsed.secrets},
     )
+
+
+def lockfile_files(lockfile: Path) -> tuple[Path, ...]:
+    """A lockfile and what the service keeps beside it: its lock file, its targets' lock folder,
+    the machine-local lockfile and that one's lock file."""
+    local = lockfile.with_name(_LOCAL_LOCKFILE)
+    return (lockfile, lockfile.with_name(lockfile.name + ".lck"), lockfile.with_name(lockfile.name + ".targets"),
+            local, local.with_name(local.name + ".lck"))
 
 
 def _environment_values(named: set[str], variables: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:
