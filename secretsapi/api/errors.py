@@ -53,6 +53,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.SecretNotDefined: 404,
     errors.EnvironmentNotFound: 404,
     errors.VarFileNotFound: 404,
+    errors.VarFileNotDeclared: 404,
     errors.VarFileInvalid: 400,
     errors.LockfileUnreadable: 500,
     errors.LockEntryCorrupted: 500,

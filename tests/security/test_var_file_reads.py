@@ -58,7 +58,7 @@ def reader(db: None, api_key: str) -> APIClient:
 
 
 def _refused_as_undeclared(response: Any, var_file: str) -> None:
-    assert response.status_code == 400, response.content
+    assert response.status_code == 404, response.content
     detail = response.json()["detail"]
     assert f"variable file '{var_file}' is not declared by the definition" in detail
     assert "environments.profiles.<name>.var_files" in detail and "SERVICE_UNDECLARED_VAR_FILES" in detail

@@ -52,7 +52,7 @@ def workspace_of(request: Request, serializer: type[StrictQuerySerializer] = Var
     query = serializer(data=request.query_params)
     query.is_valid(raise_exception=True)
     return actions.workspace(var_files=query.validated_data.get("var_files", ()),
-                             environment=query.validated_data["environment"])
+                             environment=query.validated_data.get("environment"))
 
 
 class SecretListView(StrictAPIView):

@@ -31,7 +31,7 @@ from typing import Any
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import resolve_var_file
 from secretsapi.service.definition.yaml_loader import load_yaml, read_definition
-from secretsapi.service.errors import ServiceError, VarFileInvalid
+from secretsapi.service.errors import ServiceError, VarFileInvalid, VarFileNotDeclared
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.locks import stripe_folder
 
@@ -128,7 +128,7 @@ class GuardedFiles:
 
 
 def check_declared(definition_path: Path, requested: Sequence[str], declared: Iterable[str]) -> None:
-    """VarFileInvalid (naming the file and the rule) unless every ``requested`` var file is one of
+    """VarFileNotDeclared (naming the file and the rule) unless every ``requested`` var file is one of
     ``declared`` (the definition's ``environments.profiles.*.var_files``). Compared as written,
     after normalizing (``./a/../b``): nothing is looked up on the disk for a file that is refused,
     so a refusal tells nothing of what the folder holds."""
@@ -137,7 +137,7 @@ def check_declared(definition_path: Path, requested: Sequence[str], declared: It
     for given in requested:
         if os.path.normpath(os.path.join(folder, given)) not in allowed:
             shown = given if len(given) <= 200 else given[:200] + "..."
-            raise VarFileInvalid(f"variable file '{shown}' is not declared by the definition: {DECLARED_RULE}")
+            raise VarFileNotDeclared(f"variable file '{shown}' is not declared by the definition: {DECLARED_RULE}")
 
 
 def written_var_files(definition_path: Path, max_bytes: int) -> list[str]:
