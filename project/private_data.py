@@ -1,15 +1,20 @@
-"""The service's own files are private: the data folder 0700, every file it keeps there 0600.
+"""The service's own files are its own and private: the data folder 0700, every file it keeps there 0600.
 
 The SQLite database holds the audit log, the admin's password hashes and live session keys;
-``secret_key`` signs those sessions. SQLite creates a database 0644 (less the umask) and gives
-its ``-wal`` and ``-shm`` files the database's mode, so the database is created here, empty and
-0600, before SQLite first opens it. A process-wide umask would do it too, but would also change
-the modes of the target files and folders the service writes for its users.
+``secret_key`` signs those sessions (and the shared parse store's entries); ``cache/`` holds what
+the service reads back as its own. So nothing in the data folder is trusted unless it is the
+service's own: ``check_data_folder`` refuses to start (ImproperlyConfigured naming the path and
+the fix) when the folder, or any folder, file or link in it, belongs to another user or may be
+written by group or others, whatever the sticky bit says: a folder others may write in is a
+folder where someone else may have put a file before the service did (a shared ``/tmp`` is no
+place for it). The same holds for an SQLite database kept elsewhere (``check_database``).
 
-Files and folders made by an earlier version (0644, 0755) are tightened when settings load
-(every command and ``serve``), with a warning naming each: they hold the same data. Only what
-belongs to the running user is touched, never through a symlink, and a shared folder (sticky
-bit, as /tmp) keeps its mode: its files are private all the same.
+SQLite creates a database 0644 (less the umask) and gives its ``-wal`` and ``-shm`` files the
+database's mode, so the database is created here, empty and 0600, before SQLite first opens it.
+A process-wide umask would do it too, but would also change the modes of the target files and
+folders the service writes for its users. Files and folders of the service's own that an earlier
+version made readable (0644, 0755) are tightened when settings load (every command and
+``serve``), with a warning naming each: they hold the same data. Never through a symlink.
 """
 
 from __future__ import annotations
@@ -17,13 +22,83 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import pwd
 import stat
 from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
 
 logger = logging.getLogger("project.private_data")
 
 # Beside the database: SQLite's journals, and the lock files of migrate and of the audit writers.
 _DATABASE_COMPANIONS = ("-wal", "-shm", "-journal", ".audit.lck")
+
+
+class UntrustedData(ImproperlyConfigured):
+    """A file or folder the service would read as its own is not: the message names it and the fix."""
+
+
+def check_data_folder(folder: Path) -> None:
+    """UntrustedData unless ``folder`` (when it exists) and everything in it belong to the user
+    running the service and no one else may write them; links are judged with their targets."""
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return  # created private (private_folder) by whoever starts first
+    if stat.S_ISLNK(info.st_mode):
+        _judge(folder, info, data=folder)
+        info = _target(folder)
+    if not stat.S_ISDIR(info.st_mode):
+        raise UntrustedData(f"the data folder {folder} is not a folder. Fix: set SERVICE_DATA_DIR to a folder, "
+                            "or remove it and start again.")
+    _judge(folder, info, data=folder)
+    for root, folders, files in os.walk(folder):  # never into a linked folder (followlinks=False)
+        for name in (*folders, *files):
+            path = Path(root, name)
+            entry = os.lstat(path)
+            _judge(path, entry, data=folder)
+            if stat.S_ISLNK(entry.st_mode):
+                _judge(path, _target(path), data=folder)
+
+
+def check_database(database: Path) -> None:
+    """``check_data_folder``'s rule for an SQLite database kept outside the data folder: the file
+    and its journals, when they exist, belong to the service's user and no one else may write them."""
+    for path in (database, *(database.with_name(database.name + suffix) for suffix in _DATABASE_COMPANIONS)):
+        try:
+            _judge(path, os.stat(path), data=database.parent)
+        except FileNotFoundError:
+            continue
+
+
+def _target(link: Path) -> os.stat_result:
+    try:
+        return os.stat(link)
+    except OSError:
+        raise UntrustedData(f"{link} is a link to nothing the service can read. Fix: remove it and start "
+                            "again.") from None
+
+
+def _judge(path: Path, info: os.stat_result, *, data: Path) -> None:
+    me = os.geteuid()
+    if info.st_uid != me:
+        raise UntrustedData(
+            f"{path} belongs to {_user(info.st_uid)}, not to {_user(me)} who runs the service: nothing in the data "
+            f"folder ({data}) is trusted unless it is the service's own. Fix: remove it (the service creates what "
+            "it needs), run the service as its owner, or set SERVICE_DATA_DIR to a folder of your own.")
+    if not stat.S_ISLNK(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o022:
+        sticky = " (sticky or not)" if info.st_mode & stat.S_ISVTX else ""
+        raise UntrustedData(
+            f"{path} may be written by other users (mode {stat.S_IMODE(info.st_mode):04o}){sticky}: what they "
+            f"could have put in the data folder ({data}) is not trusted. Fix: check it, then `chmod go-w {path}` "
+            "(or remove it), or set SERVICE_DATA_DIR to a private folder of your own.")
+
+
+def _user(uid: int) -> str:
+    try:
+        return f"user {pwd.getpwuid(uid).pw_name} ({uid})"
+    except KeyError:
+        return f"user {uid}"
 
 
 def private_folder(folder: Path) -> None:

@@ -90,6 +90,21 @@ def env_paths(name: str) -> tuple[Path, ...]:
     return tuple(Path(item.strip()).absolute() for item in os.environ.get(name, "").split(":") if item.strip())
 
 
+def env_patterns(name: str) -> tuple[str, ...] | None:
+    """Comma-separated variable names or ``*``/``?`` patterns; None when unset or empty, () for "-"."""
+    value = _given(name)
+    if value is None:
+        return None
+    if value == "-":
+        return ()
+    items = tuple(item.strip() for item in value.split(",") if item.strip())
+    for number, item in enumerate(items, 1):
+        if not re.fullmatch(r"[A-Za-z0-9_*?]+", item):
+            raise ImproperlyConfigured(f"{name} must list variable names or patterns (letters, digits, _, * and ?) "
+                                       f"separated by commas, or be -: item {number} is not one.")
+    return items
+
+
 def env_bool(name: str, default: bool = False) -> bool:
     """true/false, 1/0 or yes/no in any case."""
     value = _given(name)
@@ -180,6 +195,15 @@ SERVICE_METRICS_PUBLIC = env_bool("SERVICE_METRICS_PUBLIC")
 SERVICE_VAR_FILES_FROM_OUTPUTS = env_bool("SERVICE_VAR_FILES_FROM_OUTPUTS")
 # Folders local targets may write in; empty: the definition's folder.
 SERVICE_TARGET_ROOTS = env_paths("SERVICE_TARGET_ROOTS")
+# --- What a definition may read of this server (docs/configuration.md, "Definition trust") ----
+# Environment variables a definition reads through ${NAME}, `source: env` and the upper-case
+# override: names or * ? patterns, comma-separated. Unset or empty: none in the service (web, job
+# worker, scheduler) and every one on the command line (secretsctl, manage.py); "-": none anywhere.
+# SERVICE_*, DJANGO_* and DATABASE_URL* are never readable, whatever a pattern matches.
+SERVICE_DEFINITION_ENV = env_patterns("SERVICE_DEFINITION_ENV")
+# A request's var_files must be var files the definition declares (environments.profiles.*.var_files);
+# true lets requests name any YAML file of the definition's folder (the command line always may).
+SERVICE_UNDECLARED_VAR_FILES = env_bool("SERVICE_UNDECLARED_VAR_FILES")
 # Reading values over HTTP must be a deliberate choice: only the exact word "true" enables it
 # (not "1" or "yes", which stop the service at start), and never in insecure mode (see
 # actions.reveal_secret).
@@ -203,8 +227,8 @@ SERVICE_WORKERS = env_int("SERVICE_WORKERS", 2, minimum=1)
 # Threads let a worker answer /health while another request runs a long sync.
 SERVICE_THREADS = env_int("SERVICE_THREADS", 4, minimum=1)
 SERVICE_TIMEOUT = env_int("SERVICE_TIMEOUT", 300, minimum=1)
-# Admin logins (django-axes): this many failures for one username, or from one client address,
-# lock that username or address out until this many seconds pass without another failure.
+# Admin logins (django-axes): this many failures from one client address lock that address out
+# (for every username) until this many seconds pass without another failure.
 SERVICE_ADMIN_LOGIN_FAILURE_LIMIT = env_int("SERVICE_ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS = env_int("SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS", 900, minimum=1)
 # --- Production: TLS at the proxy, the admin's networks (deploy/, docs/operations.md "Production")
@@ -368,8 +392,10 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_FAILURE_LIMIT = SERVICE_ADMIN_LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(seconds=SERVICE_ADMIN_LOGIN_COOLOFF_SECONDS)
-# Each on its own: a username locks whatever address guesses it, an address whatever usernames it tries.
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# A client address locks itself out, whatever usernames it tries (so each username+address pair
+# too), never a username for everyone: five wrong passwords for "admin" from anywhere would
+# otherwise lock the real admin out from every address, renewable by anyone.
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
 # Attempts refused during a lockout are not written by axes (it would append each one's form
 # data to a row): the audit log counts them (``admin_lockout``), and the cool-off runs from the
 # last failure that was checked.
@@ -457,18 +483,12 @@ if DATABASES["default"]["ENGINE"].startswith("django.db.backends.postgresql"):
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Django's default cache, and the parsed definitions every process on this host shares (a command
-# line run skips parsing what an earlier run parsed: secretsapi/definition_store.py), in files
-# of the data folder (0600 in a 0700 folder, each written to a temp file and renamed).
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "definitions": {
-        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-        "LOCATION": str(DATA_DIR / "cache" / "definitions"),
-        "TIMEOUT": 7 * 24 * 3600,
-        "OPTIONS": {"MAX_ENTRIES": 64},
-    },
-}
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The parsed definitions every process on this host shares (a command line run skips parsing what
+# an earlier run parsed), in files of the data folder (0600 in a 0700 folder, each written to a
+# temp file and renamed), each authenticated with an HMAC keyed on SECRET_KEY before it is read,
+# never a value (secretsapi/definition_store.py).
+DEFINITION_STORE = {"LOCATION": str(DATA_DIR / "cache" / "definitions"), "TIMEOUT": 7 * 24 * 3600, "MAX_ENTRIES": 64}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -31,6 +31,7 @@ from audit.write_gate import audited_transaction
 from metrics import tally
 from secretsapi import database_errors, database_locks, definition_store, overview, service
 from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.readable_environ import ReadableEnviron
 from secretsapi.service.errors import (
     DefinitionInvalid,
     DefinitionNotFound,
@@ -210,12 +211,29 @@ def export_audit_logs(
     return audit_export.follow(where, every=follow_every)
 
 
+def definition_environ(*, command_line: bool = False) -> ReadableEnviron:
+    """The server's environment as a definition may read it (SERVICE_DEFINITION_ENV): in the
+    service only the names the operator allows (none by default); on the ``command_line`` every
+    variable unless the operator set the list. The service's own settings never (the engine's rule)."""
+    allowed = settings.SERVICE_DEFINITION_ENV
+    return _readable(None if command_line and allowed is None else tuple(allowed or ()))
+
+
+@functools.lru_cache(maxsize=8)
+def _readable(allowed: tuple[str, ...] | None) -> ReadableEnviron:
+    # One object per setting: workspaces and the definition cache key on it.
+    return ReadableEnviron(os.environ, allowed)
+
+
 def workspace(
     *, definition: Path | None = None, lockfile: Path | None = None, var_files: Sequence[str] = (),
-    environment: str | None = None,
+    environment: str | None = None, command_line: bool = False,
 ) -> Workspace:
     """The engine's view of the configured files; arguments override the settings (CLI flags).
     ``environment`` names the lane (``environments.profiles.<name>``); None: the default one.
+    ``command_line``: a person runs this on their own files (secretsctl, manage.py), not the
+    service for a request or a job: it reads the environment as ``definition_environ`` says, and
+    its var files need not be declared by the definition.
 
     Writers also take a PostgreSQL advisory lock when the audit database is PostgreSQL, so
     instances on several hosts sharing one lockfile never interleave their writes.
@@ -241,6 +259,8 @@ def workspace(
         settings.SERVICE_VAR_FILES_FROM_OUTPUTS,
         settings.SERVICE_LOCK_TIMEOUT,
         environment,
+        definition_environ(command_line=command_line),
+        not command_line and not settings.SERVICE_UNDECLARED_VAR_FILES,
     )
 
 
@@ -307,7 +327,7 @@ def _workspace(
     target_roots: tuple[Path, ...] = (),
     interpolation_limits: service.InterpolationLimits | None = None,
     service_paths: tuple[Path, ...] = (), var_files_from_outputs: bool = False, lock_timeout: float = 60.0,
-    environment: str | None = None,
+    environment: str | None = None, environ: ReadableEnviron | None = None, declared_var_files_only: bool = False,
 ) -> Workspace:
     # Every request asks for the same one: built once per settings (and working folder, which
     # relative paths depend on) rather than a few path objects per read (~5% of a status read).
@@ -324,6 +344,8 @@ def _workspace(
         var_files_from_outputs=var_files_from_outputs,
         lock_timeout=lock_timeout,
         environment=environment,
+        environ=environ,
+        declared_var_files_only=declared_var_files_only,
         definition_store=definition_store.STORE,
     )
 
@@ -487,7 +509,7 @@ def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
     with audited("validate_config", "config", actor) as facts:
         # The served lockfile's values are withheld from any answer that shows a definition.
         check = functools.partial(service.validate_document, document, target_roots=settings.SERVICE_TARGET_ROOTS,
-                        limits=_interpolation_limits())
+                                  limits=_interpolation_limits(), marked=definition_environ())
         report: ValidationReport = service.without_recorded_values(workspace(), check, sent=document)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report

@@ -47,6 +47,19 @@ class Project:
         self.definition.write_text(text)
         return self
 
+    def declare(self, *var_files: str, lane: str = "declared") -> Project:
+        """The definition with ``var_files`` declared (``environments.profiles.<lane>.var_files``, no
+        default lane, so nothing changes until a request names them): the service lets a request
+        name only the var files its definition declares."""
+        text = self.definition.read_text()
+        doc = yaml.safe_load(text)
+        if isinstance(doc, dict):
+            profiles = doc.setdefault("environments", {}).setdefault("profiles", {})
+            profiles.setdefault(lane, {}).setdefault("var_files", []).extend(var_files)
+            return self.write(doc)
+        block = {"environments": {"profiles": {lane: {"var_files": list(var_files)}}}}
+        return self.write(text + "\n" + yaml.safe_dump(block))
+
     def lock(self) -> Any:
         return json.loads(self.lockfile.read_text())
 
@@ -105,9 +118,10 @@ def env_secret(name: str, *, kind: str = "random_hex", fmt: str = "env", **field
 
 
 def environments(project: Project, *secrets: dict[str, Any], **top: Any) -> Project:
-    """``env`` is ``dev`` in the definition and ``prod`` in the var file ``prod.yml``."""
+    """``env`` is ``dev`` in the definition and ``prod`` in the var file ``prod.yml``, which the
+    definition declares (a request may name it)."""
     (project.root / "prod.yml").write_text("env: prod\n")
-    return project.write(definition(*secrets, variables={"env": "dev"}, **top))
+    return project.write(definition(*secrets, variables={"env": "dev"}, **top)).declare("prod.yml")
 
 
 # -- definition files, loaded straight through the engine (the loader, checker and units tests)

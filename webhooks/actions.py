@@ -6,7 +6,6 @@ The endpoint's secret is never in an audit row: the rows name the endpoint by id
 
 from __future__ import annotations
 
-import re
 import secrets as tokens
 from collections.abc import Sequence
 from datetime import datetime
@@ -112,10 +111,6 @@ def _endpoint(webhook_id: int | str) -> Endpoint:
 
 
 def _shown(url: str) -> str:
-    """The URL as rows and messages show it: without its query, which may carry a token."""
-    bare = url.split("?", 1)[0].split("#", 1)[0]
-    return _CREDENTIALS.sub("//", bare, count=1)[:255]
-
-
-# user:password@ after the scheme: refused, and never shown either.
-_CREDENTIALS = re.compile(r"//[^/@]*@")
+    """The URL as rows and messages show it: query values (which may carry a token) and
+    credentials redacted (``addresses.shown``)."""
+    return addresses.shown(url)[:255]

@@ -23,8 +23,14 @@ class ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
 
 @admin.register(Endpoint)
 class EndpointAdmin(ReadOnly):
-    list_display = ("id", "url", "enabled", "created_at")
-    fields = ("url", "events", "enabled", "created_at")  # not the secret
+    # The URL's query values (often a token) and credentials redacted; never the secret.
+    list_display = ("id", "address", "enabled", "created_at")
+    fields = ("address", "events", "enabled", "created_at")
+    readonly_fields = ("address",)
+
+    @admin.display(description="URL")
+    def address(self, obj: Endpoint) -> str:
+        return obj.shown_url
 
 
 class AttemptInline(admin.TabularInline):  # type: ignore[type-arg]

@@ -4,7 +4,10 @@
 ``manage.py webhook deliver`` once. Each due row is first leased (its next attempt moved past
 the request's timeout by a conditional update), so several workers and instances never send
 the same attempt twice. Redirects are never followed, and the address is checked again before
-each attempt.
+each attempt and is the one the attempt connects to (``addresses.resolve``: no second lookup
+between the check and the connection). The request goes straight there, as urllib3 sends it
+alone: no proxy from ``*_PROXY``, no credentials from ``~/.netrc``, nothing from the
+environment at all.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import requests
+import certifi
+import urllib3
 from django.db import transaction
 from django.utils import timezone
 
@@ -30,6 +34,8 @@ BACKOFF_CAP = timedelta(hours=1)
 # A delivery still failing this long after its event is marked failed (after one more attempt).
 RETRY_FOR = timedelta(hours=24)
 TIMEOUT_SECONDS = 10.0
+# The certificate authorities an https endpoint's certificate must chain to (as requests uses).
+CA_BUNDLE = certifi.where()
 BATCH = 100
 ERROR_MAX = 255
 
@@ -89,26 +95,49 @@ def _post(delivery: Delivery, now: datetime) -> tuple[int | None, str, int]:
     if not endpoint.enabled:
         return None, "the endpoint is disabled", 0
     try:
-        addresses.check(endpoint.url)
+        destination = addresses.resolve(endpoint.url)
     except addresses.AddressRefused as exc:
         return None, str(exc)[:ERROR_MAX], 0
     body = json.dumps(delivery.payload, separators=(",", ":"), sort_keys=True).encode()
-    headers = {"Content-Type": "application/json", "User-Agent": "secretsapi-webhooks",
-               "X-Webhook-Event": delivery.event, "X-Webhook-Delivery": str(delivery.pk),
-               HEADER: signature(endpoint.secret, int(now.timestamp()), body)}
+    headers = {"Host": destination.host_header, "Content-Type": "application/json",
+               "User-Agent": "secretsapi-webhooks", "X-Webhook-Event": delivery.event,
+               "X-Webhook-Delivery": str(delivery.pk), HEADER: signature(endpoint.secret, int(now.timestamp()), body)}
     started = time.monotonic()
+    pool = _pool(destination)
     try:
-        response = requests.post(endpoint.url, data=body, headers=headers, timeout=TIMEOUT_SECONDS, stream=True,
-                                 allow_redirects=False)
+        response = pool.urlopen("POST", destination.target, body=body, headers=headers, redirect=False,
+                                retries=False, assert_same_host=False, preload_content=False)
     except Exception as exc:
         # Any failure to send fails this attempt, never the other deliveries of the batch. The
-        # exception's class only: its text can quote the URL, which may carry a token.
-        return None, f"no answer: {type(exc).__name__}", _ms(started)
-    response.close()
-    error = "" if 200 <= response.status_code < 300 else f"answered {response.status_code}"
-    if 300 <= response.status_code < 400:
+        # kind of failure only: an exception's text can quote the URL, which may carry a token.
+        return None, f"no answer: {_failure(exc)}", _ms(started)
+    finally:
+        pool.close()
+    response.release_conn()
+    error = "" if 200 <= response.status < 300 else f"answered {response.status}"
+    if 300 <= response.status < 400:
         error += " (redirects are not followed)"
-    return response.status_code, error, _ms(started)
+    return response.status, error, _ms(started)
+
+
+def _pool(to: addresses.Destination) -> urllib3.HTTPConnectionPool:
+    """A connection to the checked address; for https, the handshake names (SNI) and verifies
+    the URL's host, as a connection by name would."""
+    timeout = urllib3.Timeout(connect=TIMEOUT_SECONDS, read=TIMEOUT_SECONDS)
+    if to.scheme == "https":
+        return urllib3.HTTPSConnectionPool(to.address, to.port, timeout=timeout, retries=False, maxsize=1,
+                                           server_hostname=to.host, assert_hostname=to.host,
+                                           cert_reqs="CERT_REQUIRED", ca_certs=CA_BUNDLE)
+    return urllib3.HTTPConnectionPool(to.address, to.port, timeout=timeout, retries=False, maxsize=1)
+
+
+def _failure(exc: Exception) -> str:
+    """The kind of failure, in the words requests used: SSLError, Timeout or ConnectionError."""
+    if isinstance(exc, urllib3.exceptions.SSLError):
+        return "SSLError"
+    if isinstance(exc, urllib3.exceptions.TimeoutError) and not isinstance(exc, urllib3.exceptions.NewConnectionError):
+        return "Timeout"
+    return "ConnectionError"
 
 
 def _ms(started: float) -> int:

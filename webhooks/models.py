@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+from webhooks.addresses import shown
+
 EVENTS = ("rotation.completed", "rotation.failed", "sync.completed", "drift.detected", "job.failed")
 
 
@@ -19,7 +21,12 @@ class Endpoint(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:
-        return f"webhook {self.pk} {self.url}"
+        return f"webhook {self.pk} {self.shown_url}"
+
+    @property
+    def shown_url(self) -> str:
+        """The URL with its query values and any credentials redacted (``addresses.shown``)."""
+        return shown(self.url)
 
 
 class Delivery(models.Model):

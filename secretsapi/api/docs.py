@@ -41,9 +41,10 @@ ERROR_DESCRIPTIONS = {
     404: "The definition file, a variable file or the named secret is not found.",
     413: "The request body is too large.",
     415: "The request body is not JSON (send `Content-Type: application/json`).",
-    422: "The request failed validation: an unknown field or parameter, a wrong type, a value out of "
-         "range. Nothing was performed.",
-    500: "Server-side failure: the definition or the lockfile cannot be read, or the operation failed "
+    422: "The request failed validation (an unknown field or parameter, a wrong type, a value out of "
+         "range), or the definition is invalid (`error` `Definition invalid`, every problem named in the "
+         "detail). Nothing was performed.",
+    500: "Server-side failure: the lockfile cannot be read, or the operation failed "
          "(`error` `Lockfile not writable`: the lockfile cannot be written; the detail says whether a "
          "target was changed).",
     503: "Another operation held the definition's lock for too long; retry after `Retry-After` seconds.",

@@ -48,10 +48,12 @@ TITLES = {
 # every ServiceError subclass is listed, rather than silently becoming a 500.
 SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.DefinitionNotFound: 404,
-    errors.DefinitionInvalid: 500,
+    # The definition's author's mistake, named in the detail: never a 500, which says the server failed.
+    errors.DefinitionInvalid: 422,
     errors.SecretNotDefined: 404,
     errors.EnvironmentNotFound: 404,
     errors.VarFileNotFound: 404,
+    errors.VarFileNotDeclared: 404,
     errors.VarFileInvalid: 400,
     errors.LockfileUnreadable: 500,
     errors.LockEntryCorrupted: 500,
@@ -69,6 +71,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
 
 # Engine errors whose ``error`` names them better than their status's title does.
 SERVICE_TITLES: dict[type[ServiceError], str] = {
+    errors.DefinitionInvalid: "Definition invalid",
     errors.LockfileUnwritable: "Lockfile not writable",
     errors.LockfileStorageFull: "Insufficient storage",
 }

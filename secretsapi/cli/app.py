@@ -123,7 +123,7 @@ class Lane:
             lockfile = folder / self.lockfile  # an absolute one replaces the folder
         return actions.workspace(definition=definition, lockfile=lockfile,
                                  var_files=[_var_file(given, folder) for given in self.var_files],
-                                 environment=self.environment)
+                                 environment=self.environment, command_line=True)
 
 
 def _configured_definition() -> Path:

@@ -141,6 +141,7 @@ class EngineCommand(BaseCommand):
         return actions.workspace(
             definition=options.get("definition"), lockfile=options.get("lockfile"),
             var_files=var_files or options.get("var_files") or (), environment=options.get("environment"),
+            command_line=True,
         )
 
     def report(self, options: dict[str, Any], report: Any) -> None:

@@ -76,6 +76,13 @@ class VarFileNotFound(ServiceError):
     code = "var_file_not_found"
 
 
+class VarFileNotDeclared(VarFileNotFound):
+    """A request named a var file its definition does not declare: not one it may read, as absent
+    as a missing one (and answered without looking at the disk)."""
+
+    code = "var_file_not_declared"
+
+
 class VarFileInvalid(ServiceError):
     """A variable file escapes the definition folder or is not a YAML mapping."""
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.marked_environ import MarkedEnviron
+from secretsapi.service.definition.readable_environ import readable
 from secretsapi.service.definition.var_files import deep_merge, load_var_files
 from secretsapi.service.definition.yaml_loader import load_yaml, read_text
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound
@@ -45,7 +45,7 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
     base: Mapping[str, Any] = raw_variables if isinstance(raw_variables, Mapping) else {}
     overlays = [*load_var_files(ws.definition_path.parent, (*lane_files, *ws.var_files)), dict(variables or {})]
     merged = deep_merge(base, *overlays)
-    environ = MarkedEnviron(os.environ if ws.environ is None else ws.environ, _MARK)
+    environ = MarkedEnviron(readable(ws.environ), _MARK)
     interpolator = Interpolator(merged, environ, ws.interpolation_limits)
     config = {key: interpolator.render(value, key) for key, value in doc.items() if key != "variables"}
     config = {"variables": interpolator.variables, **config}
@@ -59,7 +59,8 @@ def render_definition(ws: Workspace, *, variables: Mapping[str, Any] | None = No
         _apply_target_profile(config, target_profile)
     # The var files may have moved the targets: checked against where they now land.
     var_file_guard.check_var_files(ws.guarded_files(loaded=True), ws.var_files,
-                                   paths=var_file_guard.rendered_paths(config))
+                                   paths=var_file_guard.rendered_paths(config),
+                                   reads=var_file_guard.rendered_reads(config))
     # Before the redaction: rendering shares unchanged parts with ``doc``, which it edits.
     variables_used = sorted(name for name in _references(doc) if name in merged)
     _redact_statics(config)
@@ -127,10 +128,12 @@ def _references(value: Any) -> set[str]:
 
 def _redact_statics(config: dict[str, Any]) -> None:
     """Static values are secrets written by hand into the definition: never returned."""
-    generators = [s for s in config.get("secrets") or [] if isinstance(s, dict)]
-    for template in (config.get("templates") or {}).values():
+    # Shapes the sync refuses are rendered as they are: only what has a shape is looked into.
+    secrets = config.get("secrets")
+    generators = [s for s in secrets if isinstance(s, dict)] if isinstance(secrets, list) else []
+    for template in _mapping(config.get("templates")).values():
         if isinstance(template, dict):
-            for field in (template.get("fields") or {}).values():
+            for field in _mapping(template.get("fields")).values():
                 if isinstance(field, dict) and isinstance(field.get("generator"), dict):
                     generators.append(field["generator"])
     for generator in generators:

@@ -12,6 +12,7 @@ from typing import Any
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.marked_environ import MarkedEnviron
 from secretsapi.service.definition.model import Environments, TargetSpec
+from secretsapi.service.definition.readable_environ import readable
 from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_definition
 from secretsapi.service.errors import DefinitionInvalid, TargetError
@@ -37,10 +38,12 @@ _SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
 
 def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence[str] = (),
                   target_roots: Sequence[Path] | None = None,
-                  limits: InterpolationLimits | None = None) -> ValidationReport:
+                  limits: InterpolationLimits | None = None,
+                  environ: Mapping[str, str] | None = None) -> ValidationReport:
     """The file as operations given these ``var_files`` would see it (a var file that is missing,
     outside the definition's folder or not a mapping raises, as it does for them).
-    ``target_roots`` None or empty: the definition's folder, as at sync."""
+    ``target_roots`` None or empty: the definition's folder, as at sync. ``environ``: what the
+    operations read (the operator's allow-list); None: the process's less the service's own."""
     try:
         text = read_definition(path, max_bytes)
     except DefinitionInvalid as exc:
@@ -49,8 +52,8 @@ def validate_file(path: Path, *, max_bytes: int = MAX_BYTES, var_files: Sequence
         document = load_yaml(text, source=path.name, max_bytes=max_bytes)
     except DefinitionInvalid as exc:
         return ValidationReport(valid=False, errors=exc.errors, warnings=[])
-    # The operator's own files, validated as operations read them: against the real environment.
-    return validate_document(document, environ=os.environ, overlays=load_var_files(path.parent, var_files),
+    # The served files, validated as operations read them: against the environment they may read.
+    return validate_document(document, environ=environ, overlays=load_var_files(path.parent, var_files),
                              base_dir=path.parent, target_roots=target_roots, limits=limits)
 
 
@@ -59,22 +62,23 @@ def validate_workspace(ws: Workspace) -> ValidationReport:
     service guards is refused before it is read (var_file_guard)."""
     ws.check_var_files_before_reading()
     return validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes, var_files=ws.var_files,
-                         target_roots=ws.target_roots, limits=ws.interpolation_limits)
+                         target_roots=ws.target_roots, limits=ws.interpolation_limits, environ=ws.environ)
 
 
 def validate_document(
     doc: Any, *, environ: Mapping[str, str] | None = None, overlays: Sequence[Mapping[str, Any]] = (),
     base_dir: Path | None = None, target_roots: Sequence[Path] | None = None,
-    limits: InterpolationLimits | None = None,
+    limits: InterpolationLimits | None = None, marked: Mapping[str, str] | None = None,
 ) -> ValidationReport:
     """Check a definition; every problem becomes a message, nothing is raised.
 
     A submitted document has no folder (``base_dir`` None): absolute local paths are checked
     against ``target_roots`` when the setting gives some, relative ones only for their shape.
     ``environ`` None (submitted text): the marked environment, so the report cannot depend on
-    any environment value.
+    any environment value; ``marked`` (submitted text too): the readable environment to mark,
+    the operator's allow-list in the service, so a name it does not hold reads as unset.
     """
-    seen = MarkedEnviron(os.environ) if environ is None else environ
+    seen = MarkedEnviron(readable(marked)) if environ is None else readable(environ)
     checker = DefinitionChecker(seen, strict=True, limits=limits)
     checker.target_rules = _TargetRules(checker, base_dir, tuple(target_roots or ()))
     try:

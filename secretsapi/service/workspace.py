@@ -19,7 +19,7 @@ from secretsapi.service.errors import (
     ServiceError,
     TargetError,
 )
-from secretsapi.service.loading.loader import load_definition, load_status_plan
+from secretsapi.service.loading.loader import lockfile_files, load_definition, load_status_plan
 from secretsapi.service.loading.stored import DefinitionStore
 from secretsapi.service.state import var_file_guard
 from secretsapi.service.state.lock_state import LockfilePaths
@@ -66,6 +66,9 @@ class Workspace:
     service_paths: tuple[Path, ...] = ()
     # SERVICE_VAR_FILES_FROM_OUTPUTS: a target file may be a var file (SecretZero allows it).
     var_files_from_outputs: bool = False
+    # ``var_files`` came with a request: each must be one the definition declares
+    # (``environments.profiles.*.var_files``; var_file_guard.check_declared), not any file of its folder.
+    declared_var_files_only: bool = False
     # Parsed definitions shared with other processes (``loading.loader.DefinitionStore``).
     definition_store: DefinitionStore | None = field(default=None, compare=False)
 
@@ -175,6 +178,7 @@ class Workspace:
         """The definition with ``var_files``, every var file checked: before the requested ones
         are read, against the definition without them, then against the definition they
         produce (they may move its targets)."""
+        self._check_declared()
         try:
             before: Definition | None = self._with_profile(())
         except DefinitionInvalid:  # it may need the var files to be valid
@@ -192,6 +196,7 @@ class Workspace:
         for the operations that read var files themselves (render, validate)."""
         if not self.var_files:
             return
+        self._check_declared()
         try:
             base: Definition | None = replace(self, var_files=()).definition()
         except (DefinitionInvalid, DefinitionNotFound):
@@ -205,7 +210,23 @@ class Workspace:
         return var_file_guard.GuardedFiles(self.definition_path, frozenset(lockfiles), self.service_paths,
                                            self.var_files_from_outputs)
 
+    def _check_declared(self) -> None:
+        """A request's var files are ones the definition declares, before any of them is read."""
+        if self.var_files and self.declared_var_files_only:
+            var_file_guard.check_declared(self.definition_path, self.var_files, self._declared_var_files())
+
+    def _declared_var_files(self) -> list[str]:
+        """Every lane's var files, from the definition without var files (or, when that does not
+        load, its ``environments`` block as written)."""
+        try:
+            profiles = list(self._load(()).environments.profiles.values())
+            return [given for profile in profiles for given in profile.var_files]
+        except DefinitionInvalid:
+            return var_file_guard.written_var_files(self.definition_path, self.max_definition_bytes)
+
     def _with_profile(self, var_files: Sequence[str]) -> Definition:
+        if var_files:
+            self._check_declared()
         definition = self._load(var_files)
         _, profile = definition.environments.resolve(self.environment)
         if profile is None or not (profile.var_files or profile.target_profile):
@@ -216,7 +237,7 @@ class Workspace:
         return load_definition(
             self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
-            limits=self.interpolation_limits, service_paths=self.service_paths, allow_scripts=self.allow_scripts,
+            limits=self.interpolation_limits, service_paths=self._own_files, allow_scripts=self.allow_scripts,
             target_profile=target_profile, store=self.definition_store,
         )
 
@@ -224,9 +245,17 @@ class Workspace:
         return load_status_plan(
             self.definition_path, var_files=var_files, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
-            limits=self.interpolation_limits, service_paths=self.service_paths, allow_scripts=self.allow_scripts,
+            limits=self.interpolation_limits, service_paths=self._own_files, allow_scripts=self.allow_scripts,
             target_profile=target_profile, store=self.definition_store,
         )
+
+    @property
+    def _own_files(self) -> tuple[Path, ...]:
+        """What no file a definition names (a local target, a source, a provider's file) may be:
+        the service's data, the definition itself, and its lockfiles with their lock files (a
+        lane's own lockfile is added by the loader, which reads the lanes)."""
+        lockfiles = (self._named_lockfile(), *((self.lockfile_override,) if self.lockfile_override else ()))
+        return (*self.service_paths, self.definition_path, *(p for f in lockfiles for p in lockfile_files(f)))
 
     def now(self) -> datetime:
         return self.clock()

@@ -64,6 +64,7 @@ def test_agent_sync_reports_partial_and_failed(authed_api: APIClient, project: P
 def test_agent_sync_accepts_var_files_and_is_audited(authed_api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("a", "out/{{ var.env }}.env", kind="uuid"), variables={"env": "dev"}))
     (project.root / "ci.yml").write_text("env: ci\n")
+    project.declare("ci.yml")
     body = authed_api.post("/agent/sync", {"var_files": ["ci.yml"]}, format="json").json()
     assert body["status"] == "complete" and (project.root / "out/ci.env").exists()
     row = AuditEntry.objects.get(action="agent_sync")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -33,6 +35,7 @@ def test_render_applies_variables_and_lists_those_used(authed_api: APIClient, re
 
 def test_request_variables_win_over_var_files_and_definition(authed_api: APIClient, rendered_project: Project) -> None:
     (rendered_project.root / "prod.yml").write_text("env: prod\nregion: us\n")
+    rendered_project.declare("prod.yml")
     body = render(authed_api, var_files=["prod.yml"], variables={"region": "ap"}).json()
     assert body["config"]["secrets"][0]["targets"][0]["config"]["path"] == "out/prod/ap.env"
     assert body["var_files"] == ["prod.yml"]
@@ -45,8 +48,9 @@ def test_static_values_are_redacted(authed_api: APIClient, rendered_project: Pro
 
 
 def test_environment_values_are_redacted_wherever_they_flow(
-    authed_api: APIClient, project: Project, monkeypatch: pytest.MonkeyPatch
+    authed_api: APIClient, project: Project, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
+    settings.SERVICE_DEFINITION_ENV = ("DB_HOST_*",)  # the operator lets definitions read it
     monkeypatch.setenv("DB_HOST_FOR_TEST", "internal.db.example")
     project.write(definition(file_secret("db", "out/${DB_HOST_FOR_TEST}.env"),
                              variables={"host": "${DB_HOST_FOR_TEST}"}, metadata={"owner": "{{ var.host }}"}))
@@ -79,6 +83,7 @@ def test_var_file_that_is_not_a_mapping_is_400(authed_api: APIClient, rendered_p
 
 
 def test_missing_var_file_is_404(authed_api: APIClient, rendered_project: Project) -> None:
+    rendered_project.declare("absent.yml")
     assert render(authed_api, var_files=["absent.yml"]).status_code == 404
 
 

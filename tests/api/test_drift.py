@@ -236,7 +236,7 @@ def test_drift_reads_the_targets_the_var_files_render(authed_api: APIClient, pro
 def test_drift_var_files_are_404_when_missing_and_400_outside_the_folder(
     authed_api: APIClient, project: Project, path: str
 ) -> None:
-    environments(project, env_secret("db"))
+    environments(project, env_secret("db")).declare("nope.yml", "../prod.yml")
     assert authed_api.post(path, {"var_files": ["nope.yml"]}, format="json").status_code == 404
     assert authed_api.post(path, {"var_files": ["../prod.yml"]}, format="json").status_code == 400
 

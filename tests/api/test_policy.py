@@ -263,6 +263,7 @@ def period_by_environment(project: Project) -> None:
     project.write(definition(file_secret("db", rotation_period="{{ var.period }}"), variables={"period": "30d"},
                              policies={"age": {"kind": "rotation", "max_age": "60d"}}))
     (project.root / "prod.yml").write_text("period: 90d\n")
+    project.declare("prod.yml", "nope.yml", "../prod.yml")
 
 
 def test_policies_are_checked_on_the_definition_the_var_files_render(authed_api: APIClient, project: Project) -> None:

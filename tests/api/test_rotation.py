@@ -355,6 +355,7 @@ def test_rotation_var_files_are_404_when_missing_and_400_outside_the_folder(
     authed_api: APIClient, project: Project, path: str
 ) -> None:
     synced_in_prod(authed_api, project)
+    project.declare("nope.yml", "../prod.yml")
     assert authed_api.post(path, {"var_files": ["nope.yml"]}, format="json").status_code == 404
     assert authed_api.post(path, {"var_files": ["../prod.yml"]}, format="json").status_code == 400
 

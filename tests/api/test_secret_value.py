@@ -99,6 +99,7 @@ def test_a_value_read_renders_the_definition_with_the_var_files_given(
 
 
 def test_a_value_read_with_a_missing_var_file_is_404(authed_api: APIClient, synced: Project, enabled: None) -> None:
+    synced.declare("nope.yml")
     assert authed_api.get("/secrets/db?var_files=nope.yml").status_code == 404
 
 

@@ -58,17 +58,17 @@ def test_list_without_definition_file_is_404(authed_api: APIClient, project: Pro
     assert set(response.json()) == {"error", "detail", "timestamp"}
 
 
-def test_list_with_unparseable_definition_is_500_with_error_body(authed_api: APIClient, project: Project) -> None:
+def test_list_with_unparseable_definition_is_422_with_error_body(authed_api: APIClient, project: Project) -> None:
     project.write("secrets: [unclosed\n")
     response = authed_api.get("/secrets")
-    assert response.status_code == 500
+    assert response.status_code == 422
     assert set(response.json()) == {"error", "detail", "timestamp"}
 
 
 def test_list_with_invalid_rotation_period_names_the_place(authed_api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("db", rotation_period="90x")))
     response = authed_api.get("/secrets")
-    assert response.status_code == 500
+    assert response.status_code == 422
     assert "secrets[0].rotation_period" in response.json()["detail"]
 
 
@@ -167,12 +167,13 @@ def test_an_edited_definition_changes_the_status_lookup(authed_api: APIClient, p
 def test_list_renders_the_definition_with_the_var_files_given(authed_api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("db", rotation_period="{{ var.period }}"), variables={"period": "30d"}))
     (project.root / "prod.yml").write_text("period: 90d\n")
+    project.declare("prod.yml")
     assert authed_api.get("/secrets").json()["secrets"][0]["rotation_period"] == "30d"
     assert authed_api.get("/secrets?var_files=prod.yml").json()["secrets"][0]["rotation_period"] == "90d"
 
 
 def test_status_takes_var_files_in_order_and_audits_them(authed_api: APIClient, project: Project) -> None:
-    environments(project, env_secret("db"))
+    environments(project, env_secret("db")).declare("eu.yml")
     (project.root / "eu.yml").write_text("region: eu\n")
     authed_api.post("/sync", {"var_files": ["prod.yml"]}, format="json")
     body = authed_api.get("/secrets/db/status?var_files=prod.yml&var_files=eu.yml").json()
@@ -184,7 +185,7 @@ def test_status_takes_var_files_in_order_and_audits_them(authed_api: APIClient, 
 def test_status_var_files_are_404_when_missing_400_outside_the_folder_422_when_too_many(
     authed_api: APIClient, project: Project
 ) -> None:
-    environments(project, env_secret("db"))
+    environments(project, env_secret("db")).declare("nope.yml", "../prod.yml")
     assert authed_api.get("/secrets/db/status?var_files=nope.yml").status_code == 404
     assert authed_api.get("/secrets/db/status?var_files=../prod.yml").status_code == 400
     too_many = "&".join(["var_files=prod.yml"] * 65)

@@ -140,6 +140,7 @@ def test_failed_target_does_not_stop_the_others(authed_api: APIClient, project: 
 def test_var_files_are_merged_over_variables(authed_api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("db", "out/{{ var.env }}.env"), variables={"env": "dev"}))
     (project.root / "prod.yml").write_text("env: prod\n")
+    project.declare("prod.yml")
     authed_api.post("/sync", {"var_files": ["prod.yml"]}, format="json")
     assert (project.root / "out/prod.env").exists()
     assert not (project.root / "out/dev.env").exists()
@@ -154,6 +155,7 @@ def test_var_file_outside_the_definition_folder_is_400(authed_api: APIClient, pr
 
 def test_missing_var_file_is_404(authed_api: APIClient, project: Project) -> None:
     two_secrets(project)
+    project.declare("nope.yml")
     assert authed_api.post("/sync", {"var_files": ["nope.yml"]}, format="json").status_code == 404
 
 
@@ -343,8 +345,9 @@ def test_a_sync_with_a_failed_target_of_a_generated_secret_is_a_failure(
 
 
 def test_sync_names_the_source_of_an_imported_value_in_the_body_and_the_audit_row(
-    authed_api: APIClient, project: Project, monkeypatch: pytest.MonkeyPatch
+    authed_api: APIClient, project: Project, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
+    settings.SERVICE_DEFINITION_ENV = ("DB",)  # the operator lets definitions read it
     monkeypatch.setenv("DB", "from-the-environment")
     project.write(definition(file_secret("db", "out/a.env")))
     body = authed_api.post("/sync", {}, format="json").json()

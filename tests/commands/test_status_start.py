@@ -34,8 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def stored(settings: Any, tmp_path: Path) -> Path:
     """The shared store in a folder of this test's own."""
     folder = tmp_path / "cache" / "definitions"
-    settings.CACHES = {**settings.CACHES, "definitions": {
-        **settings.CACHES["definitions"], "LOCATION": str(folder)}}
+    settings.DEFINITION_STORE = {**settings.DEFINITION_STORE, "LOCATION": str(folder)}
     return folder
 
 

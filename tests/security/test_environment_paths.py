@@ -4,6 +4,7 @@ drift answers and their audit rows name it by its expression (``${NAME}``), neve
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
@@ -15,9 +16,11 @@ HIDDEN = "/opt/h1-hidden-host-folder"
 
 
 @pytest.fixture
-def outside(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
+def outside(project: Project, monkeypatch: pytest.MonkeyPatch, settings: Any) -> Project:
     """Two secrets whose paths come from the environment (directly and through a variable) and
-    fall outside the target roots, so sync fails them with a message naming the path."""
+    fall outside the target roots, so sync fails them with a message naming the path. The
+    operator lets definitions read the variable (SERVICE_DEFINITION_ENV)."""
+    settings.SERVICE_DEFINITION_ENV = ("H1_*",)
     monkeypatch.setenv("H1_SECRET_DIR", HIDDEN)
     return project.write(definition(
         file_secret("db", "${H1_SECRET_DIR}/app.env"),

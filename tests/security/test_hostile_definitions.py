@@ -1,5 +1,6 @@
 """Definition files built to exhaust the server (alias bombs, huge files, deep nesting) get a
-clear 500 with the error body, quickly and without a memory blow-up; nothing is written."""
+clear 422 (an invalid definition, never a server failure) with the error body, quickly and
+without a memory blow-up; nothing is written."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ IN_PROCESS = sorted(set(HOSTILE) - {"deep_nesting"})
 
 @pytest.mark.parametrize("kind", IN_PROCESS)
 @pytest.mark.parametrize(("method", "path"), [("get", "/secrets"), ("post", "/sync"), ("post", "/drift/check")])
-def test_a_hostile_definition_is_a_quick_500_with_the_error_body_and_writes_nothing(
+def test_a_hostile_definition_is_a_quick_422_with_the_error_body_and_writes_nothing(
     authed_api: APIClient, project: Project, settings: Any, kind: str, method: str, path: str
 ) -> None:
     settings.SERVICE_MAX_DEFINITION_BYTES = LIMIT
@@ -66,7 +67,7 @@ def test_a_hostile_definition_is_a_quick_500_with_the_error_body_and_writes_noth
     started = time.monotonic()
     response = getattr(authed_api, method)(path, {}, format="json") if method == "post" else authed_api.get(path)
     elapsed = time.monotonic() - started
-    body = assert_error_body(response, 500)
+    body = assert_error_body(response, 422)
     assert words.lower() in body["detail"].lower()
     assert "lol" not in body["detail"]  # errors name the problem, never the content
     assert elapsed < BOUND_S
@@ -86,7 +87,7 @@ def test_a_huge_definition_file_is_refused_without_reading_it_into_memory(
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert "too large" in assert_error_body(response, 500)["detail"]
+    assert "too large" in assert_error_body(response, 422)["detail"]
     assert peak < 32 * 1024 * 1024
 
 
@@ -94,6 +95,7 @@ def test_a_huge_var_file_is_refused_without_reading_it_into_memory(
     authed_api: APIClient, project: Project
 ) -> None:
     project.write("version: '1.0'\nsecrets:\n- {name: a, kind: random_hex, targets: []}\n")
+    project.declare("vars.yml")
     with open(project.root / "vars.yml", "wb") as handle:
         handle.truncate(256 * 1024 * 1024)
     tracemalloc.start()
@@ -109,9 +111,10 @@ def test_a_huge_var_file_is_refused_without_reading_it_into_memory(
 def test_a_var_file_bomb_is_refused_like_a_definition_bomb(authed_api: APIClient, project: Project) -> None:
     project.write("version: '1.0'\nsecrets:\n- {name: a, kind: random_hex, targets: []}\n")
     (project.root / "vars.yml").write_text(billion_laughs())
+    project.declare("vars.yml")
     started = time.monotonic()
     response = authed_api.post("/sync", {"var_files": ["vars.yml"]}, format="json")
-    assert response.status_code in (400, 500)
+    assert response.status_code in (400, 422)
     assert_error_body(response, response.status_code)
     assert time.monotonic() - started < BOUND_S
     assert not project.lockfile.exists()
@@ -136,7 +139,7 @@ def test_no_hostile_definition_crashes_or_stalls_a_real_server(
         except OSError as exc:
             log = server.log()[-2000:]
             raise AssertionError(f"{kind}: the server dropped the request ({exc}); log:\n{log}") from None
-        assert status == 500 and set(body) == {"error", "detail", "timestamp"}, (kind, body)
+        assert status == 422 and set(body) == {"error", "detail", "timestamp"}, (kind, body)
         assert words.lower() in body["detail"].lower(), (kind, body)
         assert time.monotonic() - started < BOUND_S, kind
     log = server.log()

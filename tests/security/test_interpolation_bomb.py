@@ -80,16 +80,16 @@ def test_forty_levels_in_the_served_definition_are_a_definition_error(
 ) -> None:
     project.write(bomb(levels=40))
     response, peak = peak_growth(lambda: authed_api.get("/secrets"))
-    detail = assert_error_body(response, 500)["detail"]
+    detail = assert_error_body(response, 422)["detail"]
     assert f"variables.v15: {TOO_LARGE}" in detail
     assert peak < 100 * MB
 
 
 def test_a_bomb_in_a_var_file_is_refused(authed_api: APIClient, project: Project) -> None:
-    project.write(definition(file_secret("a", "out/{{ var.v22 }}.env")))
+    project.write(definition(file_secret("a", "out/{{ var.v22 }}.env"))).declare("vars.yml")
     (project.root / "vars.yml").write_text(json.dumps(doubling(23)))
     response = authed_api.post("/config/render", {"var_files": ["vars.yml"]}, format="json")
-    assert f"variables.v15: {TOO_LARGE}" in assert_error_body(response, 500)["detail"]
+    assert f"variables.v15: {TOO_LARGE}" in assert_error_body(response, 422)["detail"]
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,7 @@ def test_the_rendered_definition_as_a_whole_is_bounded(project: Project, authed_
     # Each path alone is small; 500 of them reference 10 KB each.
     secrets = [file_secret(f"s{i}", "out/{{ var.big }}/" + str(i) + ".env") for i in range(500)]
     project.write(definition(*secrets, variables={"big": "d" * 10_000}))
-    detail = assert_error_body(authed_api.get("/secrets"), 500)["detail"]
+    detail = assert_error_body(authed_api.get("/secrets"), 422)["detail"]
     assert "rendered definition larger than SERVICE_MAX_RENDERED_BYTES (1000000)" in detail
     assert detail.count("SERVICE_MAX_RENDERED_BYTES") == 1  # reported once, not once per place
 

@@ -37,8 +37,8 @@ def _reader() -> APIClient:
 def test_a_sync_creates_nothing_outside_the_roots(authed_api: APIClient, project: Project, elsewhere: Path) -> None:
     _with_lockfile(project, str(elsewhere / "x.lock"))
     response = authed_api.post("/sync", {}, format="json")
-    # An invalid definition: answered as every other one is (500 with the reason, the contract's status).
-    assert response.json()["error"] and response.status_code == 500, response.content
+    # An invalid definition: answered as every other one is (422 with the reason).
+    assert response.json()["error"] and response.status_code == 422, response.content
     assert ROOTS in response.json()["detail"]
     assert "environments.profiles.prod.lockfile" in response.json()["detail"]
     assert list(elsewhere.iterdir()) == []

@@ -41,7 +41,7 @@ def test_a_number_out_of_range_in_the_definition_is_a_definition_error_naming_it
     client: APIClient, project: Project, text: str, path: str
 ) -> None:
     project.write(text)
-    body = assert_error_body(client.post(path, {}, format="json"), 500)
+    body = assert_error_body(client.post(path, {}, format="json"), 422)
     assert body["detail"].startswith("Secretfile.yml at line 3, column 6: ")
     assert "is not supported" in body["detail"]
 
@@ -49,7 +49,7 @@ def test_a_number_out_of_range_in_the_definition_is_a_definition_error_naming_it
 def test_a_number_out_of_range_in_a_var_file_is_a_400_naming_the_file(
     client: APIClient, project: Project
 ) -> None:
-    project.write("version: '1.0'\nsecrets: []\n")
+    project.write("version: '1.0'\nsecrets: []\n").declare("vars.yml")
     (project.root / "vars.yml").write_text("x: .nan\n")
     body = assert_error_body(client.post("/config/render", {"var_files": ["vars.yml"]}, format="json"), 400)
     assert body["detail"].startswith("variable file 'vars.yml' at line 1, column 4: ")
@@ -81,5 +81,5 @@ def test_a_value_sync_refuses_is_a_definition_error_in_render_too(
     # Binary that is not UTF-8 broke render's JSON answer (a generic 500); sync names the place.
     project.write(f"version: '1.0'\nmetadata:\n  x: {value}\nsecrets: []\n")
     for path in ("/config/render", "/sync"):
-        body = assert_error_body(client.post(path, {}, format="json"), 500)
+        body = assert_error_body(client.post(path, {}, format="json"), 422)
         assert body["detail"].startswith("metadata.x: unsupported value of type "), path

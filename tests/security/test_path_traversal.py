@@ -76,7 +76,7 @@ def test_a_var_file_outside_the_definition_folder_is_400_and_not_read(
 ) -> None:
     (fenced.root.parent / "vars.yml").write_text("env: outside\n")
     (fenced.root.parent.parent / "vars.yml").write_text("env: outside\n")
-    fenced.write(definition(file_secret("db", "out/app.env")))
+    fenced.write(definition(file_secret("db", "out/app.env"))).declare(var_file)  # its author tries it
     for path in ("/sync", "/agent/sync"):
         response = authed_api.post(path, {"var_files": [var_file]}, format="json")
         assert_error_body(response, 400)

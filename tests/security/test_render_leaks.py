@@ -14,6 +14,13 @@ from tests.asserts import assert_not_shown
 from tests.factories import LOCAL_HOST, Project, definition, file_secret
 
 
+@pytest.fixture(autouse=True)
+def undeclared_var_files(settings: Any) -> None:
+    """What a var file may never be, even where a request may name var files the definition does
+    not declare (SERVICE_UNDECLARED_VAR_FILES; tests/security/test_var_file_reads.py has the default)."""
+    settings.SERVICE_UNDECLARED_VAR_FILES = True
+
+
 @pytest.fixture
 def synced(authed_api: APIClient, project: Project) -> str:
     """A JSON target and a YAML target in the definition's folder, synced; returns a value."""

@@ -4,8 +4,11 @@ recorded as SecretZero records them; unreadable sources fail their secret withou
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from secretsapi.service.rotation import execute_rotation
 from secretsapi.service.sync import sync
@@ -56,10 +59,14 @@ def test_an_unset_env_source_fails_its_secret_with_a_message_naming_the_variable
     assert not (tmp_path / "out/app.json").exists()
 
 
-def test_an_env_source_naming_a_service_setting_is_refused_with_the_rule(tmp_path: Path) -> None:
-    doc = definition(_secret(source={"kind": "env", "config": {"name": "SERVICE_API_KEY"}}))
-    errors = load_errors(tmp_path, doc, environ={"SERVICE_API_KEY": "the-api-key"})
-    assert len(errors) == 1 and "SERVICE_* or DJANGO_*" in errors[0] and "the-api-key" not in errors[0]
+def test_an_env_source_naming_a_service_setting_reads_it_as_unset(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, _secret(source={"kind": "env", "config": {"name": "SERVICE_API_KEY"}}))
+    ws = replace(ws, environ=None)  # the process's environment, as the engine reads it by default
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SERVICE_API_KEY", "the-api-key")
+        result = sync(ws)
+    assert result.errors[0].message == "source resolution failed: env source variable not set: SERVICE_API_KEY"
+    assert not (tmp_path / "out/app.json").exists()
 
 
 def test_an_unknown_source_kind_is_a_definition_error(tmp_path: Path) -> None:
@@ -150,7 +157,7 @@ def test_the_environment_override_never_takes_a_service_setting(tmp_path: Path) 
                                                            "config": {"path": "out/app.json", "format": "json"}}]}
     loaded = load_document(tmp_path, definition(secret), environ={"SERVICE_API_KEY": "the-api-key"})
     assert loaded.secrets[0].units[0].generator.source is None
-    assert any("SERVICE_API_KEY" in warning and "SERVICE_* or DJANGO_*" in warning for warning in loaded.warnings)
+    assert not any("SERVICE_API_KEY" in warning for warning in loaded.warnings)  # as if it were unset
     ws = _workspace(tmp_path, secret, environ={"SERVICE_API_KEY": "the-api-key"})
     sync(ws)
     assert _stored(tmp_path, "service_api_key") != "the-api-key"

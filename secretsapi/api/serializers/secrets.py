@@ -4,23 +4,47 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
-from secretsapi.api.serializers.operations import VAR_FILES_HELP, VarFilesField, environment_field
-from secretsapi.api.serializers.strict import StrictQuerySerializer
+from secretsapi.api.serializers.operations import ENVIRONMENT_HELP, VAR_FILES_HELP, VarFilesField
+from secretsapi.api.serializers.strict import StrictCharField, StrictQuerySerializer
+
+# A query string is part of the request line, which the server refuses past 4,094 bytes (414),
+# so the GET parameters are bounded for every request the schema allows to fit, with a secret
+# name of up to 255 plain characters: eight var files of at most 100 printable ASCII characters
+# (at most 3 bytes each once percent-encoded) and an environment of at most 64 characters (at
+# most 12 bytes each). A query has no null: an absent environment is the default lane. POST
+# bodies keep their own bounds (64 var files of 4,096 characters, any text).
+QUERY_VAR_FILES = 8
+QUERY_VAR_FILE_LENGTH = 100
+QUERY_ENVIRONMENT_LENGTH = 64
+# Printable ASCII (space included), and not only spaces.
+QUERY_VAR_FILE_PATTERN = r"^[ -~]*[!-~][ -~]*$"
+
+
+def _query_environment() -> StrictCharField:
+    return StrictCharField(max_length=QUERY_ENVIRONMENT_LENGTH, required=False, help_text=(
+        f"{ENVIRONMENT_HELP.replace('Null: ', 'Absent: ')} At most {QUERY_ENVIRONMENT_LENGTH} characters."))
 
 
 class VarFilesQuerySerializer(StrictQuerySerializer):
     """The GET endpoints take the operations' ``var_files`` as a repeated query parameter."""
 
-    var_files = VarFilesField(help_text=f"{VAR_FILES_HELP} Repeat it for several: `?var_files=a.yml&var_files=b.yml`.")
-    environment = environment_field()
+    var_files = VarFilesField(
+        child=StrictCharField(max_length=QUERY_VAR_FILE_LENGTH, validators=[RegexValidator(
+            QUERY_VAR_FILE_PATTERN, message="must name a file in printable ASCII characters, not only spaces.")]),
+        max_length=QUERY_VAR_FILES,
+        help_text=f"{VAR_FILES_HELP} Repeat it for several: `?var_files=a.yml&var_files=b.yml`; at most "
+        f"{QUERY_VAR_FILES}, each at most {QUERY_VAR_FILE_LENGTH} printable ASCII characters, so that the "
+        "request line fits (the POST operations take more).")
+    environment = _query_environment()
 
 
 class EnvironmentQuerySerializer(StrictQuerySerializer):
     """The discovery reads that look at the definition take the environment lane alone."""
 
-    environment = environment_field()
+    environment = _query_environment()
 
 
 class SecretEntrySerializer(serializers.Serializer):  # type: ignore[type-arg]

@@ -70,10 +70,12 @@ class ConfigRenderView(StrictAPIView):
         "it: use it to check where targets would land before syncing. Changes nothing. Static secret "
         "values, values from the server's environment and provider credentials are redacted (`***`), "
         "and so is any string equal to a value the lockfile records. A variable file may not be a "
-        "target of the definition, the definition itself, a lockfile or a file the service writes "
-        "(400). Never cached (`Cache-Control: no-store`). Fails with 404 when the "
-        "definition or a variable file does not exist, 422 for an unknown field or a wrong type, 500 "
-        "when the definition cannot be parsed.",
+        "target of the definition, the definition itself, a lockfile, a file a provider or a source "
+        "reads or a file the service writes (400); one the definition does not declare in "
+        "`environments.profiles.<name>.var_files` is 404, as a missing one. Never cached "
+        "(`Cache-Control: no-store`). Fails with 404 when the "
+        "definition or a variable file does not exist, 422 for an unknown field, a wrong type or an "
+        "invalid definition.",
         examples=[
             request_example("Another environment", {"variables": {"env": "staging"}},
                             "Render with env=staging"),

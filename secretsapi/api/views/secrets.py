@@ -52,7 +52,7 @@ def workspace_of(request: Request, serializer: type[StrictQuerySerializer] = Var
     query = serializer(data=request.query_params)
     query.is_valid(raise_exception=True)
     return actions.workspace(var_files=query.validated_data.get("var_files", ()),
-                             environment=query.validated_data["environment"])
+                             environment=query.validated_data.get("environment"))
 
 
 class SecretListView(StrictAPIView):
@@ -67,8 +67,8 @@ class SecretListView(StrictAPIView):
         summary="List secrets",
         description="Every secret the definition declares, in definition order: its kind, rotation period "
         "and the `<provider>/<kind>` of each target. Reads the definition only (no values, no lockfile). "
-        "Fails with 404 when the definition or a variable file does not exist, 500 when the definition "
-        "cannot be parsed.",
+        "Fails with 404 when the definition or a variable file does not exist, 422 when the definition "
+        "is invalid.",
         examples=[response_example("Two secrets", {"secrets": [
             {"name": EXAMPLE_SECRET, "kind": "random_password", "rotation_period": "30d", "targets": ["local/file"]},
             {"name": "api_token", "kind": "uuid", "rotation_period": "1y", "targets": ["local/file"]},

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -13,6 +12,7 @@ from jinja2.exceptions import SecurityError
 
 from secretsapi.service.definition.budget import Budget, InterpolationLimits, TooLarge, enter, leave, size_of
 from secretsapi.service.definition.deadline import DeadlinePassed
+from secretsapi.service.definition.readable_environ import readable
 from secretsapi.service.definition.sandbox import ENV
 from secretsapi.service.errors import DefinitionInvalid
 
@@ -289,7 +289,7 @@ class Interpolator:
         limits: InterpolationLimits | None = None,
     ) -> None:
         self.budget = Budget(limits or InterpolationLimits())
-        self._resolver = _Resolver(variables, os.environ if environ is None else environ, self.budget)
+        self._resolver = _Resolver(variables, readable(environ), self.budget)
         self.variables: dict[str, Any] = self._resolver.resolve_all()
         self.errors: list[str] = list(self._resolver.errors)
         self.interpolated: set[str] = set()

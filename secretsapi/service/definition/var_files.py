@@ -81,5 +81,16 @@ def load_var_files(base_dir: Path, var_files: Sequence[str]) -> list[dict[str, A
             data = {}
         if not isinstance(data, Mapping):
             raise VarFileInvalid(f"variable file '{given}' is not a YAML mapping")
+        if is_definition(data):
+            # Its static values would become variables, which render returns and sync writes.
+            raise VarFileInvalid(f"variable file '{given}' is a definition (it declares secrets): a variable file "
+                                 "holds variables, never another definition")
         loaded.append(dict(data))
     return loaded
+
+
+def is_definition(data: Mapping[str, Any]) -> bool:
+    """A definition's shape: a ``secrets`` list holding an entry with a ``kind`` or ``targets``."""
+    secrets = data.get("secrets")
+    return isinstance(secrets, list) and any(
+        isinstance(item, Mapping) and ("kind" in item or "targets" in item) for item in secrets)

@@ -15,6 +15,7 @@ from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.model import Definition
+from secretsapi.service.definition.readable_environ import ReadableEnviron, readable
 from secretsapi.service.definition.status_plan import StatusPlan, plan_of
 from secretsapi.service.definition.var_files import load_var_files, resolve_var_file
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_definition
@@ -30,6 +31,8 @@ _CACHE_SIZE = 32
 # ``${NAME}`` and ``${NAME:-default}``: names the environment may answer.
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
 _MIN_HIDDEN = 3
+# SecretZero's machine-local lockfile beside the shared one (workspace.LOCAL_LOCKFILE_NAME).
+_LOCAL_LOCKFILE = ".gitsecrets.local.lock"
 
 
 # -- loading and caching -------------------------------------------------------------------
@@ -75,7 +78,7 @@ def load_definition(
     The returned Definition may be shared between callers and threads: treat it as read-only.
     """
     path = Path(os.path.abspath(path))
-    env = os.environ if environ is None else environ
+    env = readable(environ)
     key = _key(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths, allow_scripts,
                target_profile)
     with _cache_lock:
@@ -98,7 +101,7 @@ def load_definition(
             return cached
         # Only what the files and settings make can be shared: request variables and another
         # environment than the process's stay in this process.
-        shared = store if environ is None and not variables else None
+        shared = store if _process_wide(env) and not variables else None
         return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots, limits,
                                service_paths, allow_scripts, target_profile, shared)
 
@@ -197,7 +200,7 @@ def load_status_plan(
     20,000 secrets then reads ~20,000 tuples instead of ~100,000 objects). A definition this
     process already holds is used as it is; errors are load_definition's."""
     path = Path(os.path.abspath(path))
-    env = os.environ if environ is None else environ
+    env = readable(environ)
     key = _key(path, var_files, None, env, max_bytes, target_roots, limits, service_paths, allow_scripts,
                target_profile)
     with _cache_lock:
@@ -205,7 +208,7 @@ def load_status_plan(
         plan = _plans.get(key)
     if cached is None and plan is not None:
         return plan
-    if cached is None and store is not None and environ is None:
+    if cached is None and store is not None and _process_wide(env):
         settings, parse = _shared_parse(key, path, tuple(var_files), max_bytes, target_roots, limits,
                                         service_paths, allow_scripts, target_profile)
         plan = stored.load_plan(store, path, var_files, env, max_bytes, settings, parse)
@@ -221,9 +224,18 @@ def load_status_plan(
     return plan_of(cached)
 
 
-def _environ_key(env: Mapping[str, str]) -> frozenset[Any]:
+def _process_wide(env: Mapping[str, str]) -> bool:
+    """The process's own environment (as the operator lets a definition read it): a parse under
+    it may be shared with other processes (``loading.stored`` checks the names it looked up)."""
+    return isinstance(env, ReadableEnviron) and env.process_wide
+
+
+def _environ_key(env: Mapping[str, str]) -> Any:
     """The environment as a cache key. os.environ decodes every item when iterated (~0.3 ms a
-    call, on every read request); its raw bytes mapping gives an equally exact key for free."""
+    call, on every read request); its raw bytes mapping gives an equally exact key for free. A
+    readable view is keyed on what it allows and on the whole environment beneath it."""
+    if isinstance(env, ReadableEnviron):
+        return (env.allowed, _environ_key(env.source))
     raw = getattr(env, "_data", None) if env is os.environ else None
     return frozenset((raw if isinstance(raw, dict) else env).items())
 
@@ -268,12 +280,22 @@ def _load(
         warnings=tuple(checker.warnings),
         environments=parsed.environments,
         target_roots=target_roots,
-        service_paths=service_paths,
         allow_scripts=allow_scripts,
         render_seconds=(limits or InterpolationLimits()).render_seconds,
         environment_values=_environment_values(named, parsed.merged_variables, env),
+        # A lane's lockfile is the service's own file too: no target, source or provider file may be it.
+        service_paths=(*service_paths, *(f for profile in parsed.environments.profiles.values() if profile.lockfile
+                                          for f in lockfile_files(path.parent / profile.lockfile))),
         _by_name={secret.name: secret for secret in parsed.secrets},
     )
+
+
+def lockfile_files(lockfile: Path) -> tuple[Path, ...]:
+    """A lockfile and what the service keeps beside it: its lock file, its targets' lock folder,
+    the machine-local lockfile and that one's lock file."""
+    local = lockfile.with_name(_LOCAL_LOCKFILE)
+    return (lockfile, lockfile.with_name(lockfile.name + ".lck"), lockfile.with_name(lockfile.name + ".targets"),
+            local, local.with_name(local.name + ".lck"))
 
 
 def _environment_values(named: set[str], variables: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:

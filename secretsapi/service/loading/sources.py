@@ -6,8 +6,9 @@ config keys are SecretZero's (``env``: name, trim; ``file``: path, format, key, 
 ``source``, a non-empty environment variable named after the secret in upper case supplies its
 value, whatever its kind (SecretZero's non-interactive rule).
 
-Neither ever reads the service's own settings: a definition author could otherwise copy
-``SERVICE_API_KEY`` into a file they can read. ``SERVICE_*`` and ``DJANGO_*`` are refused.
+Both read the environment they are given, which in the service is the operator's allow-list
+(``definition.readable_environ``): a name it does not hold, the service's own settings among
+them, is unset here, with the same messages and defaults as any unset variable.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ from secretsapi.service.definition.model import GeneratorSpec, SourceSpec
 
 SOURCE_KEY = "source"
 SOURCE_KINDS = ("env", "file", "secret_ref", "provider_read")
-_OWN = ("SERVICE_", "DJANGO_")
-OWN_SETTING = ("is one of the service's own settings: a definition never imports SERVICE_* or DJANGO_* "
-               "variables (rule: own settings stay the service's)")
 # What each kind requires (non-empty strings) and what else it may have, with the type.
 _REQUIRED = {"env": ("name",), "file": ("path",), "secret_ref": ("secret",), "provider_read": ("provider", "kind")}
 _OPTIONAL: dict[str, dict[str, type]] = {
@@ -33,13 +31,9 @@ _OPTIONAL: dict[str, dict[str, type]] = {
 }
 
 
-def own_setting(name: str) -> bool:
-    return name.upper().startswith(_OWN)
-
-
 def importable(environ: Mapping[str, str], name: str) -> str | None:
-    """The variable's value, unless it is unset, empty or one of the service's own."""
-    return None if own_setting(name) else environ.get(name) or None
+    """The variable's value, unless it is unset (or not readable) or empty."""
+    return environ.get(name) or None
 
 
 def sourced(generator: GeneratorSpec | None, raw: Mapping[str, Any], where: str, env_name: str,
@@ -95,9 +89,6 @@ def parse_source(raw: Any, where: str, environ: Mapping[str, str], errors: list[
     spec = SourceSpec(kind=kind, config=dict(config), required=required)
     if kind == "env":
         name = config["name"]
-        if own_setting(name):
-            errors.append(f"{where}.config.name: {name} {OWN_SETTING}")
-            return None
         value = environ.get(name)
         problem = None if value is not None else f"env source variable not set: {name}"
         return replace(spec, env_value=value, problem=problem)
@@ -111,12 +102,8 @@ def _locates(read: Any) -> bool:
 def with_override(generator: GeneratorSpec, env_name: str, environ: Mapping[str, str],
                   warnings: list[str], where: str) -> GeneratorSpec:
     """SecretZero's environment override: ``env_name`` set (non-empty) supplies the value of a
-    secret of any generator kind it can run. The service's own settings are never taken."""
+    secret of any generator kind it can run."""
     if generator.unavailable is not None or generator.source is not None:
-        return generator
-    if own_setting(env_name):
-        if environ.get(env_name):
-            warnings.append(f"{where}: the environment variable {env_name} {OWN_SETTING}; the secret is generated")
         return generator
     value = environ.get(env_name)
     if not value:

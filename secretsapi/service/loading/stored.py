@@ -23,9 +23,10 @@ from secretsapi.service.definition.status_plan import StatusPlan, plan_of
 from secretsapi.service.definition.var_files import resolve_var_file
 from secretsapi.service.definition.yaml_loader import read_definition
 from secretsapi.service.errors import ServiceError
+from secretsapi.service.generators import STATIC_KINDS
 
 # Bumped when what a parse makes changes in a way the code fingerprint cannot see.
-_STORE_FORMAT = "2"
+_STORE_FORMAT = "3"
 _SERVICE_ROOT = Path(__file__).resolve().parent.parent
 _code_key: str | None = None
 
@@ -75,7 +76,9 @@ def load(
     input: the parse is stored with the names it looked up (``${NAME}``, each secret's
     upper-case override, ``env`` sources), and an entry serves only while every one of them is
     still unset, so setting any of them means parsing again. A parse that found one set is never
-    stored: the result holds its value, and the store is on disk.
+    stored: the result holds its value, and the store is on disk. Nor is one that holds a value
+    written in the definition (``holds_values``: a static secret, a provider's credential); its
+    status plan, which holds none, is.
     """
     text = read_definition(path, max_bytes)
     return _definition(store, _key(text, path, var_files, settings), text, env, parse)[0]
@@ -117,10 +120,34 @@ def _definition(
     if digest is None or watched.took:
         return definition, None
     unset = frozenset(watched.names)
-    store.set(digest, StoredParse(definition, unset))
+    if not holds_values(definition):
+        store.set(digest, StoredParse(definition, unset))
     # The plan beside it: the status after a sync (which parsed) reads it without this parse.
     store.set(digest + _PLAN, StoredPlan(plan_of(definition), unset))
     return definition, unset
+
+
+def holds_values(definition: Definition) -> bool:
+    """Whether the parse holds a value the store must never keep: a static secret's value (or
+    default), written in the definition or a var file, or a provider's credential (what the
+    provider listing redacts: credential-like keys, URL user info, any auth setting)."""
+    for secret in definition.secrets:
+        for unit in secret.units:
+            options = unit.generator.config
+            if unit.generator.kind in STATIC_KINDS and any(options.get(key) for key in ("value", "default")):
+                return True
+    if not definition.providers:
+        return False
+    # Imported here: the catalogue loads every target kind, which a parse without providers never needs.
+    from secretsapi.service.targets.catalogue import redacted_config
+
+    for spec in definition.providers.values():
+        auth = spec.auth if isinstance(spec.auth, Mapping) else {}
+        settings = {**{k: v for k, v in auth.items() if k not in ("kind", "config")},
+                    **(auth["config"] if isinstance(auth.get("config"), Mapping) else {})}
+        if settings or redacted_config(spec.config) != dict(spec.config):
+            return True
+    return False
 
 
 def _key(text: str, path: Path, var_files: Sequence[str], settings: str) -> str | None:

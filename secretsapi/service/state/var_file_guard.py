@@ -5,10 +5,15 @@ ids and messages. So a var file may never be a file holding generated values or 
 own state: a local target of the definition (as it renders without the requested var files, as
 it renders with them, and as the lockfiles record it), the definition itself (its static
 values), the lockfiles, the lock and temp files beside any of these, the lock stripe folder,
-and what the service writes elsewhere (``Workspace.service_paths``: its data folder, database).
-The workspace places these files and loads the var files; this module only compares paths.
-Paths are compared after resolving symlinks. SecretZero reads any file: targets are allowed
-again by ``Workspace.var_files_from_outputs`` (SERVICE_VAR_FILES_FROM_OUTPUTS), never the rest.
+what the service writes elsewhere (``Workspace.service_paths``: its data folder, database), and
+the files the definition's providers and sources read (a kubeconfig, a token file, the other
+keys of a ``source: file``). The workspace places these files and loads the var files; this
+module only compares paths. Paths are compared after resolving symlinks. SecretZero reads any
+file: targets are allowed again by ``Workspace.var_files_from_outputs``
+(SERVICE_VAR_FILES_FROM_OUTPUTS), never the rest.
+
+A request names var files too, and for it a var file must also be one the definition declares
+(``check_declared``): any YAML file of the folder is not a var file because a request says so.
 """
 
 from __future__ import annotations
@@ -25,16 +30,21 @@ from typing import Any
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.var_files import resolve_var_file
-from secretsapi.service.errors import VarFileInvalid
+from secretsapi.service.definition.yaml_loader import load_yaml, read_definition
+from secretsapi.service.errors import ServiceError, VarFileInvalid, VarFileNotDeclared
 from secretsapi.service.state.lockfile_io import read_lockfile
 from secretsapi.service.state.locks import stripe_folder
 
 # SecretZero's machine-local lockfile beside the shared one (workspace.LOCAL_LOCKFILE_NAME).
 LOCAL_LOCKFILE_NAME = ".gitsecrets.local.lock"
 
-RULE = ("a variable file may not be a target of the definition, the definition itself, a lockfile "
-        "or a file the service writes (its values would be returned)")
+RULE = ("a variable file may not be a target of the definition, the definition itself, a lockfile, "
+        "a file a provider or a source reads, or a file the service writes (its values would be returned)")
 OUTPUTS_SETTING = "SERVICE_VAR_FILES_FROM_OUTPUTS"
+UNDECLARED_SETTING = "SERVICE_UNDECLARED_VAR_FILES"
+DECLARED_RULE = ("a request may name only the var files its definition declares (environments.profiles.<name>."
+                 f"var_files); {UNDECLARED_SETTING}=true lets requests name others, which every key that may "
+                 "read can then read")
 _TARGET = "a target of the definition"
 # atomic_files' temp names: ``.<name>.<mkstemp's letters, digits and _>.tmp``.
 _TEMP = re.compile(r"\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp")
@@ -42,6 +52,11 @@ _LOCAL_PATH_FIELDS = ("path", "output_path")
 # Files a provider names that targets write: a git-crypt file holds values in plain text in the
 # work tree (an Ansible Vault file is kept too: a wider net is only safer).
 _PROVIDER_FILE_FIELDS = ("secret_file", "vault_file")
+# Files a provider's client reads (a token file, a kubeconfig's bearer token, a CA bundle, a
+# vault password): never a var file, whatever SERVICE_VAR_FILES_FROM_OUTPUTS says.
+_PROVIDER_READ_FIELDS = ("token_file", "kubeconfig", "config_file", "ca_cert", "certificate_authority", "verify",
+                         "password_file", "vault_password_file", "key_file")
+_READ = "a file a provider or a source of the definition reads"
 
 
 class _Protected:
@@ -112,18 +127,48 @@ class GuardedFiles:
     var_files_from_outputs: bool = False  # SERVICE_VAR_FILES_FROM_OUTPUTS
 
 
+def check_declared(definition_path: Path, requested: Sequence[str], declared: Iterable[str]) -> None:
+    """VarFileNotDeclared (naming the file and the rule) unless every ``requested`` var file is one of
+    ``declared`` (the definition's ``environments.profiles.*.var_files``). Compared as written,
+    after normalizing (``./a/../b``): nothing is looked up on the disk for a file that is refused,
+    so a refusal tells nothing of what the folder holds."""
+    folder = os.path.abspath(definition_path.parent)
+    allowed = {os.path.normpath(os.path.join(folder, given)) for given in declared}
+    for given in requested:
+        if os.path.normpath(os.path.join(folder, given)) not in allowed:
+            shown = given if len(given) <= 200 else given[:200] + "..."
+            raise VarFileNotDeclared(f"variable file '{shown}' is not declared by the definition: {DECLARED_RULE}")
+
+
+def written_var_files(definition_path: Path, max_bytes: int) -> list[str]:
+    """The var files of every lane as the definition's ``environments`` block writes them, for a
+    definition that does not load without var files; none when even its YAML does not parse."""
+    try:
+        doc = load_yaml(read_definition(definition_path, max_bytes), source=definition_path.name, max_bytes=max_bytes)
+    except (ServiceError, OSError):
+        return []
+    environments = doc.get("environments") if isinstance(doc, Mapping) else None
+    profiles = environments.get("profiles") if isinstance(environments, Mapping) else None
+    found: list[str] = []
+    for profile in profiles.values() if isinstance(profiles, Mapping) else ():
+        given = profile.get("var_files") if isinstance(profile, Mapping) else None
+        found += [item for item in given if isinstance(item, str)] if isinstance(given, list) else []
+    return found
+
+
 def check_var_files(
     files: GuardedFiles, var_files: Sequence[str], *, definition: Definition | None = None,
-    paths: Iterable[str] = (),
+    paths: Iterable[str] = (), reads: Iterable[str] = (),
 ) -> None:
     """VarFileInvalid (naming the file and the rule) when one of ``var_files`` is protected;
-    ``definition`` and ``paths`` (local target paths as written) add targets to the lockfiles'."""
+    ``definition`` and ``paths`` (local target paths as written) add targets to the lockfiles',
+    ``definition`` and ``reads`` (files providers and sources read, as written) the files read."""
     if not var_files:
         return
     folder = files.definition_path.parent
     reals = [(given, resolve_var_file(folder, given)) for given in var_files]
     names = {name for _, real in reals for name in (real.name, *_covered(real.name))}
-    protected = _protected(files, names, definition, paths)
+    protected = _protected(files, names, definition, paths, reads)
     for given, real in reals:
         reason = protected.reason(real)
         if reason is not None:
@@ -134,7 +179,7 @@ def check_var_files(
 
 
 def _protected(
-    files: GuardedFiles, names: set[str], definition: Definition | None, paths: Iterable[str]
+    files: GuardedFiles, names: set[str], definition: Definition | None, paths: Iterable[str], reads: Iterable[str],
 ) -> _Protected:
     protected = _Protected(names)
     folder = Path(os.path.abspath(files.definition_path.parent))
@@ -160,6 +205,11 @@ def _protected(
                                 _TARGET)
         for target in paths:
             protected.add_file(folder, target, _TARGET)
+    if definition is not None:
+        protected.add_index(_INDEXES.get(definition, folder, functools.partial(_read_paths, definition), "reads"),
+                            _READ)
+    for read in reads:
+        protected.add_file(folder, read, _READ)
     return protected
 
 
@@ -170,11 +220,12 @@ class _Indexes:
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: OrderedDict[tuple[int, Path], tuple[object, dict[str, list[str]]]] = OrderedDict()
+        self._entries: OrderedDict[tuple[int, Path, str], tuple[object, dict[str, list[str]]]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, source: object, folder: Path, paths: Callable[[], Iterable[str]]) -> dict[str, list[str]]:
-        key = (id(source), folder)
+    def get(self, source: object, folder: Path, paths: Callable[[], Iterable[str]],
+            kind: str = "targets") -> dict[str, list[str]]:
+        key = (id(source), folder, kind)
         with self._lock:
             found = self._entries.get(key)
             if found is not None and found[0] is source:
@@ -216,14 +267,47 @@ def _definition_paths(definition: Definition) -> Iterable[str]:
     yield from _provider_paths(definition)
 
 
-def _provider_paths(definition: Definition) -> Iterable[str]:
+def _provider_paths(definition: Definition, fields: tuple[str, ...] = _PROVIDER_FILE_FIELDS) -> Iterable[str]:
     for spec in definition.providers.values():
         auth = spec.auth if isinstance(spec.auth, Mapping) else {}
         for options in (spec.config, auth, auth.get("config")):
-            for field in _PROVIDER_FILE_FIELDS:
+            for field in fields:
                 value = options.get(field) if isinstance(options, Mapping) else None
                 if isinstance(value, str) and value and "\x00" not in value:
                     yield value
+
+
+def _read_paths(definition: Definition) -> Iterable[str]:
+    """The files the definition's providers read for credentials and its sources read values from."""
+    yield from _provider_paths(definition, _PROVIDER_READ_FIELDS)
+    for secret in definition.secrets:
+        # ``source: {kind: file}``: its other keys are the same file's (another secret's input).
+        for unit in secret.units:
+            source = unit.generator.source
+            path = source.config.get("path") if source is not None and source.kind == "file" else None
+            if isinstance(path, str) and path and "\x00" not in path:
+                yield path
+
+
+def rendered_reads(config: Any) -> list[str]:
+    """Files a rendered definition's providers and sources read: every ``_PROVIDER_READ_FIELDS``
+    value anywhere, and every ``path`` of a ``source`` (more is safer)."""
+    found: list[str] = []
+    stack = [config]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if key in _PROVIDER_READ_FIELDS and isinstance(item, str) and "\x00" not in item:
+                    found.append(item)
+                elif key == "source" and isinstance(item, Mapping) and isinstance(item.get("config"), Mapping):
+                    path = item["config"].get("path")
+                    if isinstance(path, str) and "\x00" not in path:
+                        found.append(path)
+                stack.append(item)
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
 
 
 def rendered_paths(config: Any) -> list[str]:

@@ -56,7 +56,7 @@ class Command(BaseCommand):
 
     def _list(self, options: dict[str, Any], actor: str) -> None:
         endpoints = actions.list_webhooks(actor=actor)
-        rows = [{"id": e.pk, "url": e.url, "events": e.events, "enabled": e.enabled,
+        rows = [{"id": e.pk, "url": e.shown_url, "events": e.events, "enabled": e.enabled,
                  "created_at": e.created_at.isoformat()} for e in endpoints]
         if options["json"]:
             self.stdout.write(json.dumps(rows))
