@@ -92,8 +92,19 @@ def test_since_and_the_filters_apply(rows: list[int]) -> None:
 
 
 def test_a_time_that_is_not_iso_8601_is_refused(rows: list[int]) -> None:
-    with pytest.raises(CommandError):
+    with pytest.raises(CommandError, match="neither an ISO 8601 time"):
         run("--since", "yesterday")
+
+
+def test_since_takes_a_duration_ago(rows: list[int]) -> None:
+    assert [e["details"]["i"] for e in mine([json.loads(line) for line in run("--since", "2h").splitlines()])] == [
+        0, 1, 2]
+    assert mine([json.loads(line) for line in run("--since", "30min").splitlines()]) == []
+
+
+def test_until_takes_a_duration_ago(rows: list[int]) -> None:
+    got = mine([json.loads(line) for line in run("--until", "30min").splitlines()])
+    assert [e["details"]["i"] for e in got] == [0, 1, 2]
 
 
 def test_follow_refuses_a_json_array(rows: list[int]) -> None:
