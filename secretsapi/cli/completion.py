@@ -2,14 +2,14 @@
 environments (``-e``).
 
 Read cheaply, at every press of Tab: the definition file the command line names (``-f``, before
-or after the subcommand), else ``SERVICE_CONFIG``, else ``./Secretfile.yml``, parsed as plain
-YAML, without Django, the engine or variable substitution. A file that cannot be read or parsed
-completes nothing; completion never prints an error.
+or after the subcommand), else ``./Secretfile.yml``, parsed as plain YAML, without Django, the
+engine or variable substitution. (Not ``SERVICE_CONFIG``: the settings alone read the service's
+variables, and loading them costs more than a key press may.) A file that cannot be read or
+parsed completes nothing; completion never prints an error.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -42,14 +42,14 @@ def _list(value: Any) -> list[Any]:
 
 
 def definition_path(ctx: click.Context) -> Path:
-    """The ``-f`` the command line gave (the subcommand's, else the group's), else the service's."""
+    """The ``-f`` the command line gave (the subcommand's, else the group's), else ./Secretfile.yml."""
     current: click.Context | None = ctx
     while current is not None:
         given = current.params.get("file")
         if given:
             return Path(given)
         current = current.parent
-    return Path(os.environ.get("SERVICE_CONFIG") or "Secretfile.yml")
+    return Path("Secretfile.yml")
 
 
 def _definition(ctx: click.Context) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from apikeys import keys
 from tests.factories import Project
 
 
+@pytest.mark.slow
 def test_schema_validates_without_warnings() -> None:
     result = subprocess.run(
         [sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn", "--file", "/dev/null"],

@@ -141,12 +141,11 @@ def test_audit_follow_takes_no_offset(history: None) -> None:
 # -- completion -------------------------------------------------------------------------------------
 
 
-def complete(*words: str, env: dict[str, str] | None = None) -> list[str]:
+def complete(*words: str) -> list[str]:
     """What bash would offer after ``secretsctl <words>`` (the last word is the one being typed)."""
     line = ["secretsctl", *words]
     result = CliRunner().invoke(cli, [], prog_name="secretsctl", env={
-        "_SECRETSCTL_COMPLETE": "bash_complete", "COMP_WORDS": " ".join(line), "COMP_CWORD": str(len(line) - 1),
-        **(env or {})})
+        "_SECRETSCTL_COMPLETE": "bash_complete", "COMP_WORDS": " ".join(line), "COMP_CWORD": str(len(line) - 1)})
     return [line.split(",", 1)[1] for line in result.stdout.splitlines() if line]
 
 
@@ -168,10 +167,10 @@ def test_completion_reads_the_definition_named_by_f(project: Project, here: Proj
     assert complete("drift", "-f", str(other), "") == ["elsewhere"]
 
 
-def test_completion_reads_service_config_without_f(here: Project, tmp_path_factory: pytest.TempPathFactory,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_completion_without_f_or_a_secretfile_here_offers_nothing(here: Project, monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path_factory: pytest.TempPathFactory) -> None:
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
-    assert complete("show", "", env={"SERVICE_CONFIG": str(here.definition)}) == ["db_password", "api_key"]
+    assert complete("show", "") == []
 
 
 def test_completion_of_an_unreadable_definition_offers_nothing(here: Project) -> None:

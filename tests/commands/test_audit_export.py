@@ -120,6 +120,7 @@ def line_within(proc: subprocess.Popen[str], seconds: float) -> str:
     return proc.stdout.readline()
 
 
+@pytest.mark.slow
 def test_follow_prints_rows_written_after_it_started(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
     env.update({"SERVICE_DATA_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1"})
