@@ -20,7 +20,7 @@ from secretsapi import actions
 from secretsapi.cli import auditlog
 from secretsapi.cli.program import SECRETZERO_DEFAULT_LOCKFILE, Lane
 from secretsapi.cli.progress import reporting, steps
-from secretsapi.management.base import as_failure, cli_actor, error_json, migrate_pending
+from secretsapi.management.base import as_failure, cli_actor, error_json, migrate_pending, require_declared
 from secretsapi.management.reports import (
     Report,
     clean_report,
@@ -38,7 +38,7 @@ from secretsapi.management.reports import (
     table_report,
     validation_report,
 )
-from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined
+from secretsapi.service.errors import SecretNotDefined
 
 
 def run(lane: Lane, operation: str, arguments: dict[str, Any]) -> int:
@@ -133,23 +133,8 @@ def status(lane: Lane, *, secrets: Sequence[str], verbose: bool) -> Report:
         for name in names:
             statuses.append(actions.secret_status(ws, name, actor=cli_actor()))
             advance()
-    _require_declared(ws, [st.name for st in statuses if not st.exists])
+    require_declared(ws, [st.name for st in statuses if not st.exists])
     return status_report(statuses, single=len(names) == 1, verbose=verbose)
-
-
-def _require_declared(ws: actions.Workspace, names: Sequence[str]) -> None:
-    """A named secret the lockfile lacks is "not generated" only if the definition declares it;
-    otherwise it is not defined (exit 1, with the closest name), as ``show``, ``drift`` and
-    ``rotate`` say. Without a readable definition the lockfile's word stands."""
-    if not names:
-        return
-    try:
-        declared = [s.name for s in actions.list_secrets(ws, actor=cli_actor())]
-    except (DefinitionNotFound, DefinitionInvalid):
-        return
-    for name in names:
-        if name not in declared:
-            raise SecretNotDefined(name, declared)
 
 
 def show(lane: Lane, *, secret_name: str) -> Report:
