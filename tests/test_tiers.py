@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import socket
 import subprocess
 from types import SimpleNamespace
@@ -41,6 +42,11 @@ def test_inside_the_unit_tier_a_process_is_refused_naming_the_slow_marker() -> N
     with tiers.nothing_started(), pytest.raises(tiers.StartedSomething, match=r"mark the test pytest\.mark\.slow"):
         subprocess.run(["true"], check=False)
     assert subprocess.Popen.__init__ is before  # put back after
+
+
+def test_inside_the_unit_tier_multiprocessing_is_refused_too() -> None:
+    with tiers.nothing_started(), pytest.raises(tiers.StartedSomething, match=r"pytest\.mark\.slow"):
+        multiprocessing.get_context("spawn").Process(target=print).start()
 
 
 def test_inside_the_unit_tier_a_listening_socket_is_refused_naming_the_server_marker() -> None:

@@ -3,19 +3,22 @@ the unit tier, in-process and in seconds: every test but those marked (or found)
 
 A test leaves the unit tier by a marker (pytest.ini): ``slow`` (starts processes), ``server``
 (starts a server in the test's process: a protocol peer, a webhook receiver, a live server),
-``postgres``, ``fuzz``, ``thorough`` (exhaustive matrices whose cases each repeat what the unit
-tier checks once). ``server`` is also given to every test using a fixture of ``SERVER_FIXTURES``.
-Under ``--unit`` starting a process or binding a socket fails the test, naming the marker it
-lacks, so the tier stays what it says.
+``postgres``, ``fuzz``, ``thorough`` (takes seconds by design: floods, races, deadlines, huge
+inputs, exhaustive matrices whose cases repeat what the unit tier checks once). ``server`` is
+also given to every test using a fixture of ``SERVER_FIXTURES``. Under ``--unit`` starting a
+process or binding a socket fails the test, naming the marker it lacks, so the tier stays what it
+says.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 from collections.abc import Iterator
-from typing import Any
+from multiprocessing.process import BaseProcess
+from typing import Any, NoReturn
 
 import pytest
 
@@ -51,21 +54,29 @@ def keep_unit_tier(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 @contextlib.contextmanager
 def nothing_started() -> Iterator[None]:
-    """``subprocess.Popen`` and ``socket.bind`` raise inside: the unit tier starts neither."""
-    popen, bind = subprocess.Popen.__init__, socket.socket.bind
+    """Starting a process (``subprocess``, ``multiprocessing``, ``os.fork``) or binding a socket
+    raises inside: the unit tier does neither."""
+    popen, start, fork, bind = subprocess.Popen.__init__, BaseProcess.start, os.fork, socket.socket.bind
 
-    def no_process(self: Any, args: Any, *rest: Any, **options: Any) -> None:
+    def no_process(self: Any, args: Any = "", *rest: Any, **options: Any) -> NoReturn:
         raise StartedSomething(f"the unit tier (make check) starts no process ({args!r}): mark the test "
                                "pytest.mark.slow, and make test runs it")
+
+    def no_fork() -> int:
+        return no_process(None, "os.fork()")
 
     def no_server(self: socket.socket, address: Any) -> None:
         raise StartedSomething(f"the unit tier (make check) binds no socket ({address!r}): mark the test "
                                "pytest.mark.server, and make test runs it")
 
     subprocess.Popen.__init__ = no_process  # type: ignore[method-assign]
+    BaseProcess.start = no_process  # type: ignore[method-assign]
+    os.fork = no_fork
     socket.socket.bind = no_server  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
         subprocess.Popen.__init__ = popen  # type: ignore[method-assign]
+        BaseProcess.start = start  # type: ignore[method-assign]
+        os.fork = fork
         socket.socket.bind = bind  # type: ignore[method-assign]

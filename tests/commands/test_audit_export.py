@@ -70,6 +70,7 @@ def test_csv_has_a_header_and_one_row_per_entry_with_details_as_json(rows: list[
     assert table[0]["success"] == "true"
 
 
+@pytest.mark.thorough
 def test_jsonl_writes_every_row_past_any_page_cap_reading_a_chunk_at_a_time(db: None) -> None:
     total = 2 * CHUNK + 500
     AuditEntry.objects.bulk_create(

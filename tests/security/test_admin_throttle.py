@@ -24,6 +24,9 @@ from django.test import Client
 
 from audit.models import AuditEntry
 
+# Left to make test (tests/tiers.py): rounds of failed logins until the lockout.
+pytestmark = pytest.mark.thorough
+
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "right-password-for-tests"
 LIMIT = 5  # the default of SERVICE_ADMIN_LOGIN_FAILURE_LIMIT
