@@ -41,11 +41,16 @@ def _jobs_run_in_process() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    """Django's cheapest hasher for the accounts tests make: the default (PBKDF2, a million rounds)
-    spends ~0.5 s of CPU on every superuser an admin test creates and every login it checks, and
-    no test is about the hasher's strength. Processes the tests start keep the default."""
+def _in_process_costs(settings: Any) -> None:
+    """Two costs of in-process tests that no test is about; the processes the tests start (real
+    servers, commands) keep the production settings, so both paths stay tested there.
+
+    Django's cheapest password hasher: the default (PBKDF2, a million rounds) spends ~0.5 s of CPU
+    on every superuser an admin test creates and every login it checks. WhiteNoise finding static
+    files when asked rather than when the middleware starts: every test client starts the
+    middleware, and its scan of the ~170 static files was ~15% of an API test's CPU."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.WHITENOISE_AUTOREFRESH = True
 
 
 @pytest.fixture
