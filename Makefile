@@ -72,11 +72,11 @@ test: $(DEV) bytecode tools
 check: $(DEV) bytecode
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --unit -n 2 -p no:randomly
 
-# The system tools the tests use (tests/tools.py, one list): installed with apt-get when run as
-# root on Debian (TEST_TOOLS=check only checks), else one line for each one missing, whose tests
-# then skip saying so.
+# The system tools the tests use (tests/tools.py, one list, standard library only): installed with
+# apt-get when run as root on Debian (TEST_TOOLS=check only checks), else one line for each one
+# missing, whose tests then skip saying so.
 tools:
-	@$(PYTHON) tests/tools.py prepare
+	@python3 tests/tools.py prepare
 
 # ruff (lint, import order, security checks) and mypy (strict on the engine), as pyproject.toml
 # configures them; .ci/run runs this before the tests and fails on any finding.

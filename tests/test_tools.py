@@ -3,6 +3,7 @@ TEST_REQUIRE_TOOLS=1), and ``make test``'s first step names each missing tool on
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,22 @@ def test_the_check_says_the_postgresql_tests_skip_without_a_database(bare_path: 
 def test_every_tool_names_a_package_and_a_use() -> None:
     assert len({tool.command for tool in tools.TOOLS}) == len(tools.TOOLS)
     assert all(tool.package and tool.used_for for tool in tools.TOOLS)
+
+
+@pytest.mark.slow
+def test_prepare_as_root_on_debian_installs_the_missing_packages_with_apt_get(
+        bare_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if os.geteuid() != 0 or not Path("/etc/debian_version").exists():
+        pytest.skip("installing is what root on Debian does")
+    calls = bare_path.parent / "apt-calls"
+    # An apt-get that records its arguments and "installs" a command named like each package.
+    (bare_path / "apt-get").write_text(
+        f'#!/bin/sh\necho "$@" >> {calls}\n[ "$1" = install ] || exit 0\nshift 3\n'
+        f'for p in "$@"; do printf "#!/bin/sh\\n" > "{bare_path}/$p"; /bin/chmod +x "{bare_path}/$p"; done\n')
+    (bare_path / "apt-get").chmod(0o755)
+    tools.prepare(install=True)
+    wanted = sorted({tool.package for tool in tools.TOOLS if tool.command != "git" or not (bare_path / "git").exists()})
+    assert calls.read_text().splitlines() == ["update -qq", f"install -y -qq {' '.join(wanted)}"]
+    still = [line.split(" is not installed")[0].removeprefix("make test: ")
+             for line in capsys.readouterr().err.splitlines() if "is not installed" in line]
+    assert still == ["chromedriver", "systemd-analyze"]  # their packages are named otherwise
