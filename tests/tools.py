@@ -41,6 +41,7 @@ TOOLS = (
     Tool("git", "git", "the git-crypt targets' repositories and the README's scratch clone"),
     Tool("git-crypt", "git-crypt", "git_crypt/git_crypt_file targets in a real git-crypt repository"),
     Tool("curl", "curl", "the README's curl session and the docs' shell blocks"),
+    Tool("openssl", "openssl", "the test certificates of the TLS proxy and its handshakes"),
     Tool("nginx", "nginx", "the reverse proxy in front of serve, and nginx -t of deploy/nginx",
          also=("/usr/sbin/nginx",)),
     Tool("chromium", "chromium", "the admin's pages in a headless browser"),
