@@ -7,7 +7,7 @@ RUNTIME := $(VENV)/.runtime-installed
 DEV := $(VENV)/.installed
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: serve test key test-postgres lint bench install cloud lock clean bytecode
+.PHONY: serve test check tools key test-postgres lint bench install cloud lock clean bytecode
 
 # Runtime dependencies only, every version locked with its hashes (requirements.txt). The
 # project itself is installed in editable mode (no dependencies) for its command line,
@@ -59,12 +59,24 @@ key:
 	@$(BIN)/python manage.py generate_api_key
 
 # The whole suite on SQLite, plus the PostgreSQL tests when TEST_DATABASE_URL names a server
-# (they skip otherwise; README "Tests on PostgreSQL"). .ci/run provides one. Bytecode is written
-# even where the environment says not to (PYTHONDONTWRITEBYTECODE): pytest keeps each test
-# module's rewritten assertions there, and without it every xdist worker rewrites all of them
-# (5 s of each one's collection), as every process the tests start compiles what it imports.
-test: $(DEV) bytecode
+# (they skip otherwise; README "Tests on PostgreSQL"). .ci/run provides one. The system tools the
+# tests use come first (`make tools`). Bytecode is written even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): pytest keeps each test module's rewritten assertions there, and
+# without it every xdist worker rewrites all of them (5 s of each one's collection), as every
+# process the tests start compiles what it imports (pytest.ini: every skip says why).
+test: $(DEV) bytecode tools
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
+
+# The unit tier in seconds (tests/tiers.py): every module imported, every test that starts no
+# process or server and needs no PostgreSQL; two workers, in collection order (no shuffling).
+check: $(DEV) bytecode
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --unit -n 2 -p no:randomly
+
+# The system tools the tests use (tests/tools.py, one list, standard library only): installed with
+# apt-get when run as root on Debian (TEST_TOOLS=check only checks), else one line for each one
+# missing, whose tests then skip saying so.
+tools:
+	@python3 tests/tools.py prepare
 
 # ruff (lint, import order, security checks) and mypy (strict on the engine), as pyproject.toml
 # configures them; .ci/run runs this before the tests and fails on any finding.

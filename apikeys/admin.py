@@ -29,7 +29,7 @@ class ApiKeyCreateForm(forms.Form):
                            help_text="Letters, digits and . _ : @ -; the audit rows name the key by it.")
     scopes = forms.MultipleChoiceField(choices=[(s, s) for s in SCOPES], widget=forms.CheckboxSelectMultiple)
     expires_in = forms.CharField(required=False, label="Expires in",
-                                 help_text="e.g. 90d, 24h, 2w; empty: never.")
+                                 help_text="e.g. 90d, 24h, 30min, 6mo; empty: never.")
 
     def clean_expires_in(self) -> Any:
         text = self.cleaned_data["expires_in"].strip()

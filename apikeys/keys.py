@@ -19,6 +19,7 @@ from apikeys.models import ApiKey
 from apikeys.scopes import ALL_SCOPES
 from audit.actors import RESERVED_RULE, is_reserved
 from audit.recorder import record
+from secretsapi.service.definition import periods
 
 PREFIX = "sk_"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
@@ -29,8 +30,6 @@ _KEY = re.compile(r"^sk_([1-9][0-9]{0,18})_([A-Za-z0-9_-]{43})$")
 # The largest id a row can have (a BigAutoField: signed 64 bits on every database). A larger one
 # names no row, and SQLite's driver cannot even send it (OverflowError, once a 500).
 MAX_ID = 2**63 - 1
-_DURATION = re.compile(r"^([1-9][0-9]{0,5})([mhdw])$")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 class KeyRefused(ValueError):
@@ -49,14 +48,13 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def parse_duration(text: str) -> timedelta:
-    """``90d``, ``24h``, ``30m``, ``2w``; ``0`` is no time at all."""
-    if text == "0":
-        return timedelta(0)
-    match = _DURATION.match(text)
-    if not match:
-        raise KeyRefused(f"Not a duration: {text!r}; write a number and a unit (m, h, d or w), e.g. 90d.")
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+def parse_duration(text: str, *, allow_zero: bool = False) -> timedelta:
+    """A lifetime or grace period in the project's one grammar (``90d``, ``12h``, ``30min``, ``6mo``;
+    ``periods.parse_duration``): a refusal names the units, and asks which an ambiguous ``m`` means."""
+    try:
+        return periods.parse_duration(text, allow_zero=allow_zero)
+    except periods.PeriodError as exc:
+        raise KeyRefused(f"{exc}.") from None
 
 
 def _new_secret() -> str:

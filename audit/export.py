@@ -118,13 +118,15 @@ def csv_lines(rows: Iterable[AuditEntry], *, header: bool = True) -> Iterator[st
         yield take()
 
 
-def follow(where: AuditFilter, *, every: float, sleep: Callable[[float], None] = time.sleep) -> Iterator[AuditEntry]:
-    """Every matching row, then each new one as it is written, asking every ``every`` seconds.
+def follow(where: AuditFilter, *, every: float, after_id: int = 0,
+           sleep: Callable[[float], None] = time.sleep) -> Iterator[AuditEntry]:
+    """Every matching row with an id above ``after_id``, then each new one as it is written, asking
+    every ``every`` seconds.
 
     Never ends: its consumer stops it (Ctrl-C). A row committed with a lower id after a higher
     one was read (two writers racing on PostgreSQL) is missed; on SQLite writers are serial.
     """
-    after = 0
+    after = after_id
     while True:
         for row in rows(where, after_id=after):
             after = row.id

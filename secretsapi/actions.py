@@ -191,10 +191,11 @@ def _audit_page(
 
 def export_audit_logs(
     *, actor: str | None, where: audit_export.AuditFilter, offset: int = 0, limit: int | None = None,
-    follow_every: float | None = None,
+    follow_every: float | None = None, after_id: int = 0,
 ) -> Iterator[AuditEntry]:
     """Every matching row, oldest first, read a chunk at a time (``audit.export``); with
     ``follow_every`` (seconds), then every new matching row as it is written, until closed.
+    ``after_id``: only rows written after that one (a follower that printed a page first).
 
     The export's own row is written before the first chunk is read (a stream has no end to
     write it at when its reader goes away), naming the filters.
@@ -204,11 +205,13 @@ def export_audit_logs(
     request.update({"offset": offset, "follow": follow_every is not None})
     if limit is not None:
         request["limit"] = limit
+    if after_id:
+        request["after_id"] = after_id
     with audited("export_audit_logs", "audit", actor, request):
         pass
     if follow_every is None:
-        return audit_export.rows(where, offset=offset, limit=limit)
-    return audit_export.follow(where, every=follow_every)
+        return audit_export.rows(where, after_id=after_id, offset=offset, limit=limit)
+    return audit_export.follow(where, every=follow_every, after_id=after_id)
 
 
 def definition_environ(*, command_line: bool = False) -> ReadableEnviron:

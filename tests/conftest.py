@@ -10,7 +10,25 @@ import pytest
 from django_q.conf import Conf
 from rest_framework.test import APIClient
 
+from tests import tiers
 from tests.factories import TEST_KEY, Project
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--unit", action="store_true", default=False,
+                     help="Only the unit tier (make check): no processes, servers, PostgreSQL or fuzzing; a test "
+                          "that starts a process or binds a socket fails, naming the marker it needs.")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _unit_tier_starts_nothing(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Under ``--unit``, starting a process or binding a socket is an error (session-wide: the
+    session fixtures that start peers come after this one)."""
+    if not request.config.getoption("unit"):
+        yield
+        return
+    with tiers.nothing_started():
+        yield
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -20,6 +38,19 @@ def _jobs_run_in_process() -> Iterator[None]:
     Conf.SYNC = True
     yield
     Conf.SYNC = False
+
+
+@pytest.fixture(autouse=True)
+def _in_process_costs(settings: Any) -> None:
+    """Two costs of in-process tests that no test is about; the processes the tests start (real
+    servers, commands) keep the production settings, so both paths stay tested there.
+
+    Django's cheapest password hasher: the default (PBKDF2, a million rounds) spends ~0.5 s of CPU
+    on every superuser an admin test creates and every login it checks. WhiteNoise finding static
+    files when asked rather than when the middleware starts: every test client starts the
+    middleware, and its scan of the ~170 static files was ~15% of an API test's CPU."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.WHITENOISE_AUTOREFRESH = True
 
 
 @pytest.fixture
@@ -55,11 +86,16 @@ def project(tmp_path: Path, settings: Any) -> Project:
 
 
 @pytest.hookimpl(trylast=True)  # after any shuffling plugin: the order within each group is kept
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests that start real processes (``slow``) first. xdist's ``worksteal`` gives the
-    first worker the head of the collection and lets the others steal the tails of its queue:
-    the long tests (a scheduler tick, the crash rounds, the fuzzer) then start at once instead
-    of last, while the other workers run the short ones beside them. (Spreading the long ones
-    over every worker's share was slower: 317 s against 290 s, three workers of process tests
-    at once on 2 cores.)"""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--unit`` (``make check``) keeps the unit tier only (``tests/tiers.py``). Otherwise the
+    tests that start real processes (``slow``) come first: xdist's ``worksteal`` gives the first
+    worker the head of the collection and lets the others steal the tails of its queue, so the
+    long tests (a scheduler tick, the crash rounds, the fuzzer) start at once instead of last,
+    while the other workers run the short ones beside them. (Spreading the long ones over every
+    worker's share was slower: 317 s against 290 s, three workers of process tests at once on
+    2 cores.)"""
+    tiers.mark_servers(items)
+    if config.getoption("unit"):
+        tiers.keep_unit_tier(config, items)
+        return
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)

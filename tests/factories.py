@@ -27,6 +27,7 @@ from secretsapi.service.workspace import Workspace
 from tests.peers.http_peer import Peer
 from tests.peers.kubernetes_server import KubernetesServer
 from tests.peers.vault_server import VaultServer
+from tests.tools import require
 
 TEST_KEY = "test-key-4f1b9d0c6a2e"
 # The Host of a test client's request to this machine (``HTTP_HOST=LOCAL_HOST``): insecure mode
@@ -160,8 +161,10 @@ def bare_secret(**fields: Any) -> dict[str, Any]:
 
 
 def git(root: Path, *args: str) -> bytes:
-    """``git`` (or ``git-crypt`` when named first) in ``root``, isolated from the machine's config."""
+    """``git`` (or ``git-crypt`` when named first) in ``root``, isolated from the machine's config;
+    the test skips (names the package) where the tool is not installed."""
     command = list(args) if args[0] == "git-crypt" else ["git", *args]
+    command[0] = require(command[0])
     env = {"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com"}
@@ -171,7 +174,10 @@ def git(root: Path, *args: str) -> bytes:
 
 
 def git_crypt_repository(root: Path, *encrypted: str) -> Path:
-    """``root`` made an unlocked git-crypt repository whose ``.gitattributes`` encrypts ``encrypted``."""
+    """``root`` made an unlocked git-crypt repository whose ``.gitattributes`` encrypts ``encrypted``
+    (the test skips first, naming the package, where git or git-crypt is missing)."""
+    require("git")
+    require("git-crypt")
     git(root, "init", "-q", "-b", "main")
     git(root, "git-crypt", "init")
     (root / ".gitattributes").write_text("".join(f"{path} filter=git-crypt diff=git-crypt\n" for path in encrypted))

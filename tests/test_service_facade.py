@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import secretsapi.service as service
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +29,7 @@ def test_every_exported_name_is_the_operation_its_module_defines() -> None:
     assert sorted(service.__all__) == sorted(service._EXPORTS)
 
 
+@pytest.mark.slow
 def test_an_operation_keeps_its_name_when_its_module_is_imported_first() -> None:
     # The import system sets a package's attribute to each submodule it loads: ``sync`` and
     # ``agent_sync`` are both a module and an operation.
@@ -36,6 +39,7 @@ def test_an_operation_keeps_its_name_when_its_module_is_imported_first() -> None
     assert run(code) == "True True secretsapi.service.sync"
 
 
+@pytest.mark.slow
 def test_a_status_command_loads_neither_the_write_path_nor_the_renderer() -> None:
     code = ("import sys, django; django.setup()\n"
             "import secretsapi.management.commands.status\n"

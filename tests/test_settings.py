@@ -129,6 +129,7 @@ def test_env_paths_is_empty_when_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     assert env_paths("SERVICE_TARGET_ROOTS") == ()
 
 
+@pytest.mark.slow
 def test_target_roots_default_to_none_given_and_are_read_at_start(tmp_path: Path) -> None:
     code = "import project.settings as s; print([str(p) for p in s.SERVICE_TARGET_ROOTS])"
     default = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean_env(tmp_path),
@@ -142,6 +143,7 @@ def test_target_roots_default_to_none_given_and_are_read_at_start(tmp_path: Path
 
 # --- The settings module as a process sees it at start ----------------------------------------
 
+@pytest.mark.slow
 def test_settings_have_their_defaults_when_nothing_is_set(tmp_path: Path) -> None:
     names = ["SERVICE_HOST", "SERVICE_PORT", "SERVICE_WORKERS", "SERVICE_THREADS", "SERVICE_TIMEOUT",
              "SERVICE_LOG_LEVEL", "SERVICE_ALLOW_VALUE_READ", "SERVICE_ALLOW_SCRIPTS", "DEBUG",
@@ -156,6 +158,7 @@ def test_settings_have_their_defaults_when_nothing_is_set(tmp_path: Path) -> Non
     }
 
 
+@pytest.mark.slow
 def test_the_schedules_default_to_hourly_rotation_and_a_daily_drift_check(tmp_path: Path) -> None:
     names = ["SERVICE_ROTATION_SCHEDULE", "SERVICE_DRIFT_SCHEDULE", "SERVICE_JOB_WAIT_SECONDS", "SERVICE_LOCK_TIMEOUT"]
     result = settings_in_subprocess(tmp_path, names)
@@ -166,6 +169,7 @@ def test_the_schedules_default_to_hourly_rotation_and_a_daily_drift_check(tmp_pa
     }
 
 
+@pytest.mark.slow
 def test_a_schedule_takes_cron_syntax_or_off(tmp_path: Path) -> None:
     result = settings_in_subprocess(tmp_path, ["SERVICE_ROTATION_SCHEDULE", "SERVICE_DRIFT_SCHEDULE"],
                                     SERVICE_ROTATION_SCHEDULE="*/15 * * * *", SERVICE_DRIFT_SCHEDULE="OFF")
@@ -173,6 +177,7 @@ def test_a_schedule_takes_cron_syntax_or_off(tmp_path: Path) -> None:
     assert json.loads(result.stdout) == {"SERVICE_ROTATION_SCHEDULE": "*/15 * * * *", "SERVICE_DRIFT_SCHEDULE": None}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variable", ["SERVICE_ROTATION_SCHEDULE", "SERVICE_DRIFT_SCHEDULE"])
 @pytest.mark.parametrize("raw", ["every hour", "61 * * * *", "* * *"])
 def test_an_invalid_cron_expression_stops_the_service_naming_the_variable(
@@ -183,6 +188,7 @@ def test_an_invalid_cron_expression_stops_the_service_naming_the_variable(
     assert f"django.core.exceptions.ImproperlyConfigured: {variable} must be a cron expression" in result.stderr
 
 
+@pytest.mark.slow
 def test_value_read_is_enabled_by_the_word_true(tmp_path: Path) -> None:
     result = settings_in_subprocess(tmp_path, ["SERVICE_ALLOW_VALUE_READ"], SERVICE_ALLOW_VALUE_READ="True")
     assert result.returncode == 0, result.stderr
@@ -197,12 +203,14 @@ def test_value_read_is_enabled_by_the_word_true(tmp_path: Path) -> None:
      ("SERVICE_BEHIND_PROXY", "maybe"), ("SERVICE_JOB_WAIT_SECONDS", "-1"), ("SERVICE_JOB_WORKERS", "0"),
      ("SERVICE_JOB_TIMEOUT", "0"), ("SERVICE_LOCK_TIMEOUT", "0")],
 )
+@pytest.mark.slow
 def test_a_value_the_settings_do_not_understand_refuses_to_start(tmp_path: Path, variable: str, raw: str) -> None:
     result = settings_in_subprocess(tmp_path, ["SERVICE_PORT"], **{variable: raw})
     assert result.returncode != 0
     assert f"django.core.exceptions.ImproperlyConfigured: {variable} must be" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_bad_port_stops_manage_py_with_one_line_naming_the_variable(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True,
                             env=clean_env(tmp_path, SERVICE_PORT="80OO"), timeout=60)

@@ -2,20 +2,10 @@
 
 A thin interface like the API and ``manage.py``: every subcommand calls ``secretsapi.actions``,
 is audited as ``cli:<os user>``, and prints through ``secretsapi.management.reports``, so it says
-and exits what the management commands say and exit.
+and exits what the management commands say and exit. Django is set up only when a subcommand
+runs (``program.operations``): ``--help``, ``--version`` and completion start without it.
 """
 
-import os
-
-import django
-from django.apps import apps
-
-# Set up here, before the program's modules import the interface layer (the actions, the audit
-# models), with the project's settings as manage.py sets them.
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-if not apps.ready:
-    django.setup()
-
-from secretsapi.cli.app import main
+from secretsapi.cli.program import main
 
 __all__ = ["main"]

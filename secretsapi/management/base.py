@@ -32,7 +32,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from secretsapi import actions
 from secretsapi.database_locks import migration_lock
-from secretsapi.service.errors import ServiceError
+from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined, ServiceError
 
 logger = logging.getLogger("secretsapi.management")
 
@@ -52,6 +52,21 @@ def cli_actor() -> str:
         return f"cli:{getpass.getuser()}"
     except (KeyError, OSError):
         return "cli:unknown"
+
+
+def require_declared(ws: actions.Workspace, names: Sequence[str]) -> None:
+    """A named secret the lockfile lacks is "not generated" (a finding) only if the definition
+    declares it; otherwise it is not defined (exit 1, with the closest declared name), as every
+    operation that names a secret says. Without a readable definition the lockfile's word stands."""
+    if not names:
+        return
+    try:
+        declared = [s.name for s in actions.list_secrets(ws, actor=cli_actor())]
+    except (DefinitionNotFound, DefinitionInvalid):
+        return
+    for name in names:
+        if name not in declared:
+            raise SecretNotDefined(name, declared)
 
 
 def add_var_file_option(parser: ArgumentParser) -> None:

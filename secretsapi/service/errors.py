@@ -6,7 +6,8 @@ may show them, so whoever raises one must keep values out of the text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 
@@ -51,9 +52,12 @@ class DefinitionInvalid(ServiceError):
 class SecretNotDefined(ServiceError):
     code = "secret_not_defined"
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, known: Iterable[str] = ()) -> None:
+        """``known``: the names the definition declares, for a did-you-mean (names, never values)."""
         self.name = name
-        super().__init__(f"secret '{name}' is not defined in the definition file")
+        close = difflib.get_close_matches(name, list(known), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        super().__init__(f"secret '{name}' is not defined in the definition file{hint}")
 
 
 class EnvironmentNotFound(ServiceError):

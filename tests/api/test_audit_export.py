@@ -97,6 +97,7 @@ def row_reads(queries: CaptureQueriesContext) -> list[str]:
             if q["sql"].startswith("SELECT") and f'FROM "{table}"' in q["sql"]]
 
 
+@pytest.mark.thorough
 def test_ndjson_is_streamed_reading_rows_a_chunk_at_a_time_past_any_page_cap(
         authed_api: APIClient, db: None) -> None:
     """Constant memory: the answer is a stream, nothing is read before it is consumed, and then

@@ -19,6 +19,7 @@ from apikeys import keys
 from tests.factories import Project
 
 
+@pytest.mark.slow
 def test_schema_validates_without_warnings() -> None:
     result = subprocess.run(
         [sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn", "--file", "/dev/null"],
@@ -186,6 +187,7 @@ def body_examples(schema: dict[str, Any], path: str) -> dict[str, Any]:
     return {name: example["value"] for name, example in examples.items()}
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("path", ["/sync", "/agent/sync", "/rotation/check", "/rotation/execute", "/drift/check",
                                   "/drift", "/policy/check", "/policy", "/config/validate", "/config/render"])
 def test_request_examples_answer_200_against_the_example_definition(
@@ -224,6 +226,7 @@ def test_the_value_read_declares_cache_control_no_store(api: APIClient) -> None:
     assert success["headers"]["Cache-Control"]["schema"]["example"] == "no-store"
 
 
+@pytest.mark.thorough
 def test_path_parameters_offer_a_secret_of_the_example_definition(api: APIClient) -> None:
     names = {s["name"] for s in yaml.safe_load(EXAMPLE_DEFINITION.read_text())["secrets"]}
     for path in ("/secrets/{name}", "/secrets/{secret_name}/status"):

@@ -23,6 +23,9 @@ from secretsapi.api.views.base import StrictAPIView
 from tests.asserts import assert_error_body
 from tests.factories import Project, definition, file_secret
 
+# Left to make test (tests/tiers.py): every endpoint times every malformed value: an exhaustive matrix.
+pytestmark = pytest.mark.thorough
+
 SCHEMA: dict[str, Any] = SchemaGenerator().get_schema(request=None, public=True)  # type: ignore[no-untyped-call]
 COMPONENTS = SCHEMA["components"]["schemas"]
 

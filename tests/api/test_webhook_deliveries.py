@@ -29,6 +29,7 @@ def events(n: int) -> None:
                        at=timezone.now() + timedelta(microseconds=i))
 
 
+@pytest.mark.server
 def test_deliveries_are_listed_newest_first_with_every_attempt(authed_api: APIClient) -> None:
     with webhook_receiver() as receiver:
         hook = endpoint(receiver.url)

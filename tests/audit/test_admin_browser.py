@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.processes.live import ROOT, LiveServer, server_env, start_server, write_definition
+from tests.tools import require
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.chrome.options import Options  # noqa: E402 - after the skip
@@ -26,17 +26,19 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
-                       reason="needs chromium and chromedriver"),
-]
+pytestmark = pytest.mark.slow
 PASSWORD = "browser-test-pw-4f1c"  # a throwaway superuser's
 
 
 def _secret(name: str, path: str, period: str) -> dict[str, object]:
     return {"name": name, "kind": "random_password", "rotation_period": period,
             "targets": [{"provider": "local", "kind": "file", "config": {"path": path, "format": "dotenv"}}]}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def browser_tools() -> tuple[str, str]:
+    """Checked before the module's server starts: without them every test here skips, saying why."""
+    return require("chromium"), require("chromedriver")
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +77,14 @@ def _real_history(live: LiveServer, folder: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser(server: LiveServer, folder: Path) -> Iterator[WebDriver]:
+def browser(server: LiveServer, folder: Path, browser_tools: tuple[str, str]) -> Iterator[WebDriver]:
+    chromium, chromedriver = browser_tools
     options = Options()
-    options.binary_location = shutil.which("chromium") or "chromium"
+    options.binary_location = chromium
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--window-size=1400,1000", f"--user-data-dir={folder / 'chromium-profile'}"):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
+    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
     driver.set_page_load_timeout(60)
     try:
         driver.get(server.url + "/admin/login/")

@@ -87,6 +87,12 @@ def test_a_key_made_in_the_admin_is_shown_once_stored_hashed_and_audited(admin_c
     assert key.group(1) not in admin_client.get("/admin/apikeys/apikey/").content.decode()
 
 
+def test_the_admin_refuses_an_expiry_with_a_bare_m_asking_minutes_or_months(admin_client: Client) -> None:
+    response = admin_client.post("/admin/apikeys/apikey/add/", {"name": "ci", "scopes": ["read"], "expires_in": "30m"})
+    assert "write 30min for minutes or 30mo for months" in text(response)
+    assert not ApiKey.objects.filter(name="ci").exists()
+
+
 def test_the_admin_refuses_a_reserved_key_name(admin_client: Client) -> None:
     response = admin_client.post("/admin/apikeys/apikey/add/", {"name": "CLI:root", "scopes": ["read"]})
     assert "are reserved" in text(response)

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.processes.live import ROOT, sqlite_rows
 
 PROCESSES, THREADS, ROUNDS = 3, 3, 15
@@ -72,6 +74,7 @@ def _run(proc: subprocess.Popen[str], code: str) -> str:
     return out
 
 
+@pytest.mark.slow
 def test_processes_and_threads_writing_audit_rows_lose_none_and_never_find_the_database_locked(
     tmp_path: Path,
 ) -> None:
@@ -141,6 +144,7 @@ print(json.dumps(errors))
 """
 
 
+@pytest.mark.slow
 def test_an_outcome_committed_with_its_events_never_deadlocks_with_other_audit_writers(tmp_path: Path) -> None:
     """The outcome's transaction takes the audit gate before SQLite's write lock, like every writer:
     the other order held the write lock while waiting for the gate, whose holder waited for the

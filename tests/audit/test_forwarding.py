@@ -59,6 +59,7 @@ def until(check: Callable[[], Any]) -> Any:
     raise AssertionError(f"nothing within {DEADLINE_S} s")
 
 
+@pytest.mark.server
 def test_a_row_reaches_a_udp_syslog_server_as_rfc_5424(db: None, settings: Any) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
         server.bind(("127.0.0.1", 0))
@@ -74,6 +75,7 @@ def test_a_row_reaches_a_udp_syslog_server_as_rfc_5424(db: None, settings: Any) 
                      "details": {"generated": ["db"]}, "success": True}
 
 
+@pytest.mark.server
 def test_a_failed_row_is_a_warning_over_tcp_one_message_per_line(db: None, settings: Any) -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -92,6 +94,7 @@ def test_a_failed_row_is_a_warning_over_tcp_one_message_per_line(db: None, setti
     assert second["msgid"] == "check_drift"
 
 
+@pytest.mark.server
 def test_an_operation_succeeds_while_the_syslog_server_is_down_and_a_warning_says_so(
     db: None, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -148,6 +151,7 @@ def test_a_row_that_begins_is_forwarded_once_with_its_outcome(
         ("sync", {"generated": ["a"]}), ("marker", {})]
 
 
+@pytest.mark.slow
 def test_a_command_sends_its_rows_before_it_exits(tmp_path: Path) -> None:
     sink = tmp_path / "audit.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}

@@ -215,6 +215,7 @@ def test_a_usage_error_under_format_json_is_an_error_body(here: Project) -> None
     assert (result.exit_code, data(result)["error"]) == (1, "usage")
 
 
+@pytest.mark.slow
 def test_completion_is_offered_by_click(here: Project) -> None:
     result = CliRunner().invoke(cli, [], prog_name="secretsctl",
                                 env={"_SECRETSCTL_COMPLETE": "bash_source"})

@@ -56,6 +56,7 @@ def run_script(text: str, cwd: Path, bin_dir: Path) -> subprocess.CompletedProce
                           check=False)
 
 
+@pytest.mark.slow
 def test_a_secretzero_ci_script_runs_with_only_the_program_name_changed(lanes: Project, tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -69,6 +70,7 @@ def test_a_secretzero_ci_script_runs_with_only_the_program_name_changed(lanes: P
     assert lock["db_password"]["rotation_count"] == 1
 
 
+@pytest.mark.slow
 def test_the_ci_script_is_one_secretzero_runs(lanes: Project, tmp_path: Path) -> None:
     if not SECRETZERO.exists():
         pytest.skip(f"SecretZero 0.14.23 is not installed at {SECRETZERO.parent.parent}")
@@ -99,6 +101,7 @@ def ours(root: Path, *args: str) -> Any:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("environment", ["prod", "dev"])
 def test_after_secretzeros_sync_ours_has_nothing_to_do(lanes: Project, environment: str) -> None:
     secretzero_sync(lanes.root, "-e", environment)
@@ -107,6 +110,7 @@ def test_after_secretzeros_sync_ours_has_nothing_to_do(lanes: Project, environme
     assert (hashes(lanes.root, f".gitsecrets.{environment}.lock"), files(lanes.root)) == (before, written)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("environment", ["prod", "dev"])
 def test_after_our_sync_secretzero_has_nothing_to_do(lanes: Project, environment: str) -> None:
     ours(lanes.root, "-e", environment)
@@ -115,6 +119,7 @@ def test_after_our_sync_secretzero_has_nothing_to_do(lanes: Project, environment
     assert (hashes(lanes.root, f".gitsecrets.{environment}.lock"), files(lanes.root)) == (before, written)
 
 
+@pytest.mark.slow
 def test_both_write_the_same_files_for_each_environment(lanes: Project, tmp_path: Path) -> None:
     theirs = tmp_path / "theirs"
     theirs.mkdir()

@@ -85,3 +85,27 @@ def test_create_rotate_and_revoke_are_audited_by_name_never_with_the_key(db: Non
         ("apikey_create", True, True), ("apikey_rotate", True, True), ("apikey_revoke", True, True)]
     assert rows[0].details["scopes"] == ["read"]
     assert all(key not in str(r.details) and key.rsplit("_", 1)[1] not in str(r.details) for r in rows)
+
+
+def test_expires_in_minutes_is_written_min(db: None) -> None:
+    _run("create", "ci", "--scope", "read", "--expires", "30min")
+    row = ApiKey.objects.get(name="ci")
+    assert row.expires is not None and (row.expires - row.created).total_seconds() == 30 * 60
+
+
+def test_expires_with_a_bare_m_is_refused_asking_minutes_or_months(db: None) -> None:
+    with pytest.raises(CommandError, match="'30m' is ambiguous: write 30min for minutes or 30mo for months"):
+        _run("create", "ci", "--scope", "read", "--expires", "30m")
+    assert not ApiKey.objects.filter(name="ci").exists()
+
+
+def test_a_bad_expiry_names_every_unit(db: None) -> None:
+    with pytest.raises(CommandError, match=r"s \(seconds\), min \(minutes\), h \(hours\), d \(days\), w \(weeks\), "
+                                           r"mo \(months of 30 days\) or y \(years of 365 days\)"):
+        _run("create", "ci", "--scope", "read", "--expires", "soon")
+
+
+def test_rotate_with_no_grace_retires_the_old_key_at_once(db: None) -> None:
+    old = _run("create", "ci", "--scope", "read").strip()
+    _run("rotate", "ci", "--grace", "0")
+    assert keys.resolve(old) is None

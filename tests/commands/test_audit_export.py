@@ -70,6 +70,7 @@ def test_csv_has_a_header_and_one_row_per_entry_with_details_as_json(rows: list[
     assert table[0]["success"] == "true"
 
 
+@pytest.mark.thorough
 def test_jsonl_writes_every_row_past_any_page_cap_reading_a_chunk_at_a_time(db: None) -> None:
     total = 2 * CHUNK + 500
     AuditEntry.objects.bulk_create(
@@ -92,8 +93,19 @@ def test_since_and_the_filters_apply(rows: list[int]) -> None:
 
 
 def test_a_time_that_is_not_iso_8601_is_refused(rows: list[int]) -> None:
-    with pytest.raises(CommandError):
+    with pytest.raises(CommandError, match="neither an ISO 8601 time"):
         run("--since", "yesterday")
+
+
+def test_since_takes_a_duration_ago(rows: list[int]) -> None:
+    assert [e["details"]["i"] for e in mine([json.loads(line) for line in run("--since", "2h").splitlines()])] == [
+        0, 1, 2]
+    assert mine([json.loads(line) for line in run("--since", "30min").splitlines()]) == []
+
+
+def test_until_takes_a_duration_ago(rows: list[int]) -> None:
+    got = mine([json.loads(line) for line in run("--until", "30min").splitlines()])
+    assert [e["details"]["i"] for e in got] == [0, 1, 2]
 
 
 def test_follow_refuses_a_json_array(rows: list[int]) -> None:
@@ -109,6 +121,7 @@ def line_within(proc: subprocess.Popen[str], seconds: float) -> str:
     return proc.stdout.readline()
 
 
+@pytest.mark.slow
 def test_follow_prints_rows_written_after_it_started(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
     env.update({"SERVICE_DATA_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1"})

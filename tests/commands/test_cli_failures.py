@@ -64,6 +64,7 @@ def fresh_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int,
     return {name: (proc.wait(timeout=120), *proc.communicate(), data) for name, (proc, data) in started.items()}
 
 
+@pytest.mark.slow
 def test_a_command_on_a_fresh_database_migrates_it_first(tmp_path: Path) -> None:
     config = small_project(tmp_path / "project")
     proc = manage("sync", cwd=tmp_path, env=command_env(tmp_path / "data", SERVICE_CONFIG=str(config)))
@@ -93,6 +94,7 @@ def test_a_migrated_database_is_not_migrated_again(project: Project, db: None,
     call_command("validate", stdout=StringIO())
 
 
+@pytest.mark.slow
 def test_bad_arguments_are_one_line_and_exit_1(tmp_path: Path) -> None:
     proc = manage("sync", "--no-such-flag", cwd=tmp_path, env=command_env(tmp_path / "data"))
     out, err = proc.communicate(timeout=60)
@@ -100,6 +102,7 @@ def test_bad_arguments_are_one_line_and_exit_1(tmp_path: Path) -> None:
     assert err.strip() == "Error: unrecognized arguments: --no-such-flag"
 
 
+@pytest.mark.slow
 def test_bad_arguments_under_json_are_a_json_error(tmp_path: Path) -> None:
     proc = manage("rotate", "--json", "--secret", cwd=tmp_path, env=command_env(tmp_path / "data"))
     out, err = proc.communicate(timeout=60)
@@ -107,6 +110,7 @@ def test_bad_arguments_under_json_are_a_json_error(tmp_path: Path) -> None:
     assert json.loads(out) == {"error": "usage", "detail": "argument --secret: expected one argument"}
 
 
+@pytest.mark.slow
 def test_an_unreachable_database_is_a_json_error_without_traceback(tmp_path: Path) -> None:
     config = small_project(tmp_path / "project")
     env = command_env(tmp_path / "data", SERVICE_CONFIG=str(config), DATABASE_URL="postgres://nobody@127.0.0.1:1/none")

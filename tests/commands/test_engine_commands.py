@@ -71,6 +71,17 @@ def test_status_exits_2_until_everything_is_generated(proj: Project) -> None:
     assert code == 0 and json.loads(out)["exists"] is True
 
 
+def test_status_of_a_secret_the_definition_does_not_declare_is_an_error_with_the_closest_name(proj: Project) -> None:
+    code, out = run("status", "kye", "--json")
+    assert (code, json.loads(out)) == (1, {"error": "secret_not_defined", "detail": "secret 'kye' is not defined in "
+                                                     "the definition file; did you mean 'key'?"})
+
+
+def test_status_of_a_declared_secret_not_yet_generated_is_a_finding(proj: Project) -> None:
+    code, out = run("status", "key", "--json")
+    assert (code, json.loads(out)["exists"]) == (2, False)
+
+
 def test_rotate_check_exits_2_when_a_secret_is_due(proj: Project) -> None:
     run("sync")
     assert run("rotate")[0] == 0

@@ -87,6 +87,7 @@ def test_serve_warns_loudly_in_insecure_mode(tmp_path: Path) -> None:
     assert "INSECURE MODE" in output
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_bad_port() -> None:
     result = subprocess.run([sys.executable, "manage.py", "serve", "--port", "70000"],
                             cwd=ROOT, capture_output=True, text=True, timeout=60)
@@ -94,6 +95,8 @@ def test_serve_refuses_a_bad_port() -> None:
     assert "--port" in result.stderr
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_serve_names_an_unreachable_database_in_one_line(tmp_path: Path) -> None:
     env = clean_env(tmp_path, DATABASE_URL="postgres://nobody@127.0.0.1:1/none")
     result = subprocess.run([sys.executable, "manage.py", "serve", "--port", str(free_port())],
@@ -102,6 +105,7 @@ def test_serve_names_an_unreachable_database_in_one_line(tmp_path: Path) -> None
     assert result.stderr.startswith("CommandError: database error: connection failed")
 
 
+@pytest.mark.slow
 def test_the_gunicorn_config_takes_its_values_from_settings(tmp_path: Path) -> None:
     code = (
         "import json, runpy, sys\n"
@@ -118,6 +122,7 @@ def test_the_gunicorn_config_takes_its_values_from_settings(tmp_path: Path) -> N
     }
 
 
+@pytest.mark.slow
 def test_the_gunicorn_config_refuses_a_bad_setting_naming_the_variable(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1])", str(CONF)],
                             cwd=ROOT, env=clean_env(tmp_path, SERVICE_THREADS="many"),
@@ -126,6 +131,7 @@ def test_the_gunicorn_config_refuses_a_bad_setting_naming_the_variable(tmp_path:
     assert "ImproperlyConfigured: SERVICE_THREADS must be an integer of at least 1, not 'many'." in result.stderr
 
 
+@pytest.mark.slow
 def test_gunicorn_options_as_serve_passes_them_win_over_the_config_file(tmp_path: Path) -> None:
     env = clean_env(tmp_path, SERVICE_PORT="8123", SERVICE_WORKERS="3", SERVICE_THREADS="5")
     result = subprocess.run(
@@ -166,6 +172,7 @@ def test_serve_does_not_warn_when_only_named_keys_are_configured(tmp_path: Path)
     assert "INSECURE MODE" not in output
 
 
+@pytest.mark.slow
 def test_the_gunicorn_config_sets_only_gunicorn_s_documented_settings_with_its_own_worker(tmp_path: Path) -> None:
     """No subclass of gunicorn's internals and no replaced function: every public name the config
     defines is one of gunicorn's settings (hooks included), and the worker is gunicorn's gthread."""
@@ -184,6 +191,8 @@ def test_the_gunicorn_config_sets_only_gunicorn_s_documented_settings_with_its_o
     assert json.loads(result.stdout) == {"unknown": [], "worker": "gthread"}
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_serve_behind_the_proxy_refuses_to_listen_beyond_loopback(tmp_path: Path) -> None:
     env = clean_env(tmp_path, SERVICE_BEHIND_PROXY="true", SERVICE_API_KEY="k")
     result = subprocess.run([sys.executable, "manage.py", "serve", "--host", "0.0.0.0", "--port", str(free_port())],  # noqa: S104

@@ -123,6 +123,7 @@ def test_the_web_interfaces_checks_are_left_to_serve_and_check(synced: Project, 
         checks.registry.registry.registered_checks.discard(failing)
 
 
+@pytest.mark.slow
 def test_the_command_line_does_not_import_the_web_interface_or_unused_drivers() -> None:
     code = (
         "import sys, django; django.setup()\n"

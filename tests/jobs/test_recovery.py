@@ -9,6 +9,7 @@ import sys
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -33,6 +34,7 @@ def running(operation: str, payload: dict[str, Any], **fields: Any) -> Job:
                               started_at=timezone.now(), attempts=1, **fields)
 
 
+@pytest.mark.slow
 def test_a_job_whose_worker_died_before_it_wrote_anything_is_run_again(db: None, project: Project) -> None:
     project.write(definition(file_secret("a")))
     job = running("sync", SYNC, worker=dead_worker())
@@ -42,6 +44,7 @@ def test_a_job_whose_worker_died_before_it_wrote_anything_is_run_again(db: None,
     assert job.result is not None and job.result["secrets_generated"] == ["a"]
 
 
+@pytest.mark.slow
 def test_a_write_whose_worker_died_after_it_began_ends_failed_and_completes_its_audit_row(
     db: None, project: Project
 ) -> None:
@@ -58,6 +61,7 @@ def test_a_write_whose_worker_died_after_it_began_ends_failed_and_completes_its_
     assert "state" not in entry.details
 
 
+@pytest.mark.slow
 def test_a_job_run_twice_already_is_not_run_a_third_time(db: None, project: Project) -> None:
     project.write(definition(file_secret("a")))
     job = running("sync", SYNC, worker=dead_worker())

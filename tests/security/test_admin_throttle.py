@@ -25,6 +25,9 @@ from django.test import Client
 
 from audit.models import AuditEntry
 
+# Left to make test (tests/tiers.py): rounds of failed logins until the lockout.
+pytestmark = pytest.mark.thorough
+
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "right-password-for-tests"
 LIMIT = 5  # the default of SERVICE_ADMIN_LOGIN_FAILURE_LIMIT
@@ -122,6 +125,7 @@ def test_the_lockout_rows_never_hold_a_password(root: User) -> None:
     assert "secret-guess" not in stored and PASSWORD not in stored
 
 
+@pytest.mark.slow
 def test_the_limits_are_settings(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
     env.update(SERVICE_DATA_DIR=str(tmp_path), SERVICE_ADMIN_LOGIN_FAILURE_LIMIT="3",

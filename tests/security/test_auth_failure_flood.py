@@ -25,6 +25,9 @@ from tests.processes.live import (
     write_definition,
 )
 
+# Left to make test (tests/tiers.py): floods of thousands of requests.
+pytestmark = pytest.mark.thorough
+
 LONG_NAME = "a" * 4096
 ATTEMPTS = 3000
 TALLY_SUM = "SELECT count(*), sum(CAST(json_extract(details, '$.count') AS INTEGER)) FROM audit_auditentry"

@@ -101,6 +101,7 @@ def test_a_vault_ca_bundle_in_proc_is_refused(authed_api: APIClient, project: Pr
     assert error["message"].startswith("provider 'vault': verify: path /proc/self/environ ")
 
 
+@pytest.mark.server
 @pytest.mark.parametrize(("field", "config"), [
     ("kubeconfig", {"kubeconfig": "/proc/self/environ"}),
     ("kubeconfig", {"kubeconfig": "kube.yml:/proc/self/environ"}),
@@ -139,6 +140,7 @@ def _kube_sync(api: APIClient, project: Project, kube: KubernetesServer, user: d
     return api.post("/sync", {}, format="json").json()
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("user", [{"tokenFile": "/proc/self/environ"}, {"tokenFile": "data/secret_key"},
                                   {"client-certificate": "/proc/self/environ", "client-key": "/proc/self/environ"}])
 def test_files_a_named_kubeconfig_lists_are_confined_too(
@@ -152,6 +154,7 @@ def test_files_a_named_kubeconfig_lists_are_confined_too(
     assert ROOTS in error["message"]
 
 
+@pytest.mark.server
 def test_a_named_kubeconfig_runs_no_command_unless_scripts_are_allowed(
     authed_api: APIClient, project: Project, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -164,6 +167,7 @@ def test_a_named_kubeconfig_runs_no_command_unless_scripts_are_allowed(
     assert not ran.exists()
 
 
+@pytest.mark.server
 def test_a_token_file_a_named_kubeconfig_lists_in_the_folder_still_works(
     authed_api: APIClient, project: Project
 ) -> None:
@@ -208,6 +212,7 @@ def test_validation_reports_a_provider_file_in_proc(db: None, api_key: str) -> N
     ]
 
 
+@pytest.mark.server
 def test_a_listed_file_swapped_for_a_link_after_a_sync_is_checked_again(
     authed_api: APIClient, project: Project
 ) -> None:

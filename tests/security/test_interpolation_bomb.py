@@ -20,6 +20,9 @@ from tests.asserts import assert_error_body
 from tests.factories import Project, definition, file_secret
 from tests.processes.live import LiveServer, http, server_env
 
+# Left to make test (tests/tiers.py): worst-case definitions, each bounded in time and memory.
+pytestmark = pytest.mark.thorough
+
 TOO_LARGE = "interpolated value larger than SERVICE_MAX_INTERPOLATED_BYTES"
 MB = 1024 * 1024
 

@@ -17,6 +17,9 @@ from secretsapi.service.definition.interpolation import interpolate
 from secretsapi.service.errors import DefinitionInvalid
 from tests.factories import Project, definition, file_secret
 
+# Left to make test (tests/tiers.py): renders stopped at their deadline.
+pytestmark = pytest.mark.thorough
+
 LOOPS = ("{% for a in range(100000) %}{% for b in range(100000) %}{% for c in range(100000) %}"
          "{% endfor %}{% endfor %}{% endfor %}")
 

@@ -29,16 +29,19 @@ def script(**config: Any) -> str:
     return generate(GeneratorSpec("script", config), allow_scripts=True)
 
 
+@pytest.mark.slow
 def test_script_does_not_see_the_servers_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SERVICE_API_KEY", "sentinel-key-7f3a")
     assert script(command="printenv SERVICE_API_KEY || echo absent", shell=True) == "absent"
 
 
+@pytest.mark.slow
 def test_script_sees_what_the_definition_declares_and_path() -> None:
     value = script(command='echo "$TOKEN:${PATH:+path}"', shell=True, env={"TOKEN": "declared"})
     assert value == "declared:path"
 
 
+@pytest.mark.slow
 def test_a_daemonized_grandchild_cannot_hold_the_request_past_the_timeout(tmp_path: Path) -> None:
     pid_file = tmp_path / "escapee.pid"
     started = time.monotonic()
@@ -52,6 +55,7 @@ def test_a_daemonized_grandchild_cannot_hold_the_request_past_the_timeout(tmp_pa
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_an_output_bomb_fails_cleanly_in_bounded_memory() -> None:
     # In a child process capped at 1.5 GB, so that without the bound the machine is not hurt.
     code = f"""
@@ -80,10 +84,12 @@ print(json.dumps({{"error": error, "growth_kb": after - before}}))
     assert report["growth_kb"] < 100 * 1024
 
 
+@pytest.mark.slow
 def test_an_ordinary_script_still_gives_its_output() -> None:
     assert script(command=sys.executable, args=["-c", "print('tok-123')"]) == "tok-123"
 
 
+@pytest.mark.slow
 def test_what_a_script_left_running_in_its_group_is_killed_when_it_exits(tmp_path: Path) -> None:
     pid_file = tmp_path / "leftover.pid"
     assert script(command=f"sleep 25 >/dev/null 2>&1 & echo $! > {pid_file}; echo v", shell=True) == "v"

@@ -20,6 +20,9 @@ from secretsapi.service.targets import files, output_file
 from secretsapi.service.workspace import Workspace
 from tests.factories import definition, file_secret, target, write_definition
 
+# Left to make test (tests/tiers.py): races repeated until they would have been lost.
+pytestmark = pytest.mark.thorough
+
 SYNCS = 40
 SWAPS = 20_000  # bounds the swapper; it stops earlier when the syncs are done
 

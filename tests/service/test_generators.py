@@ -220,23 +220,28 @@ def test_script_is_disabled_unless_allowed() -> None:
     assert caught.value.message == "script generator is disabled; set SERVICE_ALLOW_SCRIPTS=true to enable it"
 
 
+@pytest.mark.slow
 def test_script_output_is_stripped_stdout_when_allowed() -> None:
     assert gen("script", allow_scripts=True, command=PY, args=["-c", "print('  tok  ')"]) == "tok"
 
 
+@pytest.mark.slow
 def test_script_command_string_is_split_like_a_shell_without_a_shell() -> None:
     assert gen("script", allow_scripts=True, command="echo one  'two three'") == "one two three"
 
 
+@pytest.mark.slow
 def test_script_runs_through_a_shell_only_when_asked() -> None:
     assert gen("script", allow_scripts=True, command="echo $((2+3))", shell=True) == "5"
     assert gen("script", allow_scripts=True, command="echo $((2+3))") == "$((2+3))"
 
 
+@pytest.mark.slow
 def test_script_shell_args_are_quoted() -> None:
     assert gen("script", allow_scripts=True, command="echo", args=["a;b"], shell=True) == "a;b"
 
 
+@pytest.mark.slow
 def test_script_failure_does_not_echo_its_output() -> None:
     code = "import sys; print('hunter2out'); print('hunter2err', file=sys.stderr); sys.exit(3)"
     with pytest.raises(GeneratorError, match="exited with status 3") as caught:
@@ -244,16 +249,19 @@ def test_script_failure_does_not_echo_its_output() -> None:
     assert "hunter2" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_script_timeout_kills_the_command() -> None:
     with pytest.raises(GeneratorError, match=r"timed out after 0\.5 s"):
         gen("script", allow_scripts=True, command="sleep 30; echo late", shell=True, timeout=0.5)
 
 
+@pytest.mark.slow
 def test_script_missing_command_cannot_be_started() -> None:
     with pytest.raises(GeneratorError, match="could not be started"):
         gen("script", allow_scripts=True, command="/nonexistent/generator-binary")
 
 
+@pytest.mark.slow
 def test_script_with_no_output_is_an_error() -> None:
     with pytest.raises(GeneratorError, match="printed nothing"):
         gen("script", allow_scripts=True, command="true")

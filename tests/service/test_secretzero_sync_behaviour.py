@@ -79,6 +79,7 @@ def projects(tmp_path: Path) -> tuple[Path, Path]:
     return theirs, ours
 
 
+@pytest.mark.slow
 def test_a_deleted_target_file_is_written_again_as_secretzero_writes_it(projects: tuple[Path, Path]) -> None:
     theirs, ours = projects
     before = _state(ours)
@@ -89,6 +90,7 @@ def test_a_deleted_target_file_is_written_again_as_secretzero_writes_it(projects
     assert _state(ours) == _state(theirs) == before
 
 
+@pytest.mark.slow
 def test_a_target_added_to_an_existing_secret_gets_its_value_as_in_secretzero(projects: tuple[Path, Path]) -> None:
     theirs, ours = projects
     for folder in projects:
@@ -99,6 +101,7 @@ def test_a_target_added_to_an_existing_secret_gets_its_value_as_in_secretzero(pr
     assert _state(ours) == _state(theirs)
 
 
+@pytest.mark.slow
 def test_an_env_source_is_imported_and_hashed_as_secretzero_hashes_it(tmp_path: Path) -> None:
     theirs, ours = tmp_path / "secretzero", tmp_path / "ours"
     for folder in (theirs, ours):

@@ -96,7 +96,8 @@ def test_every_problem_of_a_secret_is_reported_not_only_the_first(tmp_path: Path
     doc = definition(_secret("db", _target("local", "file"), _target("local", "template", output_path="o"),
                              _target("local", "file", path="../x.env"), rotation_period="soon"))
     assert validate_file(write_definition(tmp_path, doc)).errors == [
-        "secrets[0].rotation_period: 'soon' is not a valid period",
+        "secrets[0].rotation_period: 'soon' is not a valid period: write a whole number and a unit, d (days), "
+        "w (weeks), m (months of 30 days) or y (years of 365 days), as in 90d",
         "secrets[0] 'db' targets[0] local/file: config.path is required and must be a non-empty string",
         "secrets[0] 'db' targets[1] local/template: config.template_path is required and must be a non-empty "
         "string",

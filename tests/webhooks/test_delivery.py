@@ -34,6 +34,7 @@ def queued(receiver: Receiver, event: str = "rotation.completed") -> Delivery:
     return Delivery.objects.get()
 
 
+@pytest.mark.server
 def test_a_due_delivery_is_posted_once_and_marked_delivered(receiver: Receiver) -> None:
     row = queued(receiver)
     outcome = deliver_due()
@@ -45,6 +46,7 @@ def test_a_due_delivery_is_posted_once_and_marked_delivered(receiver: Receiver) 
     assert len(receiver.received) == 1
 
 
+@pytest.mark.server
 def test_the_body_is_the_payload_and_the_headers_name_event_and_delivery(receiver: Receiver) -> None:
     row = queued(receiver)
     deliver_due()
@@ -54,6 +56,7 @@ def test_the_body_is_the_payload_and_the_headers_name_event_and_delivery(receive
     assert (got.headers["X-Webhook-Event"], got.headers["X-Webhook-Delivery"]) == ("rotation.completed", str(row.pk))
 
 
+@pytest.mark.server
 def test_the_readme_snippet_verifies_the_signature(receiver: Receiver) -> None:
     queued(receiver)
     deliver_due()
@@ -62,6 +65,7 @@ def test_the_readme_snippet_verifies_the_signature(receiver: Receiver) -> None:
     assert verify(SECRET, got.headers["X-Signature"], got.body)
 
 
+@pytest.mark.server
 def test_the_readme_snippet_refuses_another_secret_a_changed_body_and_a_garbled_header(receiver: Receiver) -> None:
     queued(receiver)
     deliver_due()
@@ -72,6 +76,7 @@ def test_the_readme_snippet_refuses_another_secret_a_changed_body_and_a_garbled_
     assert not verify(SECRET, "t=notanumber,v1=00", got.body)
 
 
+@pytest.mark.server
 def test_the_readme_snippet_refuses_a_signature_older_than_its_tolerance(receiver: Receiver) -> None:
     endpoint(receiver.url)
     then = timezone.now() - timedelta(minutes=10)
@@ -81,6 +86,7 @@ def test_the_readme_snippet_refuses_a_signature_older_than_its_tolerance(receive
     assert not readme_verifier()(SECRET, got.headers["X-Signature"], got.body)
 
 
+@pytest.mark.server
 def test_a_failed_attempt_is_retried_after_a_backoff_and_then_delivered(receiver: Receiver) -> None:
     row = queued(receiver)
     receiver.statuses = [500]
@@ -104,6 +110,7 @@ def test_backoff_doubles_with_jitter_up_to_its_cap() -> None:
     assert waits[-1] > BACKOFF_CAP / 2
 
 
+@pytest.mark.server
 def test_a_delivery_failing_for_a_day_is_retried_all_day_then_marked_failed(receiver: Receiver) -> None:
     row = queued(receiver)
     receiver.statuses = [503] * 100
@@ -123,6 +130,7 @@ def test_a_delivery_failing_for_a_day_is_retried_all_day_then_marked_failed(rece
     assert Attempt.objects.filter(delivery=row).count() == attempts
 
 
+@pytest.mark.server
 def test_a_redirect_is_not_followed_and_counts_as_a_failure(receiver: Receiver) -> None:
     row = queued(receiver)
     receiver.statuses = [302]
@@ -133,6 +141,7 @@ def test_a_redirect_is_not_followed_and_counts_as_a_failure(receiver: Receiver) 
     assert "redirects are not followed" in row.last_error
 
 
+@pytest.mark.server
 def test_an_endpoint_that_does_not_answer_is_retried_with_the_reason(db: None) -> None:
     with webhook_receiver() as gone:
         url = gone.url
@@ -143,6 +152,7 @@ def test_an_endpoint_that_does_not_answer_is_retried_with_the_reason(db: None) -
     assert (row.state, row.last_status, row.last_error) == ("pending", None, "no answer: ConnectionError")
 
 
+@pytest.mark.server
 def test_a_private_address_is_refused_at_delivery_time_once_no_longer_allowed(receiver: Receiver,
                                                                              settings: Any) -> None:
     row = queued(receiver)
@@ -154,6 +164,7 @@ def test_a_private_address_is_refused_at_delivery_time_once_no_longer_allowed(re
     assert "127.0.0.1" in row.last_error and "SERVICE_WEBHOOK_ALLOW_PRIVATE" in row.last_error
 
 
+@pytest.mark.server
 def test_a_delivery_leased_by_another_worker_is_not_sent_twice(receiver: Receiver) -> None:
     row = queued(receiver)
     now = timezone.now()

@@ -36,6 +36,7 @@ def dead_worker() -> str:
     return f"{socket.gethostname()}:{ended.stdout.strip()}"
 
 
+@pytest.mark.slow
 def test_a_job_that_ends_failed_raises_job_failed_with_its_end(db: None, project: Project) -> None:
     endpoint("http://127.0.0.1:9/", "job.failed")
     project.write(definition(file_secret("a")))
@@ -67,6 +68,7 @@ def test_the_worker_delivers_what_is_due_every_minute(db: None) -> None:
     assert Schedule.objects.filter(name=schedules.WEBHOOKS).count() == 1
 
 
+@pytest.mark.server
 def test_an_event_is_sent_by_a_task_queued_when_its_operation_commits(
         authed_api: APIClient, project: Project, django_capture_on_commit_callbacks: Any) -> None:
     project.write(definition(file_secret("a")))

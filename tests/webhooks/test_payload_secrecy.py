@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from rest_framework.test import APIClient
 
 from tests.factories import Project, definition, file_secret
@@ -15,6 +16,7 @@ from webhooks.delivery import deliver_due
 from webhooks.models import Delivery
 
 
+@pytest.mark.server
 def test_payloads_of_sync_rotation_and_drift_hold_no_value_or_hash(authed_api: APIClient, project: Project,
                                                                  settings: Any) -> None:
     settings.SERVICE_WEBHOOK_ALLOW_PRIVATE = True

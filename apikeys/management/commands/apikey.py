@@ -32,13 +32,15 @@ class Command(BaseCommand):
         create.add_argument("name")
         create.add_argument("--scope", action="append", choices=list(SCOPES), required=True,
                             help="A scope the key has; repeat for several.")
-        create.add_argument("--expires", help="Lifetime, e.g. 90d, 12h, 2w (default: never).")
+        create.add_argument("--expires", help="Lifetime: a number and a unit, s, min, h, d, w, mo or y, "
+                                               "e.g. 90d, 12h, 30min (default: never).")
         sub.add_parser("list", help="Every key, never the key itself.")
         revoke = sub.add_parser("revoke", help="Refuse a key from the next request on.")
         revoke.add_argument("name")
         rotate = sub.add_parser("rotate", help="Print a new key; the old one works for --grace more.")
         rotate.add_argument("name")
-        rotate.add_argument("--grace", default="24h", help="How long the old key still works (default: 24h).")
+        rotate.add_argument("--grace", default="24h",
+                            help="How long the old key still works, e.g. 24h, 30min, 0 (default: 24h).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -68,6 +70,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Key {options['name']!r} revoked.")
 
     def _rotate(self, options: dict[str, Any]) -> None:
-        issued = keys.rotate(options["name"], keys.parse_duration(options["grace"]), actor=cli_actor())
+        issued = keys.rotate(options["name"], keys.parse_duration(options["grace"], allow_zero=True),
+                             actor=cli_actor())
         self.stdout.write(issued.key)
         self.stderr.write(f"Key {issued.name!r} rotated; the old key works until {options['grace']} from now.")

@@ -7,24 +7,20 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from django.utils.dateparse import parse_datetime
-
 from audit.export import AuditFilter, csv_lines, json_array, jsonl
 from secretsapi import actions
 from secretsapi.management.base import EngineCommand, Failure, cli_actor
+from secretsapi.service.definition import periods
 
 FORMATS = {"jsonl": jsonl, "json": json_array, "csv": csv_lines}
 
 
 def instant(text: str) -> datetime:
-    """ISO 8601; without a zone it is UTC, as in ``GET /audit/logs``."""
+    """ISO 8601 (without a zone it is UTC, as in ``GET /audit/logs``), or a duration ago (``2h``)."""
     try:
-        moment = parse_datetime(text)
-    except ValueError:
-        moment = None
-    if moment is None:
-        raise ArgumentTypeError(f"not an ISO 8601 time: {text!r}")
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return periods.parse_instant(text, datetime.now(UTC))
+    except periods.PeriodError as exc:
+        raise ArgumentTypeError(str(exc)) from None
 
 
 def outcome(text: str) -> bool:
@@ -40,8 +36,10 @@ class Command(EngineCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         # Not the engine's options: the audit log is in the database, not beside a definition.
         parser.add_argument("--format", choices=sorted(FORMATS), default="jsonl", help="Output format.")
-        parser.add_argument("--since", type=instant, help="Rows at or after this time (ISO 8601; UTC without a zone).")
-        parser.add_argument("--until", type=instant, help="Rows before this time (ISO 8601; UTC without a zone).")
+        parser.add_argument("--since", type=instant, help="Rows at or after this time: ISO 8601 (UTC without a "
+                                                          "zone), or a duration ago (2h, 30min, 7d).")
+        parser.add_argument("--until", type=instant, help="Rows before this time: ISO 8601 (UTC without a zone), "
+                                                          "or a duration ago.")
         parser.add_argument("--action", help="Only this action (sync, rotate_secrets, ...).")
         parser.add_argument("--resource", help="Only this resource (secrets, secret:<name>, ...).")
         parser.add_argument("--user", help="Only rows of this user (service, a key's name, cli:alice, ...).")

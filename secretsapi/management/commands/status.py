@@ -7,7 +7,7 @@ from typing import Any
 
 from secretsapi import actions
 from secretsapi.management import reports
-from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
+from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor, require_declared
 
 
 class Command(EngineCommand):
@@ -23,6 +23,7 @@ class Command(EngineCommand):
         ws = self.workspace(options)
         if options["name"]:
             statuses = [actions.secret_status(ws, options["name"], actor=cli_actor())]
+            require_declared(ws, [st.name for st in statuses if not st.exists])
         else:
             statuses = actions.secret_statuses(ws, actor=cli_actor())
         self.report(options, reports.status_report(statuses, single=True))

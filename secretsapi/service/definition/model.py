@@ -227,7 +227,7 @@ class Definition:
         try:
             return by_name[name]
         except KeyError:
-            raise SecretNotDefined(name) from None
+            raise SecretNotDefined(name, by_name) from None
 
     def select(self, name: str | None) -> tuple[SecretDef, ...]:
         """All secrets, or just the named one (raising SecretNotDefined)."""

@@ -14,6 +14,10 @@ from tests.factories import bare_secret as secret
 from tests.factories import load_document as load
 from tests.factories import load_errors
 
+# What a period's error adds: the units a definition accepts (SecretZero's).
+UNITS = (": write a whole number and a unit, d (days), w (weeks), m (months of 30 days) or y (years of 365 days), "
+         "as in 90d")
+
 # -- a consumed document ------------------------------------------------------------------------
 
 
@@ -53,9 +57,9 @@ def test_a_consumed_document_checks_like_a_kept_one_and_is_emptied(tmp_path: Pat
         ({"secrets": [secret(kind="templates.nope")]}, "secrets[0].kind: unknown template 'nope'"),
         (
             {"secrets": [secret(rotation_period="90x")]},
-            "secrets[0].rotation_period: '90x' is not a valid period",
+            "secrets[0].rotation_period: '90x' is not a valid period" + UNITS,
         ),
-        ({"secrets": [secret(rotation_period=90)]}, "secrets[0].rotation_period: 90 is not a valid period"),
+        ({"secrets": [secret(rotation_period=90)]}, "secrets[0].rotation_period: 90 is not a valid period" + UNITS),
         ({"secrets": [secret(one_time="yes")]}, "secrets[0].one_time: must be true or false"),
         ({"secrets": [secret(config=[1])]}, "secrets[0].config: must be a mapping"),
         ({"secrets": [secret(description=3)]}, "secrets[0].description: must be a string"),
@@ -81,7 +85,7 @@ def test_a_consumed_document_checks_like_a_kept_one_and_is_emptied(tmp_path: Pat
         ),
         (
             {"policies": {"p": {"kind": "rotation", "max_age": "1q"}}},
-            "policies.p.max_age: '1q' is not a valid period",
+            "policies.p.max_age: '1q' is not a valid period" + UNITS,
         ),
         (
             {"policies": {"p": {"kind": "access", "denied_targets": "file"}}},
@@ -214,7 +218,7 @@ def test_interpolated_values_are_not_echoed_by_validation() -> None:
     report = validate_document(
         {"version": "1", "secrets": [secret(rotation_period="${LEAKY}")]}, environ={"LEAKY": "hunter2secret"}
     )
-    assert report.errors == ["secrets[0].rotation_period: the interpolated value is not a valid period"]
+    assert report.errors == ["secrets[0].rotation_period: the interpolated value is not a valid period" + UNITS]
 
 
 # -- POST /config/validate -----------------------------------------------------------------------
@@ -237,7 +241,7 @@ def test_validate_warns_about_secrets_without_rotation_period() -> None:
 def test_validate_reports_the_same_problems_as_the_loader() -> None:
     report = validate_document({"version": "1", "secrets": [secret(rotation_period="90x")]}, environ={})
     assert not report.valid
-    assert report.errors == ["secrets[0].rotation_period: '90x' is not a valid period"]
+    assert report.errors == ["secrets[0].rotation_period: '90x' is not a valid period" + UNITS]
 
 
 @pytest.mark.parametrize(

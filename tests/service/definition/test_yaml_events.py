@@ -108,6 +108,7 @@ def test_expansion_counts_only_the_nodes_aliases_add() -> None:
         loader.load("a: &l [x, y]\nb: *l\nc: *l\nd: *l\n")
 
 
+@pytest.mark.thorough
 def test_a_large_honest_definition_is_within_every_bound() -> None:
     # 40,000 secrets: more nodes than the alias-expansion bound, and no alias at all.
     rows = "".join(f"- {{name: s{i}, kind: random_password, config: {{length: 24}}}}\n" for i in range(40_000))
@@ -115,6 +116,7 @@ def test_a_large_honest_definition_is_within_every_bound() -> None:
     assert len(doc["secrets"]) == 40_000
 
 
+@pytest.mark.thorough
 def test_a_large_document_with_a_syntax_error_is_refused_without_the_slow_parser() -> None:
     # Past PURE_PYTHON_MAX_CHARS the error comes from libyaml, with its position.
     text = "a: b\n" + "k: v\n" * 300_000 + "  e: f\n"

@@ -302,6 +302,7 @@ def _increment(path: str, cycles: int) -> None:
             write_lockfile(Path(path), doc)
 
 
+@pytest.mark.slow
 def test_lock_serializes_read_modify_write_across_processes(tmp_path: Path) -> None:
     path = tmp_path / ".gitsecrets.lock"
     spawn = multiprocessing.get_context("spawn")

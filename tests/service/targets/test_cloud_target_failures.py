@@ -77,6 +77,7 @@ def test_drift_reports_an_unreachable_store_as_unreadable(tmp_path: Path, vault:
     assert "cannot reach the endpoint" in item.details["problem"]
 
 
+@pytest.mark.server
 def test_a_stalled_store_fails_with_a_timeout_instead_of_hanging(tmp_path: Path, clean_sdk_env: None) -> None:
     with StalledServer() as stalled:
         stalled.delay = 8  # longer than every timeout below; released when the server stops

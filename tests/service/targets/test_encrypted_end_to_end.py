@@ -143,6 +143,7 @@ def test_api_syncs_checks_repairs_and_dry_runs_every_new_kind_in_one_definition(
             assert value.encode() not in answer.content
 
 
+@pytest.mark.slow
 def test_targets_lists_the_new_kinds_with_their_config_keys(authed_api: APIClient, repo: Path) -> None:
     targets = {t["type"]: {o["name"] for o in t["config"]} for t in authed_api.get("/targets").json()["targets"]}
     assert targets["ansible_vault/ansible_vault_file"] == {"key"}
@@ -152,11 +153,13 @@ def test_targets_lists_the_new_kinds_with_their_config_keys(authed_api: APIClien
     assert "azure_app_reg" in generators
 
 
+@pytest.mark.slow
 def test_the_definition_validates_without_warnings(authed_api: APIClient, repo: Path) -> None:
     body = authed_api.post("/config/validate", {"config": _definition(None, None)}, format="json").json()
     assert (body["valid"], body["errors"], body["warnings"]) == (True, [], [])
 
 
+@pytest.mark.slow
 def test_an_invalid_external_secret_is_a_validation_error(authed_api: APIClient, repo: Path) -> None:
     document = _definition(None, None)
     del document["secrets"][0]["targets"][3]["config"]["secret_name"]
@@ -166,6 +169,8 @@ def test_an_invalid_external_secret_is_a_validation_error(authed_api: APIClient,
                               "config.secret_name is required"]
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_commands_sync_detect_drift_and_repair_the_encrypted_files(repo: Path, db: None) -> None:
     def run(*args: str) -> int:
         try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from secretsapi.service.sync import sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
 from tests.factories import definition, write_definition
+from tests.tools import require
 
 ANSIBLE_VAULT = str(Path(sys.executable).with_name("ansible-vault"))
 PASSWORD = "correct horse battery staple"
@@ -75,6 +75,7 @@ def _encrypt(folder: Path, plain: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_a_synced_vault_file_decrypts_with_ansible_vault_view(tmp_path: Path) -> None:
     ws = _ansible_ws(tmp_path, _secret("db_password", "repo_ansible", "ansible_vault_file", "APP_DB_PASSWORD"),
                      _secret("api_token", "repo_ansible", "ansible_vault_file"))
@@ -90,6 +91,7 @@ def test_a_synced_vault_file_decrypts_with_ansible_vault_view(tmp_path: Path) ->
     assert shown["api_token"] not in (tmp_path / "secrets/vault.yml").read_text()
 
 
+@pytest.mark.slow
 def test_the_vault_keeps_the_keys_it_already_held(tmp_path: Path) -> None:
     _encrypt(tmp_path, "other: keep\nlist: [1, 2]\n")
     ws = _ansible_ws(tmp_path, _secret("db_password", "repo_ansible", "ansible_vault_file"))
@@ -99,6 +101,7 @@ def test_the_vault_keeps_the_keys_it_already_held(tmp_path: Path) -> None:
         "keep", [1, 2], _lock(ws)["db_password"]["hash"])
 
 
+@pytest.mark.slow
 def test_drift_decrypts_the_vault_and_repair_puts_the_recorded_value_back(tmp_path: Path) -> None:
     ws = _ansible_ws(tmp_path, _with_dotenv(_secret("db_password", "repo_ansible", "ansible_vault_file")))
     sync(ws)
@@ -120,6 +123,7 @@ def test_a_dry_run_writes_no_vault_file(tmp_path: Path) -> None:
     assert not (tmp_path / "secrets").exists() and not ws.lockfile_path.exists()
 
 
+@pytest.mark.slow
 def test_a_wrong_vault_password_fails_the_target_and_leaves_the_file(tmp_path: Path) -> None:
     ws = _ansible_ws(tmp_path, _secret("db_password", "repo_ansible", "ansible_vault_file"))
     sync(ws)
@@ -133,6 +137,7 @@ def test_a_wrong_vault_password_fails_the_target_and_leaves_the_file(tmp_path: P
     assert value not in json.dumps([e.message for e in result.errors])
 
 
+@pytest.mark.slow
 def test_the_password_comes_from_the_variable_the_provider_names(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_VAULT_PASS", "from the environment")
@@ -142,6 +147,7 @@ def test_the_password_comes_from_the_variable_the_provider_names(
     assert "db_password" in _view(tmp_path, password="from the environment")
 
 
+@pytest.mark.slow
 def test_the_password_defaults_to_ansible_vault_password(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANSIBLE_VAULT_PASSWORD", "usual variable")
@@ -151,6 +157,7 @@ def test_the_password_defaults_to_ansible_vault_password(
     assert "db_password" in _view(tmp_path, password="usual variable")
 
 
+@pytest.mark.slow
 def test_without_a_password_the_target_names_where_one_may_come_from(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANSIBLE_VAULT_PASSWORD", raising=False)
@@ -162,6 +169,7 @@ def test_without_a_password_the_target_names_where_one_may_come_from(
     assert not (tmp_path / "secrets").exists()
 
 
+@pytest.mark.slow
 def test_a_plain_file_where_the_vault_should_be_is_not_overwritten(tmp_path: Path) -> None:
     (tmp_path / "secrets").mkdir()
     (tmp_path / "secrets/vault.yml").write_text("not: encrypted\n")
@@ -183,6 +191,7 @@ def test_a_vault_file_outside_the_target_roots_is_refused(tmp_path: Path) -> Non
     assert not (tmp_path / "outside.yml").exists()
 
 
+@pytest.mark.slow
 def test_a_password_file_outside_the_target_roots_is_refused(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -195,6 +204,7 @@ def test_a_password_file_outside_the_target_roots_is_refused(tmp_path: Path) -> 
     assert not (project / "secrets").exists()
 
 
+@pytest.mark.slow
 def test_two_aliases_naming_one_vault_file_write_it_together(tmp_path: Path) -> None:
     (tmp_path / "vault-pass.txt").write_text(PASSWORD)
     providers = {"a": _ansible_provider(), "b": _ansible_provider()}
@@ -232,6 +242,7 @@ def _git(repo: Path, *args: str) -> bytes:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
     command = list(args) if args[0] == "git-crypt" else ["git", *args]
+    command[0] = require(command[0])
     done = subprocess.run(command, cwd=repo, env=env,
                           capture_output=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
@@ -241,8 +252,7 @@ def _git(repo: Path, *args: str) -> bytes:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git-crypt repository: secrets/** encrypted when committed, unlocked (the key is local)."""
-    if shutil.which("git-crypt") is None:
-        pytest.fail("git-crypt is not installed")
+    require("git-crypt")
     root = tmp_path / "repo"
     root.mkdir()
     _git(root, "init", "-q", "-b", "main")
@@ -260,6 +270,7 @@ def _crypt_ws(root: Path, secret_file: str, *secrets: dict[str, Any]) -> Workspa
     return Workspace(definition_path=write_definition(root, doc), lock_timeout=10, environ={})
 
 
+@pytest.mark.slow
 def test_the_work_tree_holds_the_value_and_the_commit_holds_it_encrypted(repo: Path) -> None:
     ws = _crypt_ws(repo, "secrets/app.yaml", _secret("db_password", "repo_gitcrypt", "git_crypt_file",
                                                       "APP_DB_PASSWORD"))
@@ -274,6 +285,7 @@ def test_the_work_tree_holds_the_value_and_the_commit_holds_it_encrypted(repo: P
     assert value.encode() not in committed
 
 
+@pytest.mark.slow
 def test_other_keys_of_the_git_crypt_file_are_kept(repo: Path) -> None:
     (repo / "secrets").mkdir()
     (repo / "secrets/app.yaml").write_text("# owned by ops\nother: keep\n")
@@ -283,6 +295,7 @@ def test_other_keys_of_the_git_crypt_file_are_kept(repo: Path) -> None:
     assert text.startswith("# owned by ops\nother: keep\n") and "db_password: " in text
 
 
+@pytest.mark.slow
 def test_a_file_gitattributes_leaves_unencrypted_is_refused_and_not_written(repo: Path) -> None:
     ws = _crypt_ws(repo, "config/app.yaml", _secret("db_password", "repo_gitcrypt", "git_crypt_file"))
     assert [e.message for e in sync(ws).errors] == [
@@ -291,12 +304,14 @@ def test_a_file_gitattributes_leaves_unencrypted_is_refused_and_not_written(repo
     assert not (repo / "config").exists()
 
 
+@pytest.mark.slow
 def test_a_file_outside_any_git_repository_is_refused(tmp_path: Path) -> None:
     ws = _crypt_ws(tmp_path, "secrets/app.yaml", _secret("db_password", "repo_gitcrypt", "git_crypt_file"))
     assert [e.message for e in sync(ws).errors] == [
         "repo_gitcrypt:secrets/app.yaml: not inside a git repository (git-crypt encrypts only files of one)"]
 
 
+@pytest.mark.slow
 def test_git_crypt_drift_reads_the_work_tree_and_repair_restores_it(repo: Path) -> None:
     ws = _crypt_ws(repo, "secrets/app.yaml", _with_dotenv(_secret("db_password", "repo_gitcrypt",
                                                                    "git_crypt_file")))
@@ -310,6 +325,7 @@ def test_git_crypt_drift_reads_the_work_tree_and_repair_restores_it(repo: Path) 
     assert (repo / "secrets/app.yaml").read_text() == before
 
 
+@pytest.mark.slow
 def test_a_locked_repository_is_reported_not_overwritten(repo: Path) -> None:
     ws = _crypt_ws(repo, "secrets/app.yaml", _secret("db_password", "repo_gitcrypt", "git_crypt_file"))
     sync(ws)

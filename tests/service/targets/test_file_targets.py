@@ -516,6 +516,7 @@ def bash_reads(path: Path, key: str) -> str:
 SHELL_EXACT = [v for v in NASTY if "\r" not in v]  # a CR is written as \r, which a shell keeps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", SHELL_EXACT, ids=range(len(SHELL_EXACT)))
 def test_bash_sourcing_the_dotenv_file_reads_every_value_exactly(ctx: TargetContext, value: str) -> None:
     write(ctx, "a.env", {"K": value})

@@ -85,6 +85,7 @@ def test_repair_writes_a_deleted_credential_again_from_another_copy(tmp_path: Pa
     assert server.secret("api-key") == recorded
 
 
+@pytest.mark.server
 def test_an_instance_without_csrf_protection_needs_no_crumb(tmp_path: Path, clean_sdk_env: None) -> None:
     with JenkinsServer(csrf=False) as server:
         ws = workspace(tmp_path, {"ci": jenkins_provider(server.url)},

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.sync import sync
 from secretsapi.service.targets import TargetContext
@@ -66,6 +68,7 @@ def _approle_provider(url: str, role_id: str = "app-role", secret_id: str = "s3c
             "config": {"address": url}}
 
 
+@pytest.mark.server
 def test_approle_logs_in_once_and_writes_with_the_token_vault_issued(tmp_path: Path, clean_sdk_env: None) -> None:
     with VaultServer(token="unused-root", approle=("app-role", "s3cret-id")) as vault:
         ws = _ws(tmp_path, {"vault": _approle_provider(vault.url)},
@@ -78,6 +81,7 @@ def test_approle_logs_in_once_and_writes_with_the_token_vault_issued(tmp_path: P
         assert len(vault.issued) == 1  # one login served every call, the drift check's too
 
 
+@pytest.mark.server
 def test_a_rejected_approle_login_fails_the_targets_without_the_secret_id(
         tmp_path: Path, clean_sdk_env: None) -> None:
     with VaultServer(approle=("app-role", "s3cret-id")) as vault:
@@ -88,6 +92,7 @@ def test_a_rejected_approle_login_fails_the_targets_without_the_secret_id(
         assert vault.data("secret", "app/db") is None and vault.issued == []
 
 
+@pytest.mark.server
 def test_approle_without_a_secret_id_names_both_settings(tmp_path: Path, clean_sdk_env: None) -> None:
     with VaultServer(approle=("app-role", "s3cret-id")) as vault:
         provider = _approle_provider(vault.url)

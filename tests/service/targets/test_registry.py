@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -16,6 +18,7 @@ def run(code: str) -> str:
                           timeout=120).stdout.strip()
 
 
+@pytest.mark.slow
 def test_importing_the_service_does_not_import_the_target_kinds() -> None:
     out = run("import sys, secretsapi.service\n"
               "kinds = ('secretsapi.service.targets.template', 'secretsapi.service.targets.encrypted_files',"
@@ -24,6 +27,7 @@ def test_importing_the_service_does_not_import_the_target_kinds() -> None:
     assert out == "[]"
 
 
+@pytest.mark.slow
 def test_a_kind_registered_before_any_lookup_replaces_the_built_in_one() -> None:
     out = run("from secretsapi.service.targets import registry\n"
               "class Fake:\n"
@@ -33,6 +37,7 @@ def test_a_kind_registered_before_any_lookup_replaces_the_built_in_one() -> None
     assert out == "True True"
 
 
+@pytest.mark.slow
 def test_the_built_in_kinds_are_there_at_the_first_lookup() -> None:
     out = run("from secretsapi.service.targets import registry\n"
               "print(type(registry.get_kind('local/file')).__name__, len(registry.kinds()))")

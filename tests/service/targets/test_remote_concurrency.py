@@ -180,6 +180,7 @@ class _ThrottlingAws(Peer):
         return 400, {"__type": "ThrottlingException", "message": "Rate exceeded"}
 
 
+@pytest.mark.server
 def test_aws_throttling_is_retried_in_adaptive_mode_then_reported(
     tmp_path: Path, clean_sdk_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

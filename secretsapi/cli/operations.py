@@ -1,0 +1,230 @@
+"""What each ``secretsctl`` subcommand does once its flags are read: one action (or one per named
+secret), its report printed as the management commands print it, and the exit code.
+
+Imported by ``program.operations`` once Django is set up; the Click declarations
+(``secretsapi.cli.app``) stay free of Django so that ``--help`` and completion start fast.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+from django.conf import settings
+
+from secretsapi import actions
+from secretsapi.cli import auditlog
+from secretsapi.cli.program import SECRETZERO_DEFAULT_LOCKFILE, Lane
+from secretsapi.cli.progress import reporting, steps
+from secretsapi.management.base import as_failure, cli_actor, error_json, migrate_pending, require_declared
+from secretsapi.management.reports import (
+    Report,
+    clean_report,
+    drift_report,
+    import_report,
+    merged_rotation,
+    merged_rotation_check,
+    merged_sync,
+    policy_report,
+    rotation_check_report,
+    rotation_report,
+    show_report,
+    status_report,
+    sync_report,
+    table_report,
+    validation_report,
+)
+from secretsapi.service.errors import SecretNotDefined
+
+
+def run(lane: Lane, operation: str, arguments: dict[str, Any]) -> int:
+    """Run one operation, print its report (or its error); the exit code."""
+    try:
+        migrate_pending()  # a fresh database, as the management commands find it
+        report = OPERATIONS[operation](lane, **arguments)
+    except Exception as exc:
+        failure = as_failure(exc)
+        if lane.output_format == "json":
+            click.echo(error_json(failure))
+        else:
+            click.echo(f"Error: {failure.detail}", err=True)
+        return failure.returncode
+    if report is None:  # it printed as it went (audit --follow)
+        return 0
+    click.echo(json.dumps(report.data, indent=2, default=str) if lane.output_format == "json" else report.text)
+    if report.problem is not None and lane.output_format != "json":
+        click.echo(report.problem.detail, err=True)
+    return report.exit_code
+
+
+def workspace(lane: Lane) -> actions.Workspace:
+    definition = lane.file.absolute() if lane.file is not None else None
+    folder = (definition or Path(settings.SERVICE_CONFIG).absolute()).parent
+    lockfile = None
+    if lane.lockfile and lane.lockfile != SECRETZERO_DEFAULT_LOCKFILE:
+        lockfile = folder / lane.lockfile  # an absolute one replaces the folder
+    return actions.workspace(definition=definition, lockfile=lockfile,
+                             var_files=[_var_file(given, folder) for given in lane.var_files],
+                             environment=lane.environment, command_line=True)
+
+
+def _var_file(given: str, folder: Path) -> str:
+    """SecretZero reads ``-v`` paths from the working folder; the engine, from the definition's.
+    A path that exists from here is handed over relative to the definition's folder (or
+    absolute, which the engine refuses outside it); any other as given."""
+    here = Path(given).absolute()
+    if not here.exists():
+        return given
+    try:
+        return str(here.relative_to(folder))
+    except ValueError:
+        return str(here)
+
+
+def _names(secret_name: str | None, secrets: Sequence[str]) -> list[str | None]:
+    """The secrets named (positional and ``-s``), in order, once each; ``[None]``: every secret."""
+    named = list(dict.fromkeys([*([secret_name] if secret_name else []), *secrets]))
+    return list(named) if named else [None]
+
+
+def sync(lane: Lane, *, dry_run: bool, secrets: Sequence[str], force: bool, repair: bool, refresh: bool) -> Report:
+    ws, names, results = workspace(lane), _names(None, secrets), []
+    if names == [None]:  # one operation: the engine reports its progress
+        with reporting("sync", quiet=lane.quiet) as report:
+            return sync_report(actions.sync(ws, actor=cli_actor(), dry_run=dry_run, force=force,
+                                            repair=repair, refresh=refresh, progress=report))
+    with steps(len(names), "sync", quiet=lane.quiet) as advance:
+        for name in names:
+            results.append(actions.sync(ws, actor=cli_actor(), dry_run=dry_run, force=force, secret_name=name,
+                                        repair=repair, refresh=refresh))
+            advance()
+    return sync_report(merged_sync(results))
+
+
+def rotate(lane: Lane, *, secret_name: str | None, secrets: Sequence[str], force: bool, dry_run: bool) -> Report:
+    ws, names = workspace(lane), _names(secret_name, secrets)
+    with steps(len(names), "rotate", quiet=lane.quiet) as advance:
+        if dry_run:
+            checks = []
+            for name in names:
+                checks.append(actions.check_rotation(ws, actor=cli_actor(), secret_name=name))
+                advance()
+            return rotation_check_report(merged_rotation_check(checks))
+        if names == [None]:
+            with reporting("rotate", quiet=lane.quiet) as report:
+                return rotation_report(actions.execute_rotation(ws, actor=cli_actor(), force=force, progress=report))
+        results = []
+        for name in names:
+            results.append(actions.execute_rotation(ws, actor=cli_actor(), secret_name=name, force=force))
+            advance()
+    return rotation_report(merged_rotation(results))
+
+
+def status(lane: Lane, *, secrets: Sequence[str], verbose: bool) -> Report:
+    ws, names = workspace(lane), list(dict.fromkeys(secrets))
+    if not names:  # every secret, in one pass
+        return status_report(actions.secret_statuses(ws, actor=cli_actor()), single=False, verbose=verbose)
+    statuses = []
+    with steps(len(names), "status", quiet=lane.quiet) as advance:
+        for name in names:
+            statuses.append(actions.secret_status(ws, name, actor=cli_actor()))
+            advance()
+    require_declared(ws, [st.name for st in statuses if not st.exists])
+    return status_report(statuses, single=len(names) == 1, verbose=verbose)
+
+
+def show(lane: Lane, *, secret_name: str) -> Report:
+    ws = workspace(lane)
+    summaries = actions.list_secrets(ws, actor=cli_actor())
+    found = [s for s in summaries if s.name == secret_name]
+    if not found:
+        raise SecretNotDefined(secret_name, [s.name for s in summaries])
+    return show_report(found[0], actions.secret_status(ws, secret_name, actor=cli_actor()))
+
+
+def drift(lane: Lane, *, secret_name: str | None) -> Report:
+    with reporting("drift", quiet=lane.quiet) as report:
+        return drift_report(actions.check_drift(workspace(lane), actor=cli_actor(), secret_name=secret_name,
+                                                progress=report))
+
+
+def clean(lane: Lane, *, dry_run: bool) -> Report:
+    return clean_report(actions.clean_lockfile(workspace(lane), actor=cli_actor(), dry_run=dry_run))
+
+
+def import_(lane: Lane, *, secrets: Sequence[str], dry_run: bool) -> Report:
+    return import_report(actions.import_values(workspace(lane), actor=cli_actor(), secret_names=list(secrets) or None,
+                                               dry_run=dry_run))
+
+
+def policy(lane: Lane, *, fail_on_warning: bool) -> Report:
+    return policy_report(actions.check_policy(workspace(lane), actor=cli_actor(), fail_on_warning=fail_on_warning))
+
+
+def validate(lane: Lane) -> Report:
+    return validation_report(actions.validate_definition_file(workspace(lane), actor=cli_actor()))
+
+
+def render(lane: Lane, *, output: Path | None, as_yaml: bool) -> Report:
+    result = actions.render_config(workspace(lane), actor=cli_actor())
+    text = yaml.safe_dump(result.config, sort_keys=False) if as_yaml else json.dumps(result.config, indent=2)
+    if output is None:
+        return Report(result.config, text)
+    output.write_text(text if text.endswith("\n") else text + "\n")
+    return Report({"output": str(output)}, f"Rendered to {output}")
+
+
+def list_secrets(lane: Lane, *, name_filter: str | None) -> Report:
+    rows = [
+        {"name": s.name, "kind": s.kind, "one_time": s.one_time, "rotation_period": s.rotation_period,
+         "targets_count": len(s.targets),
+         "targets": [dict(zip(("provider", "kind"), t.split("/", 1), strict=False)) for t in s.targets]}
+        for s in actions.list_secrets(workspace(lane), actor=cli_actor())
+        if not name_filter or name_filter.lower() in s.name.lower()
+    ]
+    return table_report("secrets", rows, ("NAME", "KIND", "ONE-TIME", "ROTATION", "TARGETS"),
+                        lambda r: (r["name"], r["kind"], "yes" if r["one_time"] else "no", r["rotation_period"],
+                                   [f"{t['provider']}/{t.get('kind', '')}" for t in r["targets"]]))
+
+
+def list_targets(lane: Lane) -> Report:
+    config = actions.render_config(workspace(lane), actor=cli_actor()).config
+    rows = [
+        {"secret": secret.get("name"), "provider": target.get("provider"), "kind": target.get("kind"),
+         "config": target.get("config") or {}}
+        for secret in _items(config.get("secrets")) for target in _items(secret.get("targets"))
+    ]
+    return table_report("targets", rows, ("SECRET", "PROVIDER", "KIND", "CONFIG"),
+                        lambda r: (r["secret"], r["provider"], r["kind"], r["config"]))
+
+
+def list_providers(lane: Lane) -> Report:
+    _, declared = actions.list_providers(workspace(lane), actor=cli_actor())
+    rows = [{"name": p["alias"], "kind": p["kind"], "auth_kind": p["auth_kind"], "config": p["config"]}
+            for p in declared]
+    return table_report("providers", rows, ("NAME", "KIND", "AUTH"), lambda r: (r["name"], r["kind"], r["auth_kind"]))
+
+
+def list_variables(lane: Lane, *, name_filter: str | None) -> Report:
+    variables = actions.render_config(workspace(lane), actor=cli_actor()).config.get("variables") or {}
+    rows = [{"name": name, "value": value} for name, value in variables.items()
+            if not name_filter or name_filter.lower() in name.lower()]
+    report = table_report("variables", rows, ("NAME", "VALUE"), lambda r: (r["name"], json.dumps(r["value"])))
+    report.data = {"variables": {row["name"]: row["value"] for row in rows}, "total": len(rows)}
+    return report
+
+
+def _items(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+OPERATIONS: dict[str, Callable[..., Report | None]] = {
+    "sync": sync, "rotate": rotate, "status": status, "show": show, "drift": drift, "clean": clean,
+    "import": import_, "policy": policy, "validate": validate, "render": render, "list_secrets": list_secrets,
+    "list_targets": list_targets, "list_providers": list_providers, "list_variables": list_variables,
+    "audit": auditlog.page, "audit_follow": auditlog.follow,
+}

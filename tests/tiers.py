@@ -1,0 +1,82 @@
+"""The two tiers of the suite: ``make test`` runs every test; ``make check`` (``pytest --unit``) runs
+the unit tier, in-process and in seconds: every test but those marked (or found) to need more.
+
+A test leaves the unit tier by a marker (pytest.ini): ``slow`` (starts processes), ``server``
+(starts a server in the test's process: a protocol peer, a webhook receiver, a live server),
+``postgres``, ``fuzz``, ``thorough`` (takes seconds by design: floods, races, deadlines, huge
+inputs, exhaustive matrices whose cases repeat what the unit tier checks once). ``server`` is
+also given to every test using a fixture of ``SERVER_FIXTURES``. Under ``--unit`` starting a
+process or binding a socket fails the test, naming the marker it lacks, so the tier stays what it
+says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+from collections.abc import Iterator
+from multiprocessing.process import BaseProcess
+from typing import Any, NoReturn
+
+import pytest
+
+# Fixtures that start a server (tests/service/targets/conftest.py, tests/targets/conftest.py,
+# tests/audit/test_admin_browser.py): a test using one is a ``server`` test.
+SERVER_FIXTURES = frozenset({
+    "moto_url", "aws", "vault", "kube", "keyvault", "vercel", "github", "gitlab", "jenkins", "infisical", "stores",
+    "browser",
+})
+# What the unit tier leaves to ``make test``.
+NOT_UNIT = ("slow", "server", "postgres", "fuzz", "thorough")
+
+
+class StartedSomething(RuntimeError):
+    """A unit-tier test started a process or a server."""
+
+
+def mark_servers(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.server)
+
+
+def keep_unit_tier(config: pytest.Config, items: list[pytest.Item]) -> None:
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        (left if any(item.get_closest_marker(name) for name in NOT_UNIT) else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+    items[:] = kept
+
+
+@contextlib.contextmanager
+def nothing_started() -> Iterator[None]:
+    """Starting a process (``subprocess``, ``multiprocessing``, ``os.fork``) or binding a socket
+    raises inside: the unit tier does neither."""
+    popen, start, fork, bind = subprocess.Popen.__init__, BaseProcess.start, os.fork, socket.socket.bind
+
+    def no_process(self: Any, args: Any = "", *rest: Any, **options: Any) -> NoReturn:
+        raise StartedSomething(f"the unit tier (make check) starts no process ({args!r}): mark the test "
+                               "pytest.mark.slow, and make test runs it")
+
+    def no_fork() -> int:
+        return no_process(None, "os.fork()")
+
+    def no_server(self: socket.socket, address: Any) -> None:
+        raise StartedSomething(f"the unit tier (make check) binds no socket ({address!r}): mark the test "
+                               "pytest.mark.server, and make test runs it")
+
+    subprocess.Popen.__init__ = no_process  # type: ignore[method-assign]
+    BaseProcess.start = no_process  # type: ignore[method-assign]
+    os.fork = no_fork
+    socket.socket.bind = no_server  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = popen  # type: ignore[method-assign]
+        BaseProcess.start = start  # type: ignore[method-assign]
+        os.fork = fork
+        socket.socket.bind = bind  # type: ignore[method-assign]
