@@ -51,7 +51,7 @@ SCHEDULES: dict[str, Scheduled] = {s.name: s for s in (
 )}
 
 
-def _latest_tick(cron: str, now: datetime) -> datetime:
+def latest_tick(cron: str, now: datetime) -> datetime:
     """The newest tick at or before ``now``."""
     found: datetime = croniter(cron, now.replace(microsecond=0) + timedelta(seconds=1)).get_prev(datetime)
     return found
@@ -71,7 +71,7 @@ def install(now: datetime | None = None) -> None:
             if row is not None and row.cron == cron:
                 continue
             Schedule.objects.update_or_create(name=scheduled.name, defaults={
-                "cron": cron, "setting": scheduled.setting, "last_tick": _latest_tick(cron, now),
+                "cron": cron, "setting": scheduled.setting, "last_tick": latest_tick(cron, now),
                 "installed_at": now})
 
 
@@ -84,7 +84,7 @@ def due(enqueue: Any, now: datetime | None = None) -> list[str]:
         scheduled = SCHEDULES.get(row.name)
         if scheduled is None:
             continue
-        tick = _latest_tick(row.cron, now)
+        tick = latest_tick(row.cron, now)
         if tick <= row.last_tick:
             continue
         with transaction.atomic():

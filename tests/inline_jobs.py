@@ -18,8 +18,7 @@ _real_alive = workers.alive
 
 
 def _run_now(sender: Any, task_result: Any, **kwargs: Any) -> None:
-    Worker(queue_names=[task_result.task.queue_name], interval=0, batch=True, backend_name="default",
-           startup_delay=False, max_tasks=None, worker_id=IN_PROCESS, excluded_queue_names=[]).run()
+    run_queued(task_result.task.queue_name)
 
 
 def _always_alive(queue: str | None = None) -> bool:
@@ -54,3 +53,9 @@ def no_worker() -> Iterator[None]:
         yield
     finally:
         run_in_process()
+
+
+def run_queued(queue_name: str) -> None:
+    """Run every job waiting in ``queue_name`` now, as a worker would."""
+    Worker(queue_names=[queue_name], interval=0, batch=True, backend_name="default", startup_delay=False,
+           max_tasks=None, worker_id=IN_PROCESS, excluded_queue_names=[]).run()

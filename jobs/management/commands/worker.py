@@ -114,9 +114,11 @@ def _housekeeping(stop: threading.Event, ids: list[str]) -> None:
 
 def _deliveries(stop: threading.Event) -> None:
     """The webhook deliveries that are due, every second (new events and retries)."""
-    while not stop.wait(1.0):
+    while True:
         try:
             close_old_connections()
             deliver_due()
         except DatabaseError as exc:
             logger.warning("webhook deliveries: %s", exc)
+        if stop.wait(1.0):
+            return
