@@ -186,12 +186,16 @@ if not re.fullmatch(r"[A-Za-z0-9_-]{1,25}", SERVICE_JOB_QUEUE):
     raise ImproperlyConfigured("SERVICE_JOB_QUEUE must be 1 to 25 letters, digits, '_' or '-'")
 # A worker writes its heartbeat this often; it is alive for /health and new jobs while its last
 # one is under three beats old, dead (its job taken back) past six.
-SERVICE_WORKER_HEARTBEAT_SECONDS = env_int("SERVICE_WORKER_HEARTBEAT_SECONDS", 10, minimum=1, maximum=60)
+SERVICE_WORKER_HEARTBEAT_SECONDS = env_int("SERVICE_WORKER_HEARTBEAT_SECONDS", 10, minimum=1, maximum=20)
 # Ended jobs (and their results) are deleted this many days after they ended.
 SERVICE_JOB_RETENTION_DAYS = env_int("SERVICE_JOB_RETENTION_DAYS", 7, minimum=1)
 # Jobs queued or running at once, per key and in all: past either, 429 with Retry-After.
 SERVICE_JOBS_PER_KEY = env_int("SERVICE_JOBS_PER_KEY", 8, minimum=1)
 SERVICE_JOBS_MAX = env_int("SERVICE_JOBS_MAX", 200, minimum=1)
+# `serve` starts a job worker beside the API: auto (when none is running), yes or no.
+SERVICE_SERVE_WORKER = env_str("SERVICE_SERVE_WORKER", "auto") or "auto"
+if SERVICE_SERVE_WORKER not in ("auto", "yes", "no"):
+    raise ImproperlyConfigured("SERVICE_SERVE_WORKER must be auto, yes or no")
 # A read of a definition (or a definition sent to validate) this small is answered in the request,
 # not queued as a job: a few milliseconds of work pays no queue round trip.
 SERVICE_INLINE_MAX_BYTES = env_int("SERVICE_INLINE_MAX_BYTES", 65536, minimum=0)

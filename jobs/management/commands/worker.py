@@ -10,8 +10,10 @@ due, every second. SIGTERM or SIGINT: each runner finishes its job, then the com
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
+from argparse import ArgumentParser
 from collections.abc import Callable
 from datetime import timedelta
 from types import FrameType
@@ -40,6 +42,10 @@ class Command(BaseCommand):
     help = ("Run the long operations' jobs and the schedules (SERVICE_ROTATION_SCHEDULE, SERVICE_DRIFT_SCHEDULE) "
             "until stopped (SIGINT or SIGTERM: running jobs finish first). Run one or more beside `serve`.")
 
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--stop-with-parent", action="store_true",
+                            help="Stop (as on SIGTERM) when the process that started this one ends (serve's own).")
+
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             # The worker may start before `serve` has migrated (`make serve` starts both).
@@ -50,15 +56,16 @@ class Command(BaseCommand):
                                   f"{'queued again' if job.requeued else 'ended failed'}")
         except (LockTimeout, DatabaseError) as exc:
             raise CommandError(as_failure(exc).detail) from None
-        operations.warm_up()
         runners = [(workers.worker_id("writes", 0), operations.queue_name(operations.WRITES))]
         runners += [(workers.worker_id("reads", n), operations.queue_name(operations.READS))
                     for n in range(1, settings.SERVICE_JOB_WORKERS)]
+        # Registered and beating first: a job queued while this process warms up waits for it.
         workers.register(runners)
+        parent = os.getppid()
+        stop = threading.Event()
         engines = [Worker(queue_names=[name], interval=POLL_SECONDS, batch=False, backend_name="default",
                           startup_delay=False, max_tasks=None, worker_id=wid, excluded_queue_names=[])
                    for wid, name in runners]
-        stop = threading.Event()
 
         def stopping(signum: int, frame: FrameType | None) -> None:
             stop.set()
@@ -67,17 +74,22 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGTERM, stopping)
         signal.signal(signal.SIGINT, stopping)
+        service = [threading.Thread(target=_closing(lambda: _housekeeping(stop, [w for w, _ in runners])),
+                                    name="housekeeping"),
+                   threading.Thread(target=_closing(lambda: _deliveries(stop)), name="webhooks", daemon=True)]
+        for thread in service:
+            thread.start()
+        operations.warm_up()
         threads = [threading.Thread(target=_closing(engine.run), name=engine.worker_id) for engine in engines]
-        threads.append(threading.Thread(target=_closing(lambda: _housekeeping(stop, [w for w, _ in runners])),
-                                        name="housekeeping"))
-        threads.append(threading.Thread(target=_closing(lambda: _deliveries(stop)), name="webhooks", daemon=True))
-        self.stdout.write(f"Job worker ready: {len(runners)} runners ({', '.join(w for w, _ in runners)})")
-        self.stdout.flush()
         for thread in threads:
             thread.start()
-        for thread in threads[:-1]:
+        self.stdout.write(f"Job worker ready: {len(runners)} runners ({', '.join(w for w, _ in runners)})")
+        self.stdout.flush()
+        for thread in [*threads, service[0]]:
             while thread.is_alive():
                 thread.join(timeout=1)
+                if options["stop_with_parent"] and os.getppid() != parent:
+                    stopping(signal.SIGTERM, None)
         workers.unregister([w for w, _ in runners])
 
 
