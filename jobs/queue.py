@@ -18,10 +18,12 @@ import json
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from jobs.models import WorkerBeat
@@ -162,3 +164,8 @@ def prune(before: datetime) -> int:
     deleted, _ = DBTaskResult.objects.filter(status__in=FINISHED).filter(
         Q(finished_at__lt=before) | Q(finished_at__isnull=True, enqueued_at__lt=before)).delete()
     return int(deleted)
+
+
+def prune_ended() -> int:
+    """Delete the jobs that ended more than SERVICE_JOB_RETENTION_DAYS ago (every worker, hourly)."""
+    return prune(timezone.now() - timedelta(days=settings.SERVICE_JOB_RETENTION_DAYS))

@@ -116,7 +116,7 @@ def _housekeeping(stop: threading.Event, ids: list[str]) -> None:
             schedules.due(operations.enqueue)
             now = timezone.now()
             if pruned_at is None or now - pruned_at > PRUNE_EVERY:
-                queue.prune(now - timedelta(days=settings.SERVICE_JOB_RETENTION_DAYS))
+                queue.prune_ended()
                 pruned_at = now
         except DatabaseError as exc:
             # The database away for a while: the next beat tries again.
