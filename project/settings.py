@@ -450,7 +450,9 @@ SPECTACULAR_SETTINGS = {
     ],
     # A webhook delivery's state and a job's, two enums both named after their field "state".
     "ENUM_NAME_OVERRIDES": {"DeliveryStateEnum": "webhooks.models.Delivery.STATES",
-                            "JobStateEnum": "jobs.queue.JOB_STATES"},
+                            "JobStateEnum": "jobs.queue.JOB_STATES",
+                            # /health's database and workers: each only up or down.
+                            "UpDownEnum": ["up", "down"]},
     # 414, insecure mode's 400 and 403, and no NUL in request strings (secretsapi/api/schema.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums", "secretsapi.api.schema.declare_server_answers",
