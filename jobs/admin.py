@@ -12,7 +12,6 @@ from django_tasks_db.models import DBTaskResult
 
 from jobs.queue import record_of
 
-
 if admin.site.is_registered(DBTaskResult):
     admin.site.unregister(DBTaskResult)
 

@@ -28,6 +28,8 @@ from django_tasks_db.models import DBTaskResult
 
 from jobs.models import WorkerBeat
 
+Rows = QuerySet[DBTaskResult[..., Any]]
+
 # The task engine's states, as a job shows them.
 STATES: dict[str, str] = {"READY": "queued", "RUNNING": "running", "SUCCESSFUL": "succeeded", "FAILED": "failed"}
 ENGINE_STATE: dict[str, str] = {shown: engine for engine, shown in STATES.items()}
@@ -61,7 +63,7 @@ class JobRecord:
         return self.state in ("succeeded", "failed")
 
 
-def _kwargs(row: DBTaskResult) -> dict[str, Any]:
+def _kwargs(row: DBTaskResult[..., Any]) -> dict[str, Any]:
     args_kwargs = row.args_kwargs if isinstance(row.args_kwargs, dict) else {}
     kwargs = args_kwargs.get("kwargs")
     return kwargs if isinstance(kwargs, dict) else {}
@@ -77,7 +79,7 @@ def data(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def record_of(row: DBTaskResult, beat: WorkerBeat | None = None) -> JobRecord:
+def record_of(row: DBTaskResult[..., Any], beat: WorkerBeat | None = None) -> JobRecord:
     kwargs = _kwargs(row)
     outcome = row.return_value if isinstance(row.return_value, dict) else {}
     done, total = outcome.get("done", 0), outcome.get("total")
@@ -108,7 +110,7 @@ def find(job_id: str) -> JobRecord | None:
     return record_of(row, beat)
 
 
-def visible(queryset: QuerySet[DBTaskResult], *, owner: str | None, everyone: bool) -> QuerySet[DBTaskResult]:
+def visible(queryset: Rows, *, owner: str | None, everyone: bool) -> Rows:
     """The jobs a reader may see: its own (those it asked for), or every job for ``everyone``."""
     return queryset if everyone else queryset.filter(args_kwargs__kwargs__actor=owner)
 

@@ -10,6 +10,7 @@ the same transaction (never a second row). Every worker runs this at start and t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -60,7 +61,7 @@ def recover() -> list[Recovered]:
     return done
 
 
-def _take_back(row: DBTaskResult, audit_row: int | None, *, requeue: bool) -> bool:
+def _take_back(row: DBTaskResult[..., Any], audit_row: int | None, *, requeue: bool) -> bool:
     """One job, unless another worker's recovery took it first (the conditional update: a job
     taken back and claimed again has another ``started_at``)."""
     job_id = row.id

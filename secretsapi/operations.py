@@ -12,6 +12,7 @@ result, or the failure's code and message); the API renders it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -151,7 +152,8 @@ def submit(operation: str, payload: dict[str, Any], *, actor: str | None) -> Job
             "one), and none has reported a heartbeat lately, so nothing would run this job.")
     if actor is not None and queue.active(actor=actor) >= settings.SERVICE_JOBS_PER_KEY:
         raise TooManyJobs(f"Too many jobs (too_many_jobs): this key has {settings.SERVICE_JOBS_PER_KEY} "
-                          "jobs queued or running already (SERVICE_JOBS_PER_KEY); retry once one has ended.", wait=RETRY_AFTER)
+                          "jobs queued or running already (SERVICE_JOBS_PER_KEY); retry once one has ended.",
+                          wait=RETRY_AFTER)
     if queue.active() >= settings.SERVICE_JOBS_MAX:
         raise TooManyJobs(f"Too many jobs (too_many_jobs): the server has {settings.SERVICE_JOBS_MAX} "
                           "jobs queued or running already (SERVICE_JOBS_MAX); retry shortly.", wait=RETRY_AFTER)
@@ -165,7 +167,8 @@ def enqueue(operation: str, payload: dict[str, Any], *, actor: str | None) -> Jo
         result = run_job.using(queue_name=queue_name(op.queue)).enqueue(
             operation=operation, actor=actor, params=queue.text(op.params(payload)), payload=queue.text(payload))
     found = queue.find(str(result.id))
-    assert found is not None
+    if found is None:  # pruned or deleted already: the engine's own record of it
+        raise ServiceError("the job was queued, then could not be found")
     return found
 
 
@@ -252,7 +255,5 @@ def warm_up() -> None:
     for name in ("sync", "agent_sync", "detect_drift", "execute_rotation", "check_policies", "validate_document",
                  "render_definition", "without_recorded_values"):
         getattr(service, name)
-    try:
+    with contextlib.suppress(ServiceError):  # no definition yet, or an invalid one: each job says so
         actions.workspace().definition()
-    except ServiceError:
-        pass  # no definition yet, or an invalid one: each job says so

@@ -27,7 +27,7 @@ def _always_alive(queue: str | None = None) -> bool:
 
 def run_in_process() -> None:
     task_enqueued.connect(_run_now, dispatch_uid="tests.inline_jobs")
-    workers.alive = _always_alive  # type: ignore[assignment]  # the test's process is the worker
+    workers.alive = _always_alive  # the test's process is the worker
 
 
 def stop_running() -> None:
@@ -48,7 +48,7 @@ def queued_only() -> Iterator[None]:
 def no_worker() -> Iterator[None]:
     """No worker at all: no heartbeat, nothing runs."""
     stop_running()
-    workers.alive = _real_alive  # type: ignore[assignment]
+    workers.alive = _real_alive
     try:
         yield
     finally:

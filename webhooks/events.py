@@ -44,7 +44,9 @@ def _rotation(success: bool, facts: Mapping[str, Any]) -> list[tuple[str, dict[s
     return events
 
 
-def job_failed(job_id: str, operation: str, actor: str | None, error: str, message: str | None) -> tuple[str, dict[str, Any]]:
+def job_failed(
+    job_id: str, operation: str, actor: str | None, error: str, message: str | None
+) -> tuple[str, dict[str, Any]]:
     """The event of a job that ended failed: its id, operation, who asked, and why: the error's
     code and its message (written for users, never holding a value; ``GET /jobs/{id}`` has the same)."""
     return "job.failed", {"job": job_id, "operation": operation, "requested_by": actor, "error": error,

@@ -17,8 +17,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 
 from audit.recorder import record
-from secretsapi import database_errors
 from jobs.errors import NoWorker, TooManyJobs
+from secretsapi import database_errors
 from secretsapi.api.authentication import header_principal, request_principal
 from secretsapi.api.parsers import RefusedBody
 from secretsapi.service import errors

@@ -20,7 +20,7 @@ import pytest
 
 from secretsapi.service.state.locks import acquire_file_lock
 from tests.factories import file_secret
-from tests.processes.live import ROOT, LiveServer, server_env, servers, sqlite_rows, write_definition  # noqa: F401
+from tests.processes.live import ROOT, LiveServer, server_env, sqlite_rows, write_definition
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +29,7 @@ from secretsapi import operations
 job = operations.enqueue(%r, %r, actor="ci")
 print(job.id)
 """
-SYNC = {"dry_run": False, "force": False, "secret_name": None, "var_files": [], "repair": False}
+SYNC: dict[str, Any] = {"dry_run": False, "force": False, "secret_name": None, "var_files": [], "repair": False}
 # One beat a second: a killed worker is dead to recovery after six.
 BEAT = "1"
 
@@ -122,8 +122,8 @@ def test_a_due_secret_is_rotated_at_the_next_tick_with_no_caller(
     until(lambda: json.loads(lockfile.read_text())["secrets"]["a"]["hash"] != created,
           "the due secret was not rotated", seconds=150)
     query = "SELECT user, success, details FROM audit_auditentry WHERE action = 'execute_rotation'"
-    until(lambda: all(json.loads(details).get("state") != "started" for *_, details in sqlite_rows(database(env), query)),
-          "the rotation's row was never completed")
+    until(lambda: all(json.loads(details).get("state") != "started"
+                      for *_, details in sqlite_rows(database(env), query)), "the rotation's row was never completed")
     rows = sqlite_rows(database(env), query)
     assert [(user, success) for user, success, _ in rows] == [("scheduler", 1)], rows
 

@@ -10,14 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes.live import (  # noqa: F401 - servers is a fixture
-    LiveServer,
-    many_secrets,
-    server_env,
-    servers,
-    sqlite_rows,
-    write_definition,
-)
+from tests.processes.live import LiveServer, many_secrets, server_env, sqlite_rows, write_definition
 
 pytestmark = pytest.mark.slow
 

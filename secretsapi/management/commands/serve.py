@@ -87,7 +87,7 @@ class Command(BaseCommand):
             return
         connections.close_all()
         # A child of this process, which becomes gunicorn's master: it stops when the master ends.
-        child = subprocess.Popen([sys.executable, "manage.py", "worker", "--stop-with-parent"],  # noqa: S603
+        child = subprocess.Popen([sys.executable, "manage.py", "worker", "--stop-with-parent"],
                                  cwd=settings.BASE_DIR, env={**os.environ})
         # Served once the worker has registered: the first request finds it (its heartbeat).
         deadline = time.monotonic() + WORKER_START_SECONDS
