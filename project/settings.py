@@ -192,10 +192,11 @@ SERVICE_JOB_RETENTION_DAYS = env_int("SERVICE_JOB_RETENTION_DAYS", 7, minimum=1)
 # Jobs queued or running at once, per key and in all: past either, 429 with Retry-After.
 SERVICE_JOBS_PER_KEY = env_int("SERVICE_JOBS_PER_KEY", 8, minimum=1)
 SERVICE_JOBS_MAX = env_int("SERVICE_JOBS_MAX", 200, minimum=1)
-# `serve` starts a job worker beside the API: auto (when none is running), yes or no.
+# `serve` starts a job worker beside the API: auto (when none is running), yes, no, or wait (for
+# one started beside it, up to 30 s).
 SERVICE_SERVE_WORKER = env_str("SERVICE_SERVE_WORKER", "auto") or "auto"
-if SERVICE_SERVE_WORKER not in ("auto", "yes", "no"):
-    raise ImproperlyConfigured("SERVICE_SERVE_WORKER must be auto, yes or no")
+if SERVICE_SERVE_WORKER not in ("auto", "yes", "no", "wait"):
+    raise ImproperlyConfigured("SERVICE_SERVE_WORKER must be auto, yes, no or wait")
 # A read of a definition (or a definition sent to validate) this small is answered in the request,
 # not queued as a job: a few milliseconds of work pays no queue round trip.
 SERVICE_INLINE_MAX_BYTES = env_int("SERVICE_INLINE_MAX_BYTES", 65536, minimum=0)

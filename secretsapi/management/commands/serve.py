@@ -2,8 +2,10 @@
 
 Long operations need a job worker (``manage.py worker``). ``--worker auto`` (the default, and
 SERVICE_SERVE_WORKER) starts one beside gunicorn when none has sent a heartbeat lately; ``yes``
-always starts one, ``no`` never does. Either way serve says at start which it is: with no worker,
-long operations answer 503 ``no_worker`` at once, never a silent wait. The worker it starts is a
+always starts one, ``no`` never does, and ``wait`` starts none but serves only once one runs (or
+after WORKER_START_SECONDS): for a worker started beside serve (``make serve``, a supervisor's
+pair). Either way serve says at start which it is: with no worker, long operations answer 503
+``no_worker`` at once, never a silent wait. The worker it starts is a
 child of this process (gunicorn's master once it execs) and stops when that process ends.
 """
 
@@ -33,7 +35,7 @@ logger = logging.getLogger("secretsapi.serve")
 # How long serve waits for the worker it started to register before it serves anyway.
 WORKER_START_SECONDS = 30
 NO_WORKER_WARNING = (
-    "WARNING: no job worker is running and serve was told not to start one (--worker no): long operations "
+    "WARNING: no job worker is running and serve was told not to start one (--worker no or wait): long operations "
     "(sync, rotation, checks of large definitions, async jobs) answer 503 no_worker until `python manage.py "
     "worker` runs.\n")
 CONF = Path(settings.BASE_DIR) / "project" / "gunicorn.conf.py"
@@ -58,9 +60,9 @@ class Command(BaseCommand):
         parser.add_argument("--host", default=settings.SERVICE_HOST)
         parser.add_argument("--workers", type=int, default=settings.SERVICE_WORKERS)
         parser.add_argument(
-            "--worker", choices=["auto", "yes", "no"], default=settings.SERVICE_SERVE_WORKER,
-            help="Start a job worker beside the API: auto (when none is running), yes, or no "
-                 "(default: SERVICE_SERVE_WORKER, else auto).")
+            "--worker", choices=["auto", "yes", "no", "wait"], default=settings.SERVICE_SERVE_WORKER,
+            help="Start a job worker beside the API: auto (when none is running), yes, no, or wait (start none; "
+                 "serve once one runs, or after 30 s) (default: SERVICE_SERVE_WORKER, else auto).")
         parser.add_argument(
             "--log-level",
             choices=["debug", "info", "warning", "error"],
@@ -78,7 +80,14 @@ class Command(BaseCommand):
     def _job_worker(self, choice: str) -> None:
         """Start the embedded job worker, or say why there is none (see the module docstring)."""
         alive = workers.alive()
-        if choice == "no" or (choice == "auto" and alive):
+        if choice == "wait" and not alive:
+            # Started beside a worker (make serve, a supervisor's pair): serve once it has registered.
+            self._say(logging.INFO, f"Waiting up to {WORKER_START_SECONDS} s for a job worker...", self.stdout)
+            deadline = time.monotonic() + WORKER_START_SECONDS
+            while not alive and time.monotonic() < deadline:
+                time.sleep(0.2)
+                alive = workers.alive()
+        if choice in ("no", "wait") or (choice == "auto" and alive):
             if alive:
                 self._say(logging.INFO, "Job worker: one is running (heartbeat seen); long operations run there.",
                           self.stdout)
