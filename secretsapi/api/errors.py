@@ -151,7 +151,7 @@ def _database_title(exc: Exception) -> str | None:
 
 
 def error_answer(exc: Exception) -> tuple[int, dict[str, str]]:
-    """The status and error body for ``exc``: a view's, and a job's that failed (jobs.runner)."""
+    """The status and error body for ``exc``: a view's, and a failed job's (``failure_answer``)."""
     status_code, detail = _classify(exc)
     body = error_body(status_code, detail)
     body["error"] = service_title(exc) or _database_title(exc) or body["error"]
