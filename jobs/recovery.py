@@ -38,8 +38,9 @@ class Recovered:
     requeued: bool
 
 
-def recover() -> list[Recovered]:
-    """End or requeue every running job whose worker is dead; what was done."""
+def recover(*, gone: str | None = None) -> list[Recovered]:
+    """End or requeue every running job whose worker is dead (or is ``gone``: a runner of this
+    process that failed and starts again); what was done."""
     running = list(DBTaskResult.objects.filter(status="RUNNING").only("id", "worker_ids", "started_at"))
     if not running:
         return []
@@ -49,13 +50,13 @@ def recover() -> list[Recovered]:
     done = []
     for row in running:
         beat = beats.get(last[row.id] or "")
-        if beat is not None and beat.seen_at >= cutoff:
+        if beat is not None and beat.seen_at >= cutoff and beat.id != gone:
             continue
         audit_row = beat.audit_row if beat is not None and beat.job == row.id else None
         requeue = audit_row is None and len(row.worker_ids or []) < MAX_ATTEMPTS
         if _take_back(row, audit_row, requeue=requeue):
             done.append(Recovered(str(row.id), requeue))
-        if beat is not None:
+        if beat is not None and beat.id != gone:
             WorkerBeat.objects.filter(id=beat.id, seen_at__lt=cutoff).delete()
     WorkerBeat.objects.filter(seen_at__lt=cutoff, job__isnull=True).delete()
     return done

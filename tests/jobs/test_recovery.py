@@ -106,3 +106,10 @@ def test_a_job_taken_back_and_claimed_again_is_not_taken_back_twice(db: None, pr
     # A second recovery that read the job before the first took it back finds it claimed anew.
     assert not recovery._take_back(stale[0], None, requeue=False)
     assert state(job_id) == "running"
+
+
+def test_a_runner_that_failed_and_starts_again_gives_back_the_job_it_held(db: None, project: Project) -> None:
+    job_id = claimed("check_drift", {"secret_name": None, "var_files": []}, seen_ago=1)
+    assert recovery.recover() == []
+    assert [(r.job, r.requeued) for r in recovery.recover(gone="elsewhere:1:check_drift")] == [(job_id, True)]
+    assert WorkerBeat.objects.filter(id="elsewhere:1:check_drift").exists()  # the runner lives on

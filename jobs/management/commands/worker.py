@@ -9,6 +9,7 @@ due, every second. SIGTERM or SIGINT: each runner finishes its job, then the com
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -80,7 +81,8 @@ class Command(BaseCommand):
         for thread in service:
             thread.start()
         operations.warm_up()
-        threads = [threading.Thread(target=_closing(engine.run), name=engine.worker_id) for engine in engines]
+        threads = [threading.Thread(target=_closing(_runner(engine, stop)), name=engine.worker_id)
+                   for engine in engines]
         for thread in threads:
             thread.start()
         self.stdout.write(f"Job worker ready: {len(runners)} runners ({', '.join(w for w, _ in runners)})")
@@ -103,6 +105,25 @@ def _closing(run: Callable[[], None]) -> Callable[[], None]:
     return body
 
 
+def _runner(engine: Worker, stop: threading.Event) -> Callable[[], None]:
+    """The engine's loop, started again (a second later) if it fails: the database locked past its
+    timeout or gone for a while must not leave this worker alive without a runner."""
+    def run() -> None:
+        while not stop.is_set():
+            try:
+                engine.run()
+            except Exception:
+                logger.exception("job runner %s failed; starting it again", engine.worker_id)
+                stop.wait(1.0)
+                with contextlib.suppress(Exception):
+                    close_old_connections()
+                    # The job it held, if any, is taken back as a dead worker's would be.
+                    recovery.recover(gone=engine.worker_id)
+                continue
+            return
+    return run
+
+
 def _housekeeping(stop: threading.Event, ids: list[str]) -> None:
     """Every heartbeat: the heartbeat, recovery, the schedules' due ticks; every hour, the prune."""
     pruned_at = None
@@ -121,6 +142,8 @@ def _housekeeping(stop: threading.Event, ids: list[str]) -> None:
         except DatabaseError as exc:
             # The database away for a while: the next beat tries again.
             logger.warning("worker housekeeping: %s", exc)
+        except Exception:
+            logger.exception("worker housekeeping failed; trying again at the next beat")
         stop.wait(workers.interval())
 
 
@@ -130,7 +153,7 @@ def _deliveries(stop: threading.Event) -> None:
         try:
             close_old_connections()
             deliver_due()
-        except DatabaseError as exc:
-            logger.warning("webhook deliveries: %s", exc)
+        except Exception:
+            logger.exception("webhook deliveries failed; trying again in a second")
         if stop.wait(1.0):
             return
