@@ -26,6 +26,15 @@ print("queued")
 """
 
 
+PAGE = """
+from jobs import queue
+mine = queue.page(owner="ci", everyone=False, operations=["check_policy"], limit=25, offset=0, state="succeeded")
+other = queue.page(owner="mallory", everyone=False, operations=["check_policy"], limit=25, offset=0)
+none = queue.page(owner="ci", everyone=False, operations=["sync"], limit=25, offset=0)
+print(f"{len(mine)},{len(other)},{len(none)}")
+"""
+
+
 @pytest.fixture
 def env(pg_database: str, tmp_path: Path) -> dict[str, str]:
     config = write_definition(tmp_path, {"version": "1.0", "secrets": [file_secret("a")]})
@@ -72,6 +81,9 @@ def test_three_workers_run_each_of_forty_jobs_exactly_once(
     assert pg_rows(pg_database, "SELECT count(*) FROM audit_auditentry WHERE action = 'check_policy'") == [(40,)]
     runners = pg_rows(pg_database, "SELECT DISTINCT worker_ids->>0 FROM django_tasks_database_dbtaskresult")
     assert len({row[0].split(":")[1] for row in runners}) > 1  # more than one worker process took jobs
+    # A reader's page filters on the request's JSON (jsonb here): its own jobs, of its operations.
+    listed = run_in_django(pg_database, Path(env["SERVICE_DATA_DIR"]), PAGE)
+    assert listed.stdout.split()[-1] == "25,0,0", listed.stderr[-2000:]
 
 
 def test_a_sigkilled_worker_s_job_is_taken_back_by_another_worker(
