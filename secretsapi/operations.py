@@ -247,13 +247,15 @@ def read_jobs(
     return page
 
 
-def warm_up() -> None:
-    """Make this process ready to run any job at once: the engine's operations imported, and the
-    served definition parsed (and its shared parse stored), as a first request would."""
+def warm_up(*, parse: bool = True) -> None:
+    """Make this process ready to run any operation at once: the engine's operations imported,
+    and (``parse``) the served definition parsed and its shared parse stored, as a first request
+    would. A worker does both at start; a web worker only imports (gunicorn starts several)."""
     from secretsapi import service
 
     for name in ("sync", "agent_sync", "detect_drift", "execute_rotation", "check_policies", "validate_document",
                  "render_definition", "without_recorded_values"):
         getattr(service, name)
-    with contextlib.suppress(ServiceError):  # no definition yet, or an invalid one: each job says so
-        actions.workspace().definition()
+    if parse:
+        with contextlib.suppress(ServiceError):  # no definition yet, or an invalid one: each job says so
+            actions.workspace().definition()
