@@ -48,6 +48,12 @@ class Command(BaseCommand):
                             help="Stop (as on SIGTERM) when the process that started this one ends (serve's own).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        runners = [(workers.worker_id("writes", 0), operations.queue_name(operations.WRITES))]
+        runners += [(workers.worker_id("reads", n), operations.queue_name(operations.READS))
+                    for n in range(1, settings.SERVICE_JOB_WORKERS)]
+        # Registered as early as the table exists (a serve that started this worker waits for it);
+        # a job queued meanwhile waits for the runners, never refused.
+        registered = _register(runners)
         try:
             # The worker may start before `serve` has migrated (`make serve` starts both).
             migrate_pending()
@@ -55,13 +61,10 @@ class Command(BaseCommand):
             for job in recovery.recover():
                 self.stderr.write(f"job {job.job}: its worker had stopped; "
                                   f"{'queued again' if job.requeued else 'ended failed'}")
+            if not registered:
+                workers.register(runners)
         except (LockTimeout, DatabaseError) as exc:
             raise CommandError(as_failure(exc).detail) from None
-        runners = [(workers.worker_id("writes", 0), operations.queue_name(operations.WRITES))]
-        runners += [(workers.worker_id("reads", n), operations.queue_name(operations.READS))
-                    for n in range(1, settings.SERVICE_JOB_WORKERS)]
-        # Registered and beating first: a job queued while this process warms up waits for it.
-        workers.register(runners)
         parent = os.getppid()
         stop = threading.Event()
         engines = [Worker(queue_names=[name], interval=POLL_SECONDS, batch=False, backend_name="default",
@@ -93,6 +96,14 @@ class Command(BaseCommand):
                 if options["stop_with_parent"] and os.getppid() != parent:
                     stopping(signal.SIGTERM, None)
         workers.unregister([w for w, _ in runners])
+
+
+def _register(runners: list[tuple[str, str]]) -> bool:
+    try:
+        workers.register(runners)
+    except DatabaseError:
+        return False  # a database not migrated yet: after the migrations
+    return True
 
 
 def _closing(run: Callable[[], None]) -> Callable[[], None]:
