@@ -245,3 +245,24 @@ def test_async_true_makes_a_job_of_a_small_read_too(authed_api: APIClient, proje
     response = authed_api.post("/policy/check", {"async": True}, format="json")
     assert response.status_code == 202
     assert only_job().operation == "check_policy"
+
+
+def test_a_running_job_shows_the_progress_its_worker_reports(
+    authed_api: APIClient, project: Project, queued_only: None
+) -> None:
+    from django.utils import timezone
+
+    from jobs.models import WorkerBeat
+    from jobs.workers import Reporter
+
+    three_secrets(project)
+    job = authed_api.post("/sync", {"async": True}, format="json").json()
+    now = timezone.now()
+    WorkerBeat.objects.create(id="w", host="h", pid=1, queue="q", started_at=now, seen_at=now)
+    DBTaskResult.objects.filter(pk=job["id"]).update(status="RUNNING", started_at=now, worker_ids=["w"])
+    report = Reporter("w", job["id"])
+    report(2, 3)  # the last secret's report is written whatever the interval
+    report(3, 3)
+    read = authed_api.get(f"/jobs/{job['id']}").json()
+    assert (read["state"], read["progress"], read["status"]) == ("running", {"done": 3, "total": 3}, None)
+    assert authed_api.get("/jobs").json()["jobs"][0]["progress"] == {"done": 3, "total": 3}
