@@ -16,16 +16,24 @@ SCOPES: dict[str, tuple[str, ...]] = {
     "metrics": ("metrics",),
     # Also needs SERVICE_ALLOW_VALUE_READ=true: the scope alone reveals nothing.
     "reveal": ("secret-value",),
+    # No endpoint of its own: on GET /jobs and /jobs/{id} it shows every key's jobs and the
+    # scheduler's, where any other key sees only the jobs it asked for.
+    "admin": (),
 }
+
+ADMIN_SCOPE = "admin"
 
 ALL_SCOPES: frozenset[str] = frozenset(SCOPES)
 
 # Endpoints whose scope is the one of the operation each job ran: any key reaches them, and
-# sees only the jobs of operations its scopes allow (secretsapi/api/views/jobs.py).
+# sees only the jobs it asked for (every job with ``admin``) of operations its scopes allow
+# (secretsapi/api/views/jobs.py).
 OPERATION_SCOPED: frozenset[str] = frozenset({"jobs", "job"})
 
 # URL name -> the scope it needs; an endpoint listed in no scope is refused to every key.
 REQUIRED_SCOPE: dict[str, str] = {url_name: scope for scope, names in SCOPES.items() for url_name in names}
+
+ADMIN_REACH = "every key's jobs (and the scheduler's) at `GET /jobs` and `GET /jobs/{id}`"
 
 README_BEGIN = "<!-- scopes table: generated from apikeys/scopes.py -->"
 README_END = "<!-- end of scopes table -->"
@@ -35,5 +43,6 @@ def scopes_table(endpoints: dict[str, str]) -> str:
     """The README's table: one row per scope, its endpoints as ``endpoints`` (URL name -> text) spells them."""
     lines = ["| Scope | Endpoints |", "| --- | --- |"]
     for scope, names in SCOPES.items():
-        lines.append(f"| `{scope}` | {', '.join(f'`{endpoints[name]}`' for name in names)} |")
+        reach = ", ".join(f"`{endpoints[name]}`" for name in names) or ADMIN_REACH
+        lines.append(f"| `{scope}` | {reach} |")
     return "\n".join(lines)

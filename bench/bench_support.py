@@ -145,7 +145,7 @@ class Server:
     def start(self, timeout: float = 60.0) -> None:
         log = open(Path(self.env["SERVICE_DATA_DIR"]) / "serve.log", "ab")  # noqa: SIM115 - the child keeps it
         self.proc = subprocess.Popen(
-            [PYTHON, "manage.py", "serve", "--workers", str(self.workers), "--port", str(self.port)],
+            [PYTHON, "manage.py", "serve", "--workers", str(self.workers), "--port", str(self.port), "--worker", "no"],
             cwd=ROOT, env=self.env, stdout=log, stderr=log,
         )
         self.jobs = subprocess.Popen([PYTHON, "manage.py", "worker"], cwd=ROOT, env=self.env, stdout=log, stderr=log)
@@ -154,7 +154,9 @@ class Server:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"serve exited with {self.proc.returncode}; see {log.name}")
             try:
-                if request(self.port, "GET", "/health")[0] == 200 and len(self.worker_pids()) == self.workers:
+                status, body = request(self.port, "GET", "/health")
+                ready = status == 200 and json.loads(body).get("workers") == "up"
+                if ready and len(self.worker_pids()) == self.workers:
                     return
             except OSError:
                 pass
@@ -184,9 +186,8 @@ class Server:
         return peaks
 
     def peak_rss_job_workers_mb(self) -> list[float]:
-        """The VmHWM of each process of the job worker (its cluster: the processes running jobs,
-        and django-q2's sentinel, pusher and monitor)."""
-        return [_peak_mb(pid) for pid in _descendants(self.jobs.pid)] if self.jobs is not None else []
+        """The VmHWM of the job worker (one process: its runners are threads)."""
+        return [_peak_mb(self.jobs.pid)] if self.jobs is not None else []
 
     def cpu_seconds(self) -> float:
         """User + system CPU the workers have used so far (``/proc/<pid>/stat``)."""
@@ -218,24 +219,6 @@ def _peak_mb(pid: int) -> float:
     except OSError:
         return 0.0
     return int(match.group(1)) / 1024 if match else 0.0
-
-
-def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid``; children of each of its threads (a process started by a
-    request thread is that thread's child in /proc)."""
-    found = []
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return []
-    for task in tasks:
-        try:
-            children = [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-        for child in children:
-            found += [child, *_descendants(child)]
-    return found
 
 
 def warm_job_workers(server: Server) -> None:

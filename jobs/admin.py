@@ -1,36 +1,57 @@
-"""Jobs in the admin, read-only; django-q2's own pages are removed.
+"""Jobs in the admin, read-only: the task engine's rows, shown as jobs (never their requests).
 
-django-q2 registers its schedules, tasks and queue in the admin, where a staff user could
-schedule any importable function (``os.system`` included). The schedules here come from the
-settings only (jobs/schedules.py), so those pages go.
+django-tasks-db's own page for them (read-only too) shows each row's arguments, where a job's
+request waits (a definition sent for validation may hold values): it is replaced by this one.
 """
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.http import HttpRequest
-from django_q.models import Failure, OrmQ, Schedule, Success
+from django_tasks_db.models import DBTaskResult
 
-from jobs.models import Job
+from jobs.queue import record_of
 
-for model in (Schedule, Success, Failure, OrmQ):
-    if admin.site.is_registered(model):
-        admin.site.unregister(model)
+if admin.site.is_registered(DBTaskResult):
+    admin.site.unregister(DBTaskResult)
 
 
-@admin.register(Job)
+@admin.register(DBTaskResult)
 class JobAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("created_at", "operation", "state", "actor", "done", "total", "status_code", "finished_at")
-    list_filter = ("state", "operation")
-    search_fields = ("=id", "actor")
-    date_hierarchy = "created_at"
-    exclude = ("payload",)
+    list_display = ("enqueued_at", "operation", "state", "actor", "queue_name", "finished_at")
+    list_filter = ("status", "queue_name")
+    search_fields = ("=id",)
+    date_hierarchy = "enqueued_at"
+    fields = ("id", "operation", "state", "actor", "params", "queue_name", "enqueued_at", "started_at",
+              "finished_at", "worker_ids", "outcome")
+    readonly_fields = fields
+
+    @admin.display(description="operation")
+    def operation(self, row: DBTaskResult) -> str:
+        return record_of(row).operation
+
+    @admin.display(description="state")
+    def state(self, row: DBTaskResult) -> str:
+        return record_of(row).state
+
+    @admin.display(description="actor")
+    def actor(self, row: DBTaskResult) -> str:
+        return record_of(row).actor or "-"
+
+    @admin.display(description="params")
+    def params(self, row: DBTaskResult) -> dict[str, object]:
+        return record_of(row).params
+
+    @admin.display(description="outcome")
+    def outcome(self, row: DBTaskResult) -> object:
+        found = record_of(row)
+        return found.failure or ("result stored" if found.result is not None else "-")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj: Job | None = None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: DBTaskResult | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj: Job | None = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: DBTaskResult | None = None) -> bool:
         return False

@@ -1,77 +1,51 @@
-"""A job: one long operation asked for once, run by a worker, read at ``GET /jobs/{id}``."""
+"""What the job workers say about themselves, and the schedules they run.
+
+A job is a row of the task engine's one table (django-tasks' database backend,
+``django_tasks_db.models.DBTaskResult``): its state, request, times and result. Beside it, each
+worker's ``WorkerBeat`` is its heartbeat and what it is doing now (the job, its progress, the
+audit row its write began), and each ``Schedule`` is a cron expression as the workers run it.
+"""
 
 from __future__ import annotations
 
-import json
-import uuid
-from typing import Any
-
 from django.db import models
-from django.utils import timezone
 
 
-class JSONText(models.JSONField):
-    """JSON kept as text: PostgreSQL's ``jsonb`` refuses the character U+0000, which a request
-    may carry (a variable's name) and an answer may echo; JSON text escapes it. Never queried
-    by its content."""
+class WorkerBeat(models.Model):
+    """One job runner (a thread of `manage.py worker` taking jobs of one queue), while it lives.
 
-    def db_type(self, connection: Any) -> str:
-        return "text"
+    Written every SERVICE_WORKER_HEARTBEAT_SECONDS; removed when the worker stops cleanly. A row
+    whose ``seen_at`` is old belongs to a worker that died: its job is recovered (jobs.recovery).
+    """
 
-    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
-        return None if value is None else json.dumps(value)
-
-    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
-        return None if value is None else json.loads(value)
-
-
-class Job(models.Model):
-    QUEUED = "queued"
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    STATES = ((QUEUED, QUEUED), (RUNNING, RUNNING), (SUCCEEDED, SUCCEEDED), (FAILED, FAILED),
-              (CANCELLED, CANCELLED))
-    FINISHED = frozenset({SUCCEEDED, FAILED, CANCELLED})
-
-    # A random id: a job's address says nothing about how many others there are.
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    operation = models.CharField(max_length=32)
-    state = models.CharField(max_length=16, choices=STATES, default=QUEUED)
-    # Who asked: the audit log's name for them (a key's name, cli:alice, scheduler).
-    actor = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001 - None: insecure mode, as in the audit log
-    # The request as the audit row shows it: names, flags, never values.
-    params = JSONText(default=dict)
-    # The request as the operation reads it (a definition to validate may hold values): only
-    # until the job ends, then cleared.
-    payload = JSONText(null=True, blank=True)
+    # The task engine's worker id, recorded in each job it claims (``worker_ids``).
+    id = models.CharField(primary_key=True, max_length=64)
+    host = models.CharField(max_length=255)
+    pid = models.PositiveIntegerField()
+    queue = models.CharField(max_length=32)
+    started_at = models.DateTimeField()
+    seen_at = models.DateTimeField(db_index=True)
+    # The job it runs now, how far it got (in secrets) and the audit row its write began: the
+    # row a recovery completes, never writing a second one.
+    job = models.UUIDField(null=True, blank=True)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(null=True, blank=True)
-    # When the job has ended: the status and body the synchronous call answers.
-    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    result = JSONText(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    # host:pid of the process running it, so that a dead one's jobs can be ended.
-    worker = models.CharField(max_length=255, blank=True, default="")
-    # Runs started: a job whose worker died is run again at most once, and only if it wrote nothing.
-    attempts = models.PositiveSmallIntegerField(default=0)
-    # The operation's audit row once it began a write: a worker that dies leaves it to complete.
     audit_row = models.BigIntegerField(null=True, blank=True)
 
-    class Meta:
-        ordering = ("-created_at", "-id")
-        indexes = [  # noqa: RUF012 - Django's Meta
-            models.Index(fields=["-created_at", "-id"], name="jobs_newest"),
-            models.Index(fields=["state", "-created_at"], name="jobs_state_newest"),
-            models.Index(fields=["operation", "-created_at"], name="jobs_operation_newest"),
-        ]
+    def __str__(self) -> str:
+        return f"{self.id} ({self.queue})"
+
+
+class Schedule(models.Model):
+    """A schedule as the workers run it: the cron expression a worker installed from its settings,
+    and the last tick queued. A tick is queued by the one worker whose conditional update moves
+    ``last_tick`` forward (jobs.schedules), so each runs once however many workers look."""
+
+    name = models.CharField(primary_key=True, max_length=32)
+    cron = models.CharField(max_length=255)
+    setting = models.CharField(max_length=64)
+    last_tick = models.DateTimeField()
+    installed_at = models.DateTimeField()
 
     def __str__(self) -> str:
-        return f"{self.operation} {self.id} ({self.state})"
-
-    @property
-    def finished(self) -> bool:
-        return self.state in self.FINISHED
+        return f"{self.name} {self.cron}"

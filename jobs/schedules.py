@@ -1,35 +1,33 @@
-"""Scheduled rotation and drift check: django-q2 schedules kept in line with the settings.
+"""Scheduled rotation and drift check: cron expressions the workers install and tick.
 
-django-q2's scheduler (in every worker) takes due schedules with ``SELECT ... FOR UPDATE`` in
-one transaction and moves their next run before committing, so with several instances on
-PostgreSQL each tick is queued once. With ``catch_up`` off, a tick missed while every worker
-was down is run once at start, then the next run is the next tick after now.
+A worker installs its settings' expressions at start (``install``): an unchanged one keeps its
+last tick, so a tick missed while every worker was down is run once, and a new or changed one
+first runs at its next tick from now. Every worker looks for a due tick every beat (``due``): the
+one whose conditional update moves the schedule's ``last_tick`` forward queues it, in the same
+transaction, so on PostgreSQL with several instances each tick is queued exactly once, and with
+several missed ticks only the newest is. What ``manage.py schedule`` prints is these rows: the
+expressions the workers run, whatever the caller's environment says.
 
-A scheduled run is a job like a requested one (``GET /jobs`` lists it), asked for by
-``scheduler``: its audit row names that user. The rotation is ``POST /rotation/execute``
+A scheduled run is a job like a requested one (``GET /jobs`` lists it to an admin key), asked for
+by ``scheduler``: its audit row names that user. The rotation is ``POST /rotation/execute``
 without ``force``: only due secrets, never one-time ones.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from croniter import croniter
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django_q.models import Schedule
+from django_tasks_db.models import DBTaskResult
 
-from jobs.models import Job
-from jobs.operations import OPERATIONS
-from jobs.runner import run_claimed, worker_name
-from secretsapi import database_locks
-from webhooks.outbox import DELIVER
+from jobs.models import Schedule
 
 ACTOR = "scheduler"
-PREFIX = "secretsapi:"
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,8 @@ class Scheduled:
     payload: dict[str, Any]
 
     @property
-    def cron(self) -> str | None:
+    def configured(self) -> str | None:
+        """This process's setting (None: off); the workers run what they stored (``Schedule``)."""
         value: str | None = getattr(settings, self.setting)
         return value
 
@@ -50,80 +49,77 @@ SCHEDULES: dict[str, Scheduled] = {s.name: s for s in (
               {"secret_name": None, "force": False, "var_files": []}),
     Scheduled("drift", "SERVICE_DRIFT_SCHEDULE", "check_drift", {"secret_name": None, "var_files": []}),
 )}
-# Every minute each cluster ends the jobs of workers that died (jobs.runner.recover).
-RECOVER = PREFIX + "recover"
-# Every minute the webhook deliveries that are due (retries; new events are sent at once too).
-WEBHOOKS = PREFIX + "webhooks"
 
 
-def install() -> None:
-    """Make the schedule rows say what the settings say; a schedule set ``off`` is removed.
+def latest_tick(cron: str, now: datetime) -> datetime:
+    """The newest tick at or before ``now``."""
+    found: datetime = croniter(cron, now.replace(microsecond=0) + timedelta(seconds=1)).get_prev(datetime)
+    return found
 
-    An unchanged expression keeps its next run (a tick missed while down stays due and runs
-    once); a new or changed one runs first at its next tick from now. Instances starting
-    together take turns (the lock they migrate under).
-    """
-    now = timezone.now()
-    with database_locks.migration_lock(), transaction.atomic():
+
+def install(now: datetime | None = None) -> None:
+    """Make the rows say what this worker's settings say; a schedule set ``off`` is removed."""
+    now = now or timezone.now()
+    with transaction.atomic():
         for scheduled in SCHEDULES.values():
-            rows = Schedule.objects.select_for_update().filter(name=PREFIX + scheduled.name)
-            cron = scheduled.cron
+            cron = scheduled.configured
+            rows = Schedule.objects.select_for_update().filter(name=scheduled.name)
             if cron is None:
                 rows.delete()
                 continue
             row = rows.first()
-            if row is not None and row.cron == cron and row.schedule_type == Schedule.CRON:
+            if row is not None and row.cron == cron:
                 continue
-            next_run = croniter(cron, now).get_next(datetime)
-            rows.delete()
-            Schedule.objects.create(name=PREFIX + scheduled.name, func="jobs.schedules.run_scheduled",
-                                    args=repr(scheduled.name), schedule_type=Schedule.CRON, cron=cron,
-                                    next_run=next_run, repeats=-1)
-        if not Schedule.objects.filter(name=RECOVER).exists():
-            Schedule.objects.create(name=RECOVER, func="jobs.schedules.recover_jobs", schedule_type=Schedule.MINUTES,
-                                    minutes=1, next_run=now, repeats=-1)
-        if not Schedule.objects.filter(name=WEBHOOKS).exists():
-            Schedule.objects.create(name=WEBHOOKS, func=DELIVER, schedule_type=Schedule.MINUTES, minutes=1,
-                                    next_run=now, repeats=-1)
+            Schedule.objects.update_or_create(name=scheduled.name, defaults={
+                "cron": cron, "setting": scheduled.setting, "last_tick": latest_tick(cron, now),
+                "installed_at": now})
 
 
-def run_scheduled(name: str) -> None:
-    """The task a schedule queues: its operation as a job of ``scheduler``, run here."""
-    scheduled = SCHEDULES[name]
-    payload = dict(scheduled.payload)
-    job = Job.objects.create(operation=scheduled.operation, actor=ACTOR,
-                             params=OPERATIONS[scheduled.operation].params(payload), payload=payload,
-                             state=Job.RUNNING, started_at=timezone.now(), worker=worker_name(), attempts=1)
-    run_claimed(job)
-
-
-def recover_jobs() -> int:
-    """The recovery schedule's task: how many jobs it ended (django-q2 keeps no result)."""
-    from jobs.runner import recover
-
-    return len(recover())
+def due(enqueue: Any, now: datetime | None = None) -> list[str]:
+    """Queue every schedule's due tick, once across every worker: ``enqueue(operation, payload,
+    actor=...)`` runs in the transaction that claims the tick. The names queued."""
+    now = now or timezone.now()
+    queued = []
+    for row in Schedule.objects.all():
+        scheduled = SCHEDULES.get(row.name)
+        if scheduled is None:
+            continue
+        tick = latest_tick(row.cron, now)
+        if tick <= row.last_tick:
+            continue
+        with transaction.atomic():
+            if Schedule.objects.filter(name=row.name, cron=row.cron, last_tick__lt=tick).update(last_tick=tick):
+                enqueue(scheduled.operation, dict(scheduled.payload), actor=ACTOR)
+                queued.append(row.name)
+    return queued
 
 
 @dataclass(frozen=True)
 class ScheduleState:
     name: str
     setting: str
-    cron: str | None  # None: off
+    cron: str | None  # None: off, or no worker has installed it
+    installed: bool
     next_run: datetime | None
     last_run: datetime | None
     last_state: str | None
 
 
-def states() -> list[ScheduleState]:
-    """Each schedule with its next run and its last run's start and outcome."""
+def states(now: datetime | None = None) -> list[ScheduleState]:
+    """Each schedule as the workers run it, with its next run and its last run's start and outcome."""
+    from jobs.queue import STATES
+
+    now = now or timezone.now()
+    stored = {row.name: row for row in Schedule.objects.all()}
     found = []
     for scheduled in SCHEDULES.values():
-        row = Schedule.objects.filter(name=PREFIX + scheduled.name).first()
-        last = (Job.objects.filter(actor=ACTOR, operation=scheduled.operation)
-                .order_by("-created_at").values_list("started_at", "state").first())
+        row = stored.get(scheduled.name)
+        last = (DBTaskResult.objects.filter(args_kwargs__kwargs__actor=ACTOR,
+                                            args_kwargs__kwargs__operation=scheduled.operation)
+                .order_by("-enqueued_at").values_list("started_at", "enqueued_at", "status").first())
         found.append(ScheduleState(
-            scheduled.name, scheduled.setting, scheduled.cron,
-            row.next_run if row is not None and scheduled.cron is not None else None,
-            last[0] if last else None, last[1] if last else None,
+            scheduled.name, scheduled.setting, row.cron if row else None, row is not None,
+            croniter(row.cron, now).get_next(datetime) if row else None,
+            (last[0] or last[1]) if last else None, STATES.get(last[2]) if last else None,
         ))
     return found

@@ -25,7 +25,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from audit.models import AuditEntry
-from jobs.models import Job
+from jobs.queue import counts_by_state
 from metrics.models import OperationTally
 from metrics.tally import BUCKETS
 from secretsapi import actions, service
@@ -137,10 +137,8 @@ def _deliveries() -> Iterator[Metric]:
 
 def _jobs() -> Iterator[Metric]:
     jobs = GaugeMetricFamily("secretsapi_jobs", "Jobs queued and running.", labels=["state"])
-    counts = dict(Job.objects.filter(state__in=[Job.QUEUED, Job.RUNNING]).values_list("state")
-                  .annotate(n=Count("id")).values_list("state", "n"))
-    for state in (Job.QUEUED, Job.RUNNING):
-        jobs.add_metric([state], counts.get(state, 0))
+    for state, count in counts_by_state().items():
+        jobs.add_metric([state], count)
     yield jobs
 
 

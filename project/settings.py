@@ -283,18 +283,33 @@ def env_pairs(name: str, value_ok: Callable[[str], bool]) -> dict[str, tuple[str
 SERVICE_CREDENTIAL_ADDRESSES = env_pairs("SERVICE_CREDENTIAL_ADDRESSES", lambda v: bool(_ADDRESS.fullmatch(v)))
 SERVICE_PROVIDER_READ = env_pairs("SERVICE_PROVIDER_READ", bool)
 
-# --- Jobs: the long operations run in `manage.py worker` processes (django-q2, see README) ----
+# --- Jobs: the long operations run in `manage.py worker` (django-tasks' database backend) -----
 # A POST waits this long for its job, then answers 202 with the job (below a proxy's timeout).
 SERVICE_JOB_WAIT_SECONDS = env_int("SERVICE_JOB_WAIT_SECONDS", 30, minimum=0)
-# Jobs one worker command runs at once (each in a process of its own).
-SERVICE_JOB_WORKERS = env_int("SERVICE_JOB_WORKERS", 2, minimum=1)
-# A job running longer is stopped and ends failed.
-SERVICE_JOB_TIMEOUT = env_int("SERVICE_JOB_TIMEOUT", 3600, minimum=1)
-# The job queue's name: instances sharing a database share one queue (any worker runs any job)
+# Jobs one worker command runs at once: one runner takes writes (sync, rotation), the others
+# reads (checks, render, validate), so reads never hold a write behind them.
+SERVICE_JOB_WORKERS = env_int("SERVICE_JOB_WORKERS", 2, minimum=2, maximum=32)
+# The job queues' name: instances sharing a database share its queues (any worker runs any job)
 # unless each is given its own (hosts that do not share the definition's folder).
 SERVICE_JOB_QUEUE = env_str("SERVICE_JOB_QUEUE", "secretsapi") or "secretsapi"
-if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", SERVICE_JOB_QUEUE):
-    raise ImproperlyConfigured("SERVICE_JOB_QUEUE must be 1 to 64 letters, digits, '_' or '-'")
+if not re.fullmatch(r"[A-Za-z0-9_-]{1,25}", SERVICE_JOB_QUEUE):
+    raise ImproperlyConfigured("SERVICE_JOB_QUEUE must be 1 to 25 letters, digits, '_' or '-'")
+# A worker writes its heartbeat this often; it is alive for /health and new jobs while its last
+# one is under three beats old, dead (its job taken back) past six.
+SERVICE_WORKER_HEARTBEAT_SECONDS = env_int("SERVICE_WORKER_HEARTBEAT_SECONDS", 10, minimum=1, maximum=20)
+# Ended jobs (and their results) are deleted this many days after they ended.
+SERVICE_JOB_RETENTION_DAYS = env_int("SERVICE_JOB_RETENTION_DAYS", 7, minimum=1)
+# Jobs queued or running at once, per key and in all: past either, 429 with Retry-After.
+SERVICE_JOBS_PER_KEY = env_int("SERVICE_JOBS_PER_KEY", 8, minimum=1)
+SERVICE_JOBS_MAX = env_int("SERVICE_JOBS_MAX", 200, minimum=1)
+# `serve` starts a job worker beside the API: auto (when none is running), yes, no, or wait (for
+# one started beside it, up to 30 s).
+SERVICE_SERVE_WORKER = env_str("SERVICE_SERVE_WORKER", "auto") or "auto"
+if SERVICE_SERVE_WORKER not in ("auto", "yes", "no", "wait"):
+    raise ImproperlyConfigured("SERVICE_SERVE_WORKER must be auto, yes, no or wait")
+# A read of a definition (or a definition sent to validate) this small is answered in the request,
+# not queued as a job: a few milliseconds of work pays no queue round trip.
+SERVICE_INLINE_MAX_BYTES = env_int("SERVICE_INLINE_MAX_BYTES", 65536, minimum=0)
 SERVICE_ROTATION_SCHEDULE = env_cron("SERVICE_ROTATION_SCHEDULE", "0 * * * *")
 SERVICE_DRIFT_SCHEDULE = env_cron("SERVICE_DRIFT_SCHEDULE", "0 0 * * *")
 
@@ -356,7 +371,8 @@ INSTALLED_APPS = [
     "axes",
     "apikeys",
     "secretsapi",
-    "django_q",
+    "django_tasks",
+    "django_tasks_db",
     "jobs",
     "webhooks",
     "metrics",
@@ -579,33 +595,23 @@ SPECTACULAR_SETTINGS = {
     ],
     # A webhook delivery's state and a job's, two enums both named after their field "state".
     "ENUM_NAME_OVERRIDES": {"DeliveryStateEnum": "webhooks.models.Delivery.STATES",
-                            "JobStateEnum": "jobs.models.Job.STATES"},
+                            "JobStateEnum": "jobs.queue.JOB_STATES",
+                            # /health's database and workers: each only up or down.
+                            "UpDownEnum": ["up", "down"]},
     # 414, insecure mode's 400 and 403, and no NUL in request strings (secretsapi/api/schema.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums", "secretsapi.api.schema.declare_server_answers",
     ],
 }
 
-# --- django-q2, the task engine: its queue is a table of the service's database (the ORM
-# broker), on SQLite as on PostgreSQL, so a queued job survives any process's restart and
-# several instances share one queue. A task is only a job's id (jobs/runner.py): the request,
-# which may hold a definition to validate, stays in the job's row and is cleared when it ends.
-Q_CLUSTER = {
-    "name": SERVICE_JOB_QUEUE,
-    "orm": "default",
-    "workers": SERVICE_JOB_WORKERS,
-    "timeout": SERVICE_JOB_TIMEOUT,
-    # A task a killed cluster had taken is handed out again after this: jobs/runner.py then ends
-    # its job (failed, or run again when it wrote nothing).
-    "retry": SERVICE_JOB_TIMEOUT + 60,
-    "max_attempts": 2,
-    # A tick missed while every worker was down runs once at start, not once per missed tick.
-    "catch_up": False,
-    # The jobs table is the record; django-q2 keeps only failed tasks (a worker that died).
-    "save_limit": -1,
-    "ack_failures": True,
-    "poll": 0.05,
-    "label": "Task engine",
+# --- The task engine: Django's tasks API (django-tasks, the backport of Django 6.0's django.tasks)
+# with its database backend: a job is a row of one table of the service's database, on SQLite as
+# on PostgreSQL, so a queued job survives any process's restart and several instances share the
+# queues (claimed with SELECT ... FOR UPDATE SKIP LOCKED on PostgreSQL, an exclusive transaction
+# on SQLite). Two queues: writes and reads (secretsapi/operations.py).
+JOB_QUEUES = {"writes": f"{SERVICE_JOB_QUEUE}-writes", "reads": f"{SERVICE_JOB_QUEUE}-reads"}
+TASKS = {
+    "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": list(JOB_QUEUES.values())},
 }
 
 # --- Logging: secret values never reach it (they never reach exceptions either) ----

@@ -2,7 +2,7 @@
 
 Views and management commands call these functions, never the service directly, so the
 API and the CLI behave and audit identically. ``actor`` names who acted in the audit row.
-The long operations run here too, in a job worker's process (``jobs.runner``) or a management
+The long operations run here too, in a job worker (``secretsapi.operations.run_job``) or a management
 command's; their ``progress`` (``service.progress``) is the caller's to give.
 """
 

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django_q.conf import Conf
 from rest_framework.test import APIClient
 
 from tests import tiers
+from tests import inline_jobs
 from tests.factories import TEST_KEY, Project
 
 
@@ -33,11 +33,11 @@ def _unit_tier_starts_nothing(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _jobs_run_in_process() -> Iterator[None]:
-    """Jobs run in the test's process as they are queued (django-q2's sync mode), so the API's
+    """Jobs run in the test's process as they are queued (tests/inline_jobs.py), so the API's
     tests see what a worker would do; tests/processes/ start real workers."""
-    Conf.SYNC = True
+    inline_jobs.run_in_process()
     yield
-    Conf.SYNC = False
+    inline_jobs.stop_running()
 
 
 @pytest.fixture(autouse=True)

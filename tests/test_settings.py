@@ -201,7 +201,9 @@ def test_value_read_is_enabled_by_the_word_true(tmp_path: Path) -> None:
      ("SERVICE_PORT", "70000"), ("SERVICE_WORKERS", "0"), ("SERVICE_THREADS", "four"), ("SERVICE_TIMEOUT", "0"),
      ("SERVICE_MAX_BODY_BYTES", "1MB"), ("SERVICE_MAX_DEFINITION_BYTES", "0"), ("SERVICE_LOG_LEVEL", "trace"),
      ("SERVICE_BEHIND_PROXY", "maybe"), ("SERVICE_JOB_WAIT_SECONDS", "-1"), ("SERVICE_JOB_WORKERS", "0"),
-     ("SERVICE_JOB_TIMEOUT", "0"), ("SERVICE_LOCK_TIMEOUT", "0")],
+     ("SERVICE_JOB_WORKERS", "1"), ("SERVICE_WORKER_HEARTBEAT_SECONDS", "0"),
+     ("SERVICE_WORKER_HEARTBEAT_SECONDS", "21"), ("SERVICE_JOBS_PER_KEY", "0"), ("SERVICE_SERVE_WORKER", "maybe"),
+     ("SERVICE_JOB_QUEUE", "a" * 26), ("SERVICE_LOCK_TIMEOUT", "0")],
 )
 @pytest.mark.slow
 def test_a_value_the_settings_do_not_understand_refuses_to_start(tmp_path: Path, variable: str, raw: str) -> None:

@@ -44,11 +44,13 @@ def _rotation(success: bool, facts: Mapping[str, Any]) -> list[tuple[str, dict[s
     return events
 
 
-def job_failed(job_id: str, operation: str, actor: str | None, status: int, error: str) -> tuple[str, dict[str, Any]]:
-    """The event of a job that ended failed: its id, operation, who asked, and the status and error
-    title it answers (``GET /jobs/{id}`` has the detail)."""
-    return "job.failed", {"job": job_id, "operation": operation, "requested_by": actor, "status": status,
-                          "error": error}
+def job_failed(
+    job_id: str, operation: str, actor: str | None, error: str, message: str | None
+) -> tuple[str, dict[str, Any]]:
+    """The event of a job that ended failed: its id, operation, who asked, and why: the error's
+    code and its message (written for users, never holding a value; ``GET /jobs/{id}`` has the same)."""
+    return "job.failed", {"job": job_id, "operation": operation, "requested_by": actor, "error": error,
+                          "message": message}
 
 
 def _names(value: Any) -> list[str]:

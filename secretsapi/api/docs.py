@@ -44,10 +44,13 @@ ERROR_DESCRIPTIONS = {
     422: "The request failed validation (an unknown field or parameter, a wrong type, a value out of "
          "range), or the definition is invalid (`error` `Definition invalid`, every problem named in the "
          "detail). Nothing was performed.",
+    429: "Too many jobs (`too_many_jobs`): this key (SERVICE_JOBS_PER_KEY) or the server (SERVICE_JOBS_MAX) has "
+         "as many jobs queued or running as allowed. Nothing was queued; retry after `Retry-After` seconds.",
     500: "Server-side failure: the lockfile cannot be read, or the operation failed "
          "(`error` `Lockfile not writable`: the lockfile cannot be written; the detail says whether a "
          "target was changed).",
-    503: "Another operation held the definition's lock for too long; retry after `Retry-After` seconds.",
+    503: "Another operation held the definition's lock for too long (`lock_timeout`), or no job worker is "
+         "running to take the job (`no_worker`: answered at once, nothing was queued).",
     507: "The disk (or quota) holding the lockfile is full. The new lockfile is written before any "
          "target, so nothing was changed.",
 }
@@ -60,6 +63,8 @@ ERROR_EXAMPLES = {
     413: ("Payload too large", "The request body is too large."),
     415: ("Unsupported media type", 'Unsupported media type "text/plain" in request.'),
     422: ("Unprocessable entity", "dry_run: Must be a valid boolean."),
+    429: ("Too many requests", "Too many jobs (too_many_jobs): this key has 8 jobs queued or running already "
+                               "(SERVICE_JOBS_PER_KEY); retry once one has ended."),
     500: ("Internal server error", "An unexpected error occurred; the server log has the details."),
     503: ("Service unavailable", "timed out after 30 s waiting for the lockfile lock /srv/app/.gitsecrets.lock.lck"),
     507: ("Insufficient storage",

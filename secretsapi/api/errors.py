@@ -17,6 +17,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 
 from audit.recorder import record
+from jobs.errors import NoWorker, TooManyJobs
 from secretsapi import database_errors
 from secretsapi.api.authentication import header_principal, request_principal
 from secretsapi.api.parsers import RefusedBody
@@ -65,15 +66,20 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     errors.LockfileUnwritable: 500,
     errors.LockfileStorageFull: 507,
     errors.WorkerDied: 503,
+    NoWorker: 503,
+    TooManyJobs: 429,
     WebhookNotFound: 404,
     WebhookRefused: 422,
 }
+
+_SERVICE_CODES: dict[str, type[ServiceError]] = {cls.code: cls for cls in SERVICE_STATUS}
 
 # Engine errors whose ``error`` names them better than their status's title does.
 SERVICE_TITLES: dict[type[ServiceError], str] = {
     errors.DefinitionInvalid: "Definition invalid",
     errors.LockfileUnwritable: "Lockfile not writable",
     errors.LockfileStorageFull: "Insufficient storage",
+    NoWorker: "No job worker",
 }
 
 
@@ -148,11 +154,31 @@ def _database_title(exc: Exception) -> str | None:
 
 
 def error_answer(exc: Exception) -> tuple[int, dict[str, str]]:
-    """The status and error body for ``exc``: a view's, and a job's that failed (jobs.runner)."""
+    """The status and error body for ``exc``: a view's, and a failed job's (``failure_answer``)."""
     status_code, detail = _classify(exc)
     body = error_body(status_code, detail)
     body["error"] = service_title(exc) or _database_title(exc) or body["error"]
     return status_code, body
+
+
+def failure_answer(code: str, message: str | None) -> tuple[int, dict[str, str]]:
+    """The status and error body of a failure kept as data (a job's): as ``error_answer`` gave
+    for the exception whose ``code`` and message it kept."""
+    cls = _SERVICE_CODES.get(code)
+    if cls is not None and message is not None:
+        return error_answer(_as_raised(cls, message))
+    if code == "database_unavailable":
+        body = error_body(503, DATABASE_UNAVAILABLE)
+        body["error"] = DATABASE_TITLE
+        return 503, body
+    return 500, error_body(500, GENERIC_500)
+
+
+def _as_raised(cls: type[ServiceError], message: str) -> ServiceError:
+    # Built without its own __init__ (some take more than the message): only class and message matter here.
+    error = cls.__new__(cls)
+    ServiceError.__init__(error, message)
+    return error
 
 
 def _classify(exc: Exception) -> tuple[int, str]:

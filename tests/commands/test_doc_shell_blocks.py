@@ -57,6 +57,8 @@ BLOCKS = {
     ("docs/api.md", ".venv/bin/python manage.py createsuperuser"):
         "tests/commands/test_doc_shell_blocks.py::"
         "test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed",
+    ("docs/operations.md", ".venv/bin/python manage.py health"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_health_command_exits_0_when_the_database_answers",
     ("docs/operations.md", ".venv/bin/python manage.py serve"):
         "tests/commands/test_doc_shell_blocks.py::test_the_production_layout_serves_and_runs_jobs_and_stops_on_sigterm",
     ("docs/operations.md", "sudo -u postgres psql"):
@@ -211,6 +213,13 @@ def test_the_production_layout_serves_and_runs_jobs_and_stops_on_sigterm(install
     finally:
         for proc in procs:
             kill_group(proc.pid)
+
+
+def test_the_health_command_exits_0_when_the_database_answers(installed: Path, python_shim: Path) -> None:
+    (health,) = block("docs/operations.md", ".venv/bin/python manage.py health").commands
+    done = subprocess.run(["bash", "-c", health.text], cwd=installed, env=clean_env(python_shim), capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "database: up"), (health.where, done.stderr)
 
 
 @pytest.mark.postgres

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -199,3 +200,72 @@ def test_serve_behind_the_proxy_refuses_to_listen_beyond_loopback(tmp_path: Path
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "Refusing to listen on 0.0.0.0 with SERVICE_BEHIND_PROXY=true" in result.stderr
+
+
+def _descendants(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            found += [int(child), *_descendants(int(child))]
+    return found
+
+
+@pytest.mark.slow
+def test_serve_alone_starts_a_job_worker_that_runs_a_sync_and_stops_with_it(tmp_path: Path) -> None:
+    port = free_port()
+    env = clean_env(tmp_path, SERVICE_API_KEY="serve-test-key", SERVICE_LOCKFILE=str(tmp_path / "lock.json"),
+                    SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
+    proc = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "1"], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health")
+        status, _, body = http("GET", f"http://127.0.0.1:{port}/health")
+        assert (body["status"], body["workers"]) == ("healthy", "up")
+        status, _, body = http("POST", f"http://127.0.0.1:{port}/sync", {}, headers={"X-API-Key": "serve-test-key"},
+                               timeout=120)
+        assert status == 200 and "db_password" in body["secrets_generated"]
+        family = [proc.pid, *_descendants(proc.pid)]
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    assert "Job worker: started with the server" in output
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{pid}").exists() and "zombie" not in _state(pid) for pid in family):
+        assert time.monotonic() < deadline, "the worker outlived serve"
+        time.sleep(0.2)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().lower()
+    except OSError:
+        return "zombie"
+
+
+@pytest.mark.slow
+def test_serve_told_not_to_start_a_worker_says_so_and_long_operations_answer_503_at_once(tmp_path: Path) -> None:
+    port = free_port()
+    env = clean_env(tmp_path, SERVICE_API_KEY="serve-test-key", SERVICE_LOCKFILE=str(tmp_path / "lock.json"),
+                    SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
+    proc = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "1",
+                             "--worker", "no"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health")
+        status, _, body = http("GET", f"http://127.0.0.1:{port}/health")
+        assert (status, body["status"], body["workers"]) == (200, "degraded", "down")
+        started = time.monotonic()
+        status, _, body = http("POST", f"http://127.0.0.1:{port}/sync", {}, headers={"X-API-Key": "serve-test-key"})
+        assert time.monotonic() - started < 10  # at once, never the 30 s wait for a job nobody runs
+        assert status == 503 and "no_worker" in body["detail"] and set(body) == {"error", "detail", "timestamp"}
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert "no job worker is running" in output

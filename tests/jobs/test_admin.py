@@ -1,5 +1,5 @@
-"""The admin shows jobs read-only and offers none of django-q2's pages, where a staff user could
-schedule any importable function."""
+"""The admin shows jobs read-only, never their requests, and offers no page where a staff user
+could queue or change one."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from jobs.models import Job
+from secretsapi import operations
+from tests import inline_jobs
 from tests.factories import LOCAL_HOST
+
+JOBS = "/admin/django_tasks_database/dbtaskresult/"
 
 
 @pytest.fixture
@@ -19,16 +22,14 @@ def admin_client(db: None) -> Client:
     return client
 
 
-@pytest.mark.parametrize("model", ["schedule", "success", "failure", "ormq"])
-def test_the_task_engine_s_own_pages_are_not_in_the_admin(admin_client: Client, model: str) -> None:
-    assert admin_client.get(f"/admin/django_q/{model}/").status_code == 404
-
-
-def test_jobs_are_listed_and_cannot_be_changed(admin_client: Client) -> None:
-    job = Job.objects.create(operation="sync", actor="ci", params={}, payload={"config": "x"})
-    assert admin_client.get("/admin/jobs/job/").status_code == 200
-    page = admin_client.get(f"/admin/jobs/job/{job.pk}/change/")
+def test_jobs_are_listed_without_their_requests_and_cannot_be_changed(admin_client: Client) -> None:
+    with inline_jobs.queued_only():
+        job = operations.enqueue("validate_config", {"config": {"secret": "s3cr3t-in-the-request"}}, actor="ci")
+    assert admin_client.get(JOBS).status_code == 200
+    page = admin_client.get(f"{JOBS}{job.id}/change/")
     assert page.status_code == 200
-    assert b'name="operation"' not in page.content
-    assert admin_client.post(f"/admin/jobs/job/{job.pk}/delete/", {"post": "yes"}).status_code == 403
-    assert Job.objects.filter(pk=job.pk).exists()
+    assert b"validate_config" in page.content
+    assert b"s3cr3t-in-the-request" not in page.content
+    assert b'name="status"' not in page.content
+    assert admin_client.post(f"{JOBS}{job.id}/delete/", {"post": "yes"}).status_code == 403
+    assert admin_client.get(f"{JOBS}add/").status_code == 403

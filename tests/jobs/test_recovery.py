@@ -1,47 +1,57 @@
 """A job whose worker died never stays running: run again when it wrote nothing, else failed,
-with its operation's audit row completed (never a second row)."""
+with its operation's audit row completed (never a second row). A worker is dead when its
+heartbeat is six beats old, on any host."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.utils import timezone
-from rest_framework.test import APIClient
+from django_tasks_db.models import DBTaskResult
 
 from audit.models import AuditEntry
 from audit.recorder import begin
-from jobs import runner
-from jobs.models import Job
+from jobs import queue, recovery
+from jobs.models import WorkerBeat
+from secretsapi import operations
+from tests import inline_jobs
 from tests.factories import Project, definition, file_secret
 
 SYNC: dict[str, Any] = {"dry_run": False, "force": False, "secret_name": None, "var_files": [], "repair": False}
 
 
-def dead_worker() -> str:
-    """host:pid of a process of this host that has ended."""
-    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
-                           check=True)
-    return f"{socket.gethostname()}:{ended.stdout.strip()}"
+def claimed(operation: str, payload: dict[str, Any], *, seen_ago: float, audit_row: int | None = None,
+            attempts: int = 1) -> str:
+    """A job a worker took, that worker last seen ``seen_ago`` seconds ago (its row naming the job)."""
+    with inline_jobs.queued_only():
+        job = operations.enqueue(operation, payload, actor="ci")
+    seen = timezone.now() - timedelta(seconds=seen_ago)
+    wid = f"elsewhere:1:{operation}"
+    WorkerBeat.objects.create(id=wid, host="elsewhere", pid=1, queue="q", started_at=seen, seen_at=seen,
+                              job=job.id, audit_row=audit_row)
+    DBTaskResult.objects.filter(pk=job.id).update(status="RUNNING", started_at=seen,
+                                                  worker_ids=["earlier"] * (attempts - 1) + [wid])
+    return job.id
 
 
-def running(operation: str, payload: dict[str, Any], **fields: Any) -> Job:
-    return Job.objects.create(operation=operation, actor="ci", params=payload, payload=payload, state=Job.RUNNING,
-                              started_at=timezone.now(), attempts=1, **fields)
+def state(job_id: str) -> str:
+    found = queue.find(job_id)
+    assert found is not None
+    return found.state
 
 
 @pytest.mark.slow
 def test_a_job_whose_worker_died_before_it_wrote_anything_is_run_again(db: None, project: Project) -> None:
     project.write(definition(file_secret("a")))
-    job = running("sync", SYNC, worker=dead_worker())
-    runner.recover()
-    job.refresh_from_db()
-    assert (job.state, job.attempts, job.status_code) == ("succeeded", 2, 200)
-    assert job.result is not None and job.result["secrets_generated"] == ["a"]
+    job_id = claimed("sync", SYNC, seen_ago=3600)
+    assert [(r.job, r.requeued) for r in recovery.recover()] == [(job_id, True)]
+    assert state(job_id) == "queued"
+    inline_jobs.run_queued(operations.queue_name("writes"))
+    found = queue.find(job_id)
+    assert found is not None and (found.state, found.result["secrets_generated"]) == ("succeeded", ["a"])
+    assert len(DBTaskResult.objects.get(pk=job_id).worker_ids) == 2
 
 
 @pytest.mark.slow
@@ -50,12 +60,13 @@ def test_a_write_whose_worker_died_after_it_began_ends_failed_and_completes_its_
 ) -> None:
     project.write(definition(file_secret("a")))
     row = begin(action="sync", resource="secrets", user="ci", details=dict(SYNC))
-    job = running("sync", SYNC, worker=dead_worker(), audit_row=row)
-    runner.recover()
-    job.refresh_from_db()
-    assert (job.state, job.status_code, job.payload) == ("failed", 503, None)
-    assert job.result is not None and set(job.result) == {"error", "detail", "timestamp"}
-    assert "drift check" in job.result["detail"]
+    job_id = claimed("sync", SYNC, seen_ago=3600, audit_row=row)
+    recovery.recover()
+    found = queue.find(job_id)
+    assert found is not None and found.state == "failed"
+    assert found.failure is not None and found.failure["code"] == "worker_died"
+    assert "drift check" in found.failure["message"]
+    assert "payload" not in DBTaskResult.objects.get(pk=job_id).args_kwargs["kwargs"]
     entry = AuditEntry.objects.get()
     assert (entry.pk, entry.success, entry.details["error"]) == (row, False, "worker_died")
     assert "state" not in entry.details
@@ -64,39 +75,45 @@ def test_a_write_whose_worker_died_after_it_began_ends_failed_and_completes_its_
 @pytest.mark.slow
 def test_a_job_run_twice_already_is_not_run_a_third_time(db: None, project: Project) -> None:
     project.write(definition(file_secret("a")))
-    job = running("sync", SYNC, worker=dead_worker())
-    Job.objects.filter(pk=job.pk).update(attempts=runner.MAX_ATTEMPTS)
-    runner.recover()
-    job.refresh_from_db()
-    assert (job.state, job.status_code) == ("failed", 503)
+    job_id = claimed("sync", SYNC, seen_ago=3600, attempts=recovery.MAX_ATTEMPTS)
+    recovery.recover()
+    assert state(job_id) == "failed"
     assert not project.lockfile.exists()
 
 
 def test_a_job_of_a_live_worker_is_left_running(db: None, project: Project) -> None:
-    job = running("sync", SYNC, worker=runner.worker_name())
-    assert runner.recover() == []
-    job.refresh_from_db()
-    assert job.state == "running"
+    job_id = claimed("sync", SYNC, seen_ago=1)
+    assert recovery.recover() == []
+    assert state(job_id) == "running"
 
 
-def test_a_job_of_another_host_is_ended_only_once_past_the_job_timeout(
-    db: None, project: Project, settings: Any
-) -> None:
-    project.write(definition(file_secret("a")))
-    settings.SERVICE_JOB_TIMEOUT = 60
-    job = running("check_drift", {"secret_name": None, "var_files": []}, worker="elsewhere:1")
-    assert runner.recover() == []
-    Job.objects.filter(pk=job.pk).update(started_at=timezone.now() - timedelta(seconds=121))
-    assert [j.pk for j in runner.recover()] == [job.pk]
-    job.refresh_from_db()
-    assert job.state == "succeeded"
+def test_a_worker_is_dead_only_past_six_heartbeats(db: None, project: Project, settings: Any) -> None:
+    settings.SERVICE_WORKER_HEARTBEAT_SECONDS = 10
+    job_id = claimed("check_drift", {"secret_name": None, "var_files": []}, seen_ago=50)
+    assert recovery.recover() == []
+    WorkerBeat.objects.update(seen_at=timezone.now() - timedelta(seconds=61))
+    assert [r.job for r in recovery.recover()] == [job_id]
 
 
-def test_a_second_delivery_of_a_job_s_task_does_not_run_it_again(authed_api: APIClient, project: Project) -> None:
-    project.write(definition(file_secret("a")))
-    authed_api.post("/sync", {}, format="json")
-    job = Job.objects.get()
-    runner.run_job(str(job.pk))
-    job.refresh_from_db()
-    assert job.attempts == 1
-    assert AuditEntry.objects.filter(action="sync").count() == 1
+def test_a_job_whose_worker_has_no_row_at_all_is_taken_back(db: None, project: Project) -> None:
+    job_id = claimed("check_drift", {"secret_name": None, "var_files": []}, seen_ago=1)
+    WorkerBeat.objects.all().delete()
+    assert [r.job for r in recovery.recover()] == [job_id]
+    assert state(job_id) == "queued"
+
+
+def test_a_job_taken_back_and_claimed_again_is_not_taken_back_twice(db: None, project: Project) -> None:
+    job_id = claimed("check_drift", {"secret_name": None, "var_files": []}, seen_ago=3600)
+    stale = list(DBTaskResult.objects.filter(status="RUNNING"))
+    recovery.recover()
+    DBTaskResult.objects.filter(pk=job_id).update(status="RUNNING", started_at=timezone.now())
+    # A second recovery that read the job before the first took it back finds it claimed anew.
+    assert not recovery._take_back(stale[0], None, requeue=False)
+    assert state(job_id) == "running"
+
+
+def test_a_runner_that_failed_and_starts_again_gives_back_the_job_it_held(db: None, project: Project) -> None:
+    job_id = claimed("check_drift", {"secret_name": None, "var_files": []}, seen_ago=1)
+    assert recovery.recover() == []
+    assert [(r.job, r.requeued) for r in recovery.recover(gone="elsewhere:1:check_drift")] == [(job_id, True)]
+    assert WorkerBeat.objects.filter(id="elsewhere:1:check_drift").exists()  # the runner lives on

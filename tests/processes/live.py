@@ -109,7 +109,7 @@ class LiveServer:
 
     def kill(self) -> None:
         """kill -9 of serve's process group (gunicorn master and workers) and of the job worker
-        (its job processes die with it); returns once gone."""
+        (one process: its runners are threads); returns once gone."""
         for proc in (self.proc, self.jobs):
             if proc is None:
                 continue
@@ -191,7 +191,7 @@ def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_l
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(
                 [*prefix, sys.executable, "manage.py", "serve", "--port", str(port), "--workers", str(workers),
-                 "--log-level", log_level],
+                 "--log-level", log_level, "--worker", "no"],
                 cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
@@ -203,6 +203,7 @@ def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_l
                         [*prefix, sys.executable, "manage.py", "worker"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                     )
+                _wait_worker(server)
                 return server
         except BaseException:
             server.kill()
@@ -211,6 +212,19 @@ def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_l
         if "Address already in use" not in server.log():
             break
     raise AssertionError(f"serve did not start; its output:\n{server.log()[-4000:]}")
+
+
+def _wait_worker(server: LiveServer) -> None:
+    """Until /health counts the job worker (its heartbeat): a long operation sent earlier is 503."""
+    end = time.monotonic() + START_DEADLINE_S
+    while time.monotonic() < end:
+        assert server.jobs is not None and server.jobs.poll() is None, f"the worker exited:\n{server.log()[-4000:]}"
+        with contextlib.suppress(OSError):
+            _, _, body = http("GET", server.url + "/health", timeout=2)
+            if isinstance(body, dict) and body.get("workers") == "up":
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"the job worker never sent a heartbeat:\n{server.log()[-4000:]}")
 
 
 def _wait_ready(server: LiveServer) -> bool:

@@ -1,7 +1,8 @@
 """A real `manage.py worker`: it runs a queued job; it rotates a secret that fell due at the next
-tick with no caller; a job whose process is killed mid-write ends `failed` with its audit row
-completed once a worker starts again; and killing the worker command leaves none of its
-processes behind."""
+tick with no caller; a job whose worker is killed (SIGKILL) mid-write ends `failed` with its audit
+row completed (the rerun of a job that wrote nothing: tests/jobs/test_recovery.py); killed, the
+worker shows as down in `/health` within a minute and long operations answer 503 at once; stopped
+with SIGTERM, it finishes its job first."""
 
 from __future__ import annotations
 
@@ -19,27 +20,34 @@ import pytest
 
 from secretsapi.service.state.locks import acquire_file_lock
 from tests.factories import file_secret
-from tests.processes.live import ROOT, server_env, sqlite_rows, write_definition
+from tests.processes.live import ROOT, LiveServer, server_env, sqlite_rows, write_definition
 
 pytestmark = pytest.mark.slow
 
 SUBMIT = """
-from jobs import runner
-job = runner.submit("sync", {"dry_run": False, "force": False, "secret_name": None, "var_files": [],
-                             "repair": False}, actor="ci")
-print(job.pk.hex)
+from secretsapi import operations
+job = operations.enqueue(%r, %r, actor="ci")
+print(job.id)
 """
+SYNC: dict[str, Any] = {"dry_run": False, "force": False, "secret_name": None, "var_files": [], "repair": False}
+# One beat a second: a killed worker is dead to recovery after six.
+BEAT = "1"
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     config = write_definition(tmp_path, {"version": "1.0", "secrets": [file_secret("a")]})
-    return server_env(data_dir=tmp_path / "data", config=config, extra={"SERVICE_LOCK_TIMEOUT": "300"})
+    return server_env(data_dir=tmp_path / "data", config=config,
+                      extra={"SERVICE_LOCK_TIMEOUT": "300", "SERVICE_WORKER_HEARTBEAT_SECONDS": BEAT})
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120, check=True)
+
+
+def submit(env: dict[str, str], operation: str = "sync", payload: dict[str, Any] | None = None) -> str:
+    return manage(env, "shell", "-c", SUBMIT % (operation, payload or SYNC)).stdout.split()[-1]
 
 
 @pytest.fixture
@@ -63,13 +71,24 @@ def workers(env: dict[str, str]) -> Iterator[Callable[..., subprocess.Popen[str]
                 process.wait()
 
 
+def database(env: dict[str, str]) -> Path:
+    return Path(env["SERVICE_DATA_DIR"]) / "service.sqlite3"
+
+
 def job_row(env: dict[str, str], job_id: str) -> dict[str, Any]:
-    database = Path(env["SERVICE_DATA_DIR"]) / "service.sqlite3"
-    rows = sqlite_rows(database, "SELECT state, worker, audit_row, status_code, result FROM jobs_job WHERE id = ?",
-                       (job_id,))
-    state, worker, audit_row, status, result = rows[0]
-    return {"state": state, "worker": worker, "audit_row": audit_row, "status": status,
-            "result": json.loads(result) if result else None}
+    rows = sqlite_rows(database(env), "SELECT status, worker_ids, return_value FROM django_tasks_database_dbtaskresult "
+                                      "WHERE id = ?", (job_id.replace("-", ""),))
+    status, worker_ids, outcome = rows[0]
+    outcome = json.loads(outcome) if outcome else None
+    failure = json.loads(outcome["failure"]) if outcome and outcome.get("failure") else None
+    result = json.loads(outcome["result"]) if outcome and outcome.get("result") else None
+    return {"status": status, "workers": json.loads(worker_ids), "failure": failure, "result": result}
+
+
+def beat_of(env: dict[str, str], job_id: str) -> tuple[Any, ...] | None:
+    rows = sqlite_rows(database(env), "SELECT id, audit_row FROM jobs_workerbeat WHERE job = ?",
+                       (job_id.replace("-", ""),))
+    return rows[0] if rows else None
 
 
 def until(check: Callable[[], bool], what: str, seconds: float = 60) -> None:
@@ -81,9 +100,9 @@ def until(check: Callable[[], bool], what: str, seconds: float = 60) -> None:
 
 def test_a_worker_runs_a_queued_job(env: dict[str, str], workers: Callable[..., subprocess.Popen[str]]) -> None:
     manage(env, "migrate", "-v", "0")
-    job_id = manage(env, "shell", "-c", SUBMIT).stdout.split()[-1]
+    job_id = submit(env)
     workers()
-    until(lambda: job_row(env, job_id)["state"] == "succeeded", "the worker never ran the job")
+    until(lambda: job_row(env, job_id)["status"] == "SUCCESSFUL", "the worker never ran the job")
     assert job_row(env, job_id)["result"]["secrets_generated"] == ["a"]
 
 
@@ -99,71 +118,69 @@ def test_a_due_secret_is_rotated_at_the_next_tick_with_no_caller(
     lock["secrets"]["a"]["created_at"] = lock["secrets"]["a"]["updated_at"] = "2020-01-01T00:00:00+00:00"
     lockfile.write_text(json.dumps(lock))
     workers(env)
-    # A tick a minute; each worker's scheduler looks every 30 s.
+    # A tick a minute; each worker looks every beat.
     until(lambda: json.loads(lockfile.read_text())["secrets"]["a"]["hash"] != created,
-          "the due secret was not rotated", seconds=240)
-    # The lockfile is committed before the row that began with the write is completed.
-    database = Path(env["SERVICE_DATA_DIR"]) / "service.sqlite3"
+          "the due secret was not rotated", seconds=150)
     query = "SELECT user, success, details FROM audit_auditentry WHERE action = 'execute_rotation'"
-    until(lambda: all(json.loads(details).get("state") != "started" for *_, details in sqlite_rows(database, query)),
-          "the rotation's row was never completed")
-    rows = sqlite_rows(database, query)
+    until(lambda: all(json.loads(details).get("state") != "started"
+                      for *_, details in sqlite_rows(database(env), query)), "the rotation's row was never completed")
+    rows = sqlite_rows(database(env), query)
     assert [(user, success) for user, success, _ in rows] == [("scheduler", 1)], rows
 
 
-def test_a_job_killed_mid_write_ends_failed_once_a_worker_starts_again(
+def test_a_job_whose_worker_is_killed_mid_write_ends_failed_with_its_audit_row_completed(
     env: dict[str, str], workers: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
     manage(env, "migrate", "-v", "0")
     # The write waits for the lockfile's lock, after its audit row began.
     held = acquire_file_lock(tmp_path / ".gitsecrets.lock.lck", 5, "the test's lock")
     try:
-        job_id = manage(env, "shell", "-c", SUBMIT).stdout.split()[-1]
+        job_id = submit(env)
         first = workers()
-        until(lambda: job_row(env, job_id)["audit_row"] is not None, "the job never began its write")
-        os.kill(int(job_row(env, job_id)["worker"].rpartition(":")[2]), signal.SIGKILL)
-        first.send_signal(signal.SIGTERM)
-        first.wait(timeout=60)
-        assert job_row(env, job_id)["state"] == "running"
+        until(lambda: (beat_of(env, job_id) or (None, None))[1] is not None, "the job never began its write")
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=30)
+        assert job_row(env, job_id)["status"] == "RUNNING"
         workers()
-        until(lambda: job_row(env, job_id)["state"] != "running", "the dead job stayed running")
+        until(lambda: job_row(env, job_id)["status"] != "RUNNING", "the dead worker's job stayed running")
     finally:
         held.release()
     row = job_row(env, job_id)
-    assert (row["state"], row["status"], row["result"]["error"]) == ("failed", 503, "Service unavailable")
-    database = Path(env["SERVICE_DATA_DIR"]) / "service.sqlite3"
-    audit = sqlite_rows(database, "SELECT id, success, details FROM audit_auditentry WHERE action = 'sync'")
+    assert (row["status"], row["failure"]["code"]) == ("FAILED", "worker_died")
+    audit = sqlite_rows(database(env), "SELECT success, details FROM audit_auditentry WHERE action = 'sync'")
     assert len(audit) == 1
-    details = json.loads(audit[0][2])
-    assert (audit[0][0], audit[0][1], details.get("error")) == (row["audit_row"], 0, "worker_died"), details
+    details = json.loads(audit[0][1])
+    assert (audit[0][0], details.get("error")) == (0, "worker_died"), details
     assert not (tmp_path / "out/app.env").exists()
 
 
-def test_killing_the_worker_command_leaves_none_of_its_processes(
-    env: dict[str, str], workers: Callable[..., subprocess.Popen[str]]
+def test_a_killed_worker_shows_as_down_in_health_within_a_minute(
+    env: dict[str, str], servers: Callable[..., LiveServer], tmp_path: Path
+) -> None:
+    server = servers({**env, "SERVICE_WORKER_HEARTBEAT_SECONDS": "10"}, tmp_path / "server.log")
+    assert server.call("GET", "/health")[1]["workers"] == "up"
+    assert server.jobs is not None
+    os.killpg(server.jobs.pid, signal.SIGKILL)
+    killed = time.monotonic()
+    until(lambda: server.call("GET", "/health")[1]["status"] == "degraded", "health never said degraded", 60)
+    assert time.monotonic() - killed < 60
+    status, body = server.call("POST", "/sync", {})
+    assert status == 503 and "no_worker" in body["detail"]
+
+
+def test_sigterm_lets_the_running_job_finish_first(
+    env: dict[str, str], workers: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
     manage(env, "migrate", "-v", "0")
-    worker = workers()
-    job_id = manage(env, "shell", "-c", SUBMIT).stdout.split()[-1]
-    until(lambda: job_row(env, job_id)["state"] == "succeeded", "the worker never ran the job")
-    cluster = _descendants(worker.pid)
-    assert cluster
-    worker.kill()
-    worker.wait()
-    until(lambda: not any(Path(f"/proc/{pid}").exists() and "zombie" not in _status(pid) for pid in cluster),
-          "the cluster's processes outlived the worker command", seconds=30)
-
-
-def _descendants(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            found += [int(child), *_descendants(int(child))]
-    return found
-
-
-def _status(pid: int) -> str:
+    held = acquire_file_lock(tmp_path / ".gitsecrets.lock.lck", 5, "the test's lock")
     try:
-        return Path(f"/proc/{pid}/status").read_text().lower()
-    except OSError:
-        return "zombie"
+        job_id = submit(env)
+        worker = workers()
+        until(lambda: job_row(env, job_id)["status"] == "RUNNING", "the job never started")
+        worker.send_signal(signal.SIGTERM)
+        time.sleep(1)
+        assert worker.poll() is None  # waiting for its job
+    finally:
+        held.release()
+    worker.wait(timeout=60)
+    assert job_row(env, job_id)["status"] == "SUCCESSFUL"

@@ -1,8 +1,8 @@
 """Several instances on PostgreSQL: one due tick is queued exactly once.
 
-Three processes run the scheduler's pass (what every worker does twice a minute) while the
-test holds the schedule's row lock, so all three are waiting for it at once; when the lock is
-released they take it in turn, and only the first still finds the tick due.
+Three processes run the scheduler's pass (what every worker does every beat) while the test
+holds the schedule's row lock, so all three are waiting for it at once; when the lock is released
+they take it in turn, and only the first still finds the tick due (its conditional update).
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ pytestmark = pytest.mark.postgres
 SETUP = """
 from datetime import timedelta
 from django.utils import timezone
-from django_q.models import Schedule
 from jobs import schedules
+from jobs.models import Schedule
 schedules.install()
-Schedule.objects.exclude(name=schedules.PREFIX + "rotation").delete()
-Schedule.objects.update(next_run=timezone.now() - timedelta(hours=3))
+Schedule.objects.exclude(name="rotation").delete()
+Schedule.objects.update(last_tick=timezone.now() - timedelta(hours=3))
 print("ready")
 """
-TICK = "from django_q.scheduler import scheduler; scheduler()"
+TICK = "from jobs import schedules; from secretsapi import operations; print(schedules.due(operations.enqueue))"
 
 
 def test_three_instances_queue_a_due_tick_exactly_once(pg_database: str, tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_three_instances_queue_a_due_tick_exactly_once(pg_database: str, tmp_pat
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
     env.update(DATABASE_URL=pg_database, SERVICE_DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="project.settings")
     with psycopg.connect(pg_database, connect_timeout=10) as holder:
-        holder.execute("SELECT id FROM django_q_schedule FOR UPDATE").fetchall()
+        holder.execute("SELECT name FROM jobs_schedule FOR UPDATE").fetchall()
         ticks = [subprocess.Popen([sys.executable, "manage.py", "shell", "-c", TICK], cwd=ROOT, env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
         try:
@@ -52,8 +52,8 @@ def test_three_instances_queue_a_due_tick_exactly_once(pg_database: str, tmp_pat
         for tick in ticks:
             _, err = tick.communicate(timeout=60)
             assert tick.returncode == 0, err[-2000:]
-    assert pg_rows(pg_database, "SELECT count(*) FROM django_q_ormq") == [(1,)]
-    assert pg_rows(pg_database, "SELECT next_run > now() FROM django_q_schedule") == [(True,)]
+    assert pg_rows(pg_database, "SELECT count(*) FROM django_tasks_database_dbtaskresult") == [(1,)]
+    assert pg_rows(pg_database, "SELECT last_tick > now() - interval '1 hour' FROM jobs_schedule") == [(True,)]
 
 
 def _waiting(url: str) -> int:

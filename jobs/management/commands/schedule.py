@@ -1,4 +1,4 @@
-"""``manage.py schedule``: the schedules with their last and next runs."""
+"""``manage.py schedule``: the schedules as the workers run them, with their last and next runs."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ def _time(value: datetime | None) -> str | None:
 
 
 class Command(BaseCommand):
-    help = "List the schedules (rotation, drift) with their cron expression, last run and next run."
+    help = ("List the schedules (rotation, drift) as the job workers run them: the cron expression a worker "
+            "installed from its settings, the last run and the next run.")
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--json", action="store_true", help="Machine-readable output.")
@@ -30,5 +31,5 @@ class Command(BaseCommand):
             return
         for row in rows:
             last = f"{row['last_run']} ({row['last_state']})" if row["last_run"] else "never"
-            upcoming = row["next_run"] or ("off" if row["cron"] == "off" else "when a worker starts")
+            upcoming = row["next_run"] or "off (or no worker has started yet)"
             self.stdout.write(f"{row['name']:<9} {row['cron']:<14} last: {last}  next: {upcoming}")

@@ -1,62 +1,175 @@
-"""``manage.py worker``: the job worker and the scheduler (django-q2's cluster) until stopped."""
+"""``manage.py worker``: the job runners, the schedules, recovery and webhook deliveries, until stopped.
+
+The runners are the task engine's own (``django_tasks_db``'s worker loop, one per thread: one
+for the ``writes`` queue, SERVICE_JOB_WORKERS - 1 for ``reads``). Beside them one thread writes
+the heartbeat, takes back the jobs of dead workers, queues the schedules' due ticks and prunes
+old jobs, every SERVICE_WORKER_HEARTBEAT_SECONDS; another sends the webhook deliveries that are
+due, every second. SIGTERM or SIGINT: each runner finishes its job, then the command exits.
+"""
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
+import logging
 import os
 import signal
-import sys
-from multiprocessing.util import register_after_fork
+import threading
+from argparse import ArgumentParser
+from collections.abc import Callable
+from datetime import timedelta
+from types import FrameType
 from typing import Any
 
-from django.core.management import call_command
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db import DatabaseError, connections
+from django.db import DatabaseError, close_old_connections, connection
+from django.utils import timezone
+from django_tasks_db.management.commands.db_worker import Worker
 
 from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
-from jobs import runner, schedules
+from jobs import queue, recovery, schedules, workers
+from secretsapi import operations
 from secretsapi.management.base import as_failure, migrate_pending
 from secretsapi.service.errors import LockTimeout
+from webhooks.delivery import deliver_due
+
+logger = logging.getLogger("secretsapi.worker")
+
+# How often an idle runner looks for a job (the engine's poll): the most a job waits to start.
+POLL_SECONDS = 0.05
+PRUNE_EVERY = timedelta(hours=1)
 
 
 class Command(BaseCommand):
     help = ("Run the long operations' jobs and the schedules (SERVICE_ROTATION_SCHEDULE, SERVICE_DRIFT_SCHEDULE) "
             "until stopped (SIGINT or SIGTERM: running jobs finish first). Run one or more beside `serve`.")
 
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--stop-with-parent", action="store_true",
+                            help="Stop (as on SIGTERM) when the process that started this one ends (serve's own).")
+
     def handle(self, *args: Any, **options: Any) -> None:
+        runners = [(workers.worker_id("writes", 0), operations.queue_name(operations.WRITES))]
+        runners += [(workers.worker_id("reads", n), operations.queue_name(operations.READS))
+                    for n in range(1, settings.SERVICE_JOB_WORKERS)]
+        # Registered as early as the table exists (a serve that started this worker waits for it);
+        # a job queued meanwhile waits for the runners, never refused.
+        registered = _register(runners)
         try:
             # The worker may start before `serve` has migrated (`make serve` starts both).
             migrate_pending()
             # Every instance and worker on this database signs with one key (deployment/key_fingerprint.py).
             verify_secret_key()
             schedules.install()
-            ended = runner.recover()
+            for job in recovery.recover():
+                self.stderr.write(f"job {job.job}: its worker had stopped; "
+                                  f"{'queued again' if job.requeued else 'ended failed'}")
+            if not registered:
+                workers.register(runners)
         except SecretKeyMismatch as exc:
             raise CommandError(str(exc)) from None
         except (LockTimeout, DatabaseError) as exc:
             raise CommandError(as_failure(exc).detail) from None
-        for job in ended:
-            self.stderr.write(f"job {job.pk} ({job.operation}): its worker had stopped; ended or queued again")
-        # The cluster forks its processes: none may inherit this one's connections.
-        connections.close_all()
-        register_after_fork(self, _cluster_process)
-        call_command("qcluster")
+        parent = os.getppid()
+        stop = threading.Event()
+        engines = [Worker(queue_names=[name], interval=POLL_SECONDS, batch=False, backend_name="default",
+                          startup_delay=False, max_tasks=None, worker_id=wid, excluded_queue_names=[])
+                   for wid, name in runners]
+
+        def stopping(signum: int, frame: FrameType | None) -> None:
+            stop.set()
+            for engine in engines:
+                engine.running = False  # each ends after its current job
+
+        signal.signal(signal.SIGTERM, stopping)
+        signal.signal(signal.SIGINT, stopping)
+        service = [threading.Thread(target=_closing(lambda: _housekeeping(stop, [w for w, _ in runners])),
+                                    name="housekeeping"),
+                   threading.Thread(target=_closing(lambda: _deliveries(stop)), name="webhooks", daemon=True)]
+        for thread in service:
+            thread.start()
+        operations.warm_up()
+        threads = [threading.Thread(target=_closing(_runner(engine, stop)), name=engine.worker_id)
+                   for engine in engines]
+        for thread in threads:
+            thread.start()
+        self.stdout.write(f"Job worker ready: {len(runners)} runners ({', '.join(w for w, _ in runners)})")
+        self.stdout.flush()
+        for thread in [*threads, service[0]]:
+            while thread.is_alive():
+                thread.join(timeout=1)
+                if options["stop_with_parent"] and os.getppid() != parent:
+                    stopping(signal.SIGTERM, None)
+        workers.unregister([w for w, _ in runners])
 
 
-# prctl(2)'s option: the signal a process gets when its parent dies (Linux).
-PR_SET_PDEATHSIG = 1
+def _register(runners: list[tuple[str, str]]) -> bool:
+    try:
+        workers.register(runners)
+    except DatabaseError:
+        return False  # a database not migrated yet: after the migrations
+    return True
 
 
-def _cluster_process(command: Command) -> None:
-    """In each process the cluster forks, before it runs.
+def _closing(run: Callable[[], None]) -> Callable[[], None]:
+    """``run`` in a thread of its own, closing that thread's database connection at its end."""
+    def body() -> None:
+        try:
+            run()
+        finally:
+            connection.close()
+    return body
 
-    django-q2's processes die at once on SIGTERM, and one that dies holding the cluster's stop
-    event leaves it unable to stop. Supervisors (honcho, systemd by default) signal the whole
-    process group: the cluster's processes get a group of their own, so only this command's
-    process is signalled, and it stops them in order (a running job finishes first). They
-    still never outlive it: on Linux each is killed when its parent dies (a killed job is
-    then ended by jobs.runner.recover).
-    """
-    os.setpgid(0, 0)
-    if sys.platform == "linux":
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+def _runner(engine: Worker, stop: threading.Event) -> Callable[[], None]:
+    """The engine's loop, started again (a second later) if it fails: the database locked past its
+    timeout or gone for a while must not leave this worker alive without a runner."""
+    def run() -> None:
+        while not stop.is_set():
+            try:
+                engine.run()
+            except Exception:
+                logger.exception("job runner %s failed; starting it again", engine.worker_id)
+                stop.wait(1.0)
+                with contextlib.suppress(Exception):
+                    close_old_connections()
+                    # The job it held, if any, is taken back as a dead worker's would be.
+                    recovery.recover(gone=engine.worker_id)
+                continue
+            return
+    return run
+
+
+def _housekeeping(stop: threading.Event, ids: list[str]) -> None:
+    """Every heartbeat: the heartbeat, recovery, the schedules' due ticks; every hour, the prune."""
+    pruned_at = None
+    while not stop.is_set():
+        try:
+            close_old_connections()
+            workers.beat(ids)
+            for job in recovery.recover():
+                logger.warning("job %s: its worker had stopped; %s", job.job,
+                               "queued again" if job.requeued else "ended failed")
+            schedules.due(operations.enqueue)
+            now = timezone.now()
+            if pruned_at is None or now - pruned_at > PRUNE_EVERY:
+                queue.prune_ended()
+                pruned_at = now
+        except DatabaseError as exc:
+            # The database away for a while: the next beat tries again.
+            logger.warning("worker housekeeping: %s", exc)
+        except Exception:
+            logger.exception("worker housekeeping failed; trying again at the next beat")
+        stop.wait(workers.interval())
+
+
+def _deliveries(stop: threading.Event) -> None:
+    """The webhook deliveries that are due, every second (new events and retries)."""
+    while True:
+        try:
+            close_old_connections()
+            deliver_due()
+        except Exception:
+            logger.exception("webhook deliveries failed; trying again in a second")
+        if stop.wait(1.0):
+            return

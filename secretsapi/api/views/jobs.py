@@ -1,9 +1,11 @@
-"""GET /jobs and GET /jobs/{id}; and how a long operation's POST answers through its job.
+"""GET /jobs and GET /jobs/{id}; and how a long operation's POST answers, in the request or as a job.
 
-A long operation's POST queues a job (``jobs.runner.submit``) and never runs it itself: a
-worker (``manage.py worker``) does. Without ``async`` the POST waits for the job, up to
-SERVICE_JOB_WAIT_SECONDS, and answers what the job answered: the same status and body as
-ever. Past that bound, or with ``async: true``, it answers 202 with the job and its address.
+A long operation's POST asks ``secretsapi.operations``: a read of a small definition is answered
+in the request; anything else is queued as a job, which a worker (``manage.py worker``) runs.
+Without ``async`` the POST waits for the job, up to SERVICE_JOB_WAIT_SECONDS, and answers what
+the job's result renders to: the same status and body as ever. Past that bound, or with
+``async: true``, it answers 202 with the job and its address. With no worker alive it answers
+503 (``no_worker``) at once; past the bounds on jobs waiting, 429 with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -16,12 +18,18 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apikeys.scopes import REQUIRED_SCOPE
-from jobs import reads, runner
-from jobs.operations import OPERATIONS
+from apikeys.scopes import ADMIN_SCOPE, REQUIRED_SCOPE
+from secretsapi import operations
 from secretsapi.api.authentication import actor, request_principal
 from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, HeaderedResponse, errors, header, response_example
-from secretsapi.api.serializers.jobs import JobPageSerializer, JobQuerySerializer, JobSerializer, JobSummarySerializer
+from secretsapi.api.serializers.jobs import (
+    RENDER,
+    JobPageSerializer,
+    JobQuerySerializer,
+    JobSerializer,
+    JobSummarySerializer,
+    answer,
+)
 from secretsapi.api.views.base import StrictAPIView
 
 JOB_LOCATION = {"Location": header("The job's address: poll it for its state and, once ended, its result.",
@@ -42,20 +50,29 @@ def accepted_response() -> HeaderedResponse:
 
 
 def run_as_job(request: Request, operation: str, validated: dict[str, Any]) -> Response:
-    """Queue ``operation`` and answer as it did, or 202 with the job (see the module docstring)."""
+    """Answer ``operation`` in the request when cheap, else as its job did, or 202 with the job."""
     payload = dict(validated)
     run_async = payload.pop("async")
-    job = runner.submit(operation, payload, actor=actor(request))
+    who = actor(request)
+    if not run_async and operations.cheap(operation, payload):
+        return Response(RENDER[operation](operations.run_inline(operation, payload, actor=who)))
+    job = operations.submit(operation, payload, actor=who)
     if not run_async:
-        job = runner.wait(job, settings.SERVICE_JOB_WAIT_SECONDS)
-        if job.finished and job.status_code is not None:
-            return Response(job.result, status=job.status_code)
-    return Response(JobSerializer(job).data, status=202, headers={"Location": f"/jobs/{job.pk}"})
+        job = operations.wait(job, settings.SERVICE_JOB_WAIT_SECONDS)
+        answered = answer(job)
+        if answered is not None:
+            return Response(answered[1], status=answered[0])
+    return Response(JobSerializer(job).data, status=202, headers={"Location": f"/jobs/{job.id}"})
+
+
+def _scopes(request: Request) -> frozenset[str]:
+    principal = request_principal(request)
+    return principal.scopes if principal is not None else frozenset()
 
 
 def _allowed(request: Request) -> list[str]:
-    principal = request_principal(request)
-    return reads.operations_allowed(principal.scopes if principal is not None else ())
+    scopes = _scopes(request)
+    return [name for name, op in operations.OPERATIONS.items() if REQUIRED_SCOPE[op.scope_of] in scopes]
 
 
 class JobListView(StrictAPIView):
@@ -69,8 +86,10 @@ class JobListView(StrictAPIView):
         summary="List jobs",
         description="The long operations' jobs (sync, agent sync, rotation, policy, drift, render, validate), "
         "newest first, `limit` per page from `offset`, filtered by `state`, `operation` and `since`. A key sees "
-        "the jobs of the operations its scopes allow it to ask for. A page shows each job's state and "
-        "progress; its result is at `GET /jobs/{id}`. Scheduled runs are jobs of the user `scheduler`.",
+        "the jobs it asked for (a key with the `admin` scope sees every key's, and the scheduler's), of the "
+        "operations its scopes allow it to ask for. A page shows each job's state and progress; its result "
+        "is at `GET /jobs/{id}`. Scheduled runs are jobs of the user `scheduler`. Ended jobs are kept for "
+        "SERVICE_JOB_RETENTION_DAYS.",
         examples=[response_example("One job", {"jobs": [{k: v for k, v in JOB_EXAMPLE.items() if k != "result"}],
                                                "count": 1, "page": 1, "per_page": 50})],
         tags=["jobs"],
@@ -79,9 +98,9 @@ class JobListView(StrictAPIView):
         query = JobQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data
-        jobs = reads.read_jobs(actor=actor(request), operations=_allowed(request), limit=q["limit"],
-                               offset=q["offset"], state=q.get("state"), operation=q.get("operation"),
-                               since=q.get("since"))
+        jobs = operations.read_jobs(actor=actor(request), everyone=ADMIN_SCOPE in _scopes(request),
+                                    operations=_allowed(request), limit=q["limit"], offset=q["offset"],
+                                    state=q.get("state"), operation=q.get("operation"), since=q.get("since"))
         return Response({"jobs": JobSummarySerializer(jobs, many=True).data, "count": len(jobs),
                          "page": q["offset"] // q["limit"] + 1, "per_page": q["limit"]})
 
@@ -95,8 +114,9 @@ class JobDetailView(StrictAPIView):
         description="A job's state (`queued`, `running`, `succeeded`, `failed`, `cancelled`), its progress in "
         "secrets, its timestamps and who asked. Once it has ended, `status` and `result` are the status and body "
         "the synchronous call answers (the error body when it failed). A job whose worker stopped ends "
-        "`failed` (`worker_died`), or is run again when it had written nothing. Reading it needs the scope "
-        "its operation needs (403 otherwise); 404 when there is no such job.",
+        "`failed` (`worker_died`), or is run again when it had written nothing. A key reads only the jobs it "
+        "asked for (with the `admin` scope, every job): 404 for any other, as for a job that does not exist; "
+        "reading it also needs the scope its operation needs (403 otherwise).",
         examples=[response_example("Running", JOB_EXAMPLE),
                   response_example("Succeeded", {**JOB_EXAMPLE, "state": "succeeded",
                                                  "progress": {"done": 1, "total": 1}, "finished_at": EXAMPLE_TIME,
@@ -107,11 +127,11 @@ class JobDetailView(StrictAPIView):
         tags=["jobs"],
     )
     def get(self, request: Request, job_id: str) -> Response:
-        job = reads.find_job(job_id)
+        job = operations.read_job(job_id, actor=actor(request), everyone=ADMIN_SCOPE in _scopes(request))
         if job is None:
-            raise NotFound("There is no such job.")
+            raise NotFound("There is no such job (or it is another key's).")
         if job.operation not in _allowed(request):
-            scope = REQUIRED_SCOPE[OPERATIONS[job.operation].scope_of]
+            scope = REQUIRED_SCOPE[operations.OPERATIONS[job.operation].scope_of]
             raise PermissionDenied(f"This API key does not have the {scope!r} scope this job's operation needs.")
-        return Response(JobSerializer(reads.read_job(job, actor=actor(request))).data)
+        return Response(JobSerializer(job).data)
 

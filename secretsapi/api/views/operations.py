@@ -57,7 +57,7 @@ class SyncView(StrictAPIView):
                        200: OpenApiResponse(s.SyncResultSerializer, description="What was generated, skipped, "
                                             "failed and repaired (in a dry run: what would be)."),
                        202: accepted_response(),
-                       **errors(*BODY_ERRORS, 503, 507),
+                       **errors(*BODY_ERRORS, 429, 503, 507),
                    },
                    operation_id="sync_secrets", tags=["sync"], **SYNC_DOC)
     def post(self, request: Request) -> Response:
@@ -72,7 +72,7 @@ class RotationCheckView(StrictAPIView):
         responses={
             200: OpenApiResponse(s.RotationCheckResultSerializer, description="Each checked secret's rotation status."),
             202: accepted_response(),
-            **errors(*BODY_ERRORS),
+            **errors(*BODY_ERRORS, 429, 503),
         },
         operation_id="check_rotation",
         summary="Check which secrets are due for rotation",
@@ -114,7 +114,7 @@ class RotationExecuteView(StrictAPIView):
         responses={
             200: OpenApiResponse(s.RotationExecuteResultSerializer, description="What was rotated and what failed."),
             202: accepted_response(),
-            **errors(*BODY_ERRORS, 503, 507),
+            **errors(*BODY_ERRORS, 429, 503, 507),
         },
         operation_id="execute_rotation",
         summary="Rotate secrets",
@@ -144,7 +144,7 @@ POLICY_DOC: dict[str, Any] = {
     "responses": {
         200: OpenApiResponse(s.PolicyResultSerializer, description="Compliance, and every finding by severity."),
         202: accepted_response(),
-        **errors(*BODY_ERRORS),
+        **errors(*BODY_ERRORS, 429, 503),
     },
     "description": "Checks every secret against the definition's `policies` and its compliance "
     "frameworks (`metadata.compliance`). Violations are data in the 200 answer (`errors`, `warnings`, "
@@ -190,7 +190,7 @@ DRIFT_DOC: dict[str, Any] = {
     "responses": {
         200: OpenApiResponse(s.DriftResultSerializer, description="Whether anything drifted, and each finding."),
         202: accepted_response(),
-        **errors(*BODY_ERRORS),
+        **errors(*BODY_ERRORS, 429, 503),
     },
     "description": "Compares what the lockfile records with what the targets hold (every secret, or only "
     "`secret_name`): a secret never generated, a missing target or file, a changed or unreadable value, a "
@@ -236,7 +236,7 @@ class AgentSyncView(StrictAPIView):
             200: OpenApiResponse(s.AgentSyncResultSerializer,
                                  description="The sync result, an overall status and one outcome per secret."),
             202: accepted_response(),
-            **errors(*BODY_ERRORS, 503, 507),
+            **errors(*BODY_ERRORS, 429, 503, 507),
         },
         operation_id="agent_sync",
         summary="Sync for agents and CI",

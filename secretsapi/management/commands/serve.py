@@ -1,10 +1,21 @@
-"""``manage.py serve``: apply migrations (one instance at a time), then run the API under gunicorn."""
+"""``manage.py serve``: apply migrations (one instance at a time), then run the API under gunicorn.
+
+Long operations need a job worker (``manage.py worker``). ``--worker auto`` (the default, and
+SERVICE_SERVE_WORKER) starts one beside gunicorn when none has sent a heartbeat lately; ``yes``
+always starts one, ``no`` never does, and ``wait`` starts none but serves only once one runs (or
+after WORKER_START_SECONDS): for a worker started beside serve (``make serve``, a supervisor's
+pair). Either way serve says at start which it is: with no worker, long operations answer 503
+``no_worker`` at once, never a silent wait. The worker it starts is a
+child of this process (gunicorn's master once it execs) and stops when that process ends.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
+import time
 from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
@@ -14,12 +25,20 @@ from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DatabaseError, connections
 
 from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
+from jobs import workers
 from secretsapi.api.authentication import insecure_mode
 from secretsapi.api.loopback import HOW_TO_LEAVE, is_loopback_address
 from secretsapi.management.base import as_failure, migrate_pending
 from secretsapi.service.errors import LockTimeout
 
 logger = logging.getLogger("secretsapi.serve")
+
+# How long serve waits for the worker it started to register before it serves anyway.
+WORKER_START_SECONDS = 30
+NO_WORKER_WARNING = (
+    "WARNING: no job worker is running and serve was told not to start one (--worker no or wait): long operations "
+    "(sync, rotation, checks of large definitions, async jobs) answer 503 no_worker until `python manage.py "
+    "worker` runs.\n")
 CONF = Path(settings.BASE_DIR) / "project" / "gunicorn.conf.py"
 
 INSECURE_WARNING = """
@@ -44,6 +63,10 @@ class Command(BaseCommand):
                             help="Listen on this Unix socket instead of --host and --port (default: SERVICE_SOCKET).")
         parser.add_argument("--workers", type=int, default=settings.SERVICE_WORKERS)
         parser.add_argument(
+            "--worker", choices=["auto", "yes", "no", "wait"], default=settings.SERVICE_SERVE_WORKER,
+            help="Start a job worker beside the API: auto (when none is running), yes, no, or wait (start none; "
+                 "serve once one runs, or after 30 s) (default: SERVICE_SERVE_WORKER, else auto).")
+        parser.add_argument(
             "--log-level",
             choices=["debug", "info", "warning", "error"],
             default=settings.SERVICE_LOG_LEVEL.lower(),
@@ -56,6 +79,37 @@ class Command(BaseCommand):
             logger.log(level, " ".join(line.strip(" *") for line in text.splitlines() if line.strip(" *")))
         else:
             stream.write(text)
+
+    def _job_worker(self, choice: str) -> None:
+        """Start the embedded job worker, or say why there is none (see the module docstring)."""
+        alive = workers.alive()
+        if choice == "wait" and not alive:
+            # Started beside a worker (make serve, a supervisor's pair): serve once it has registered.
+            self._say(logging.INFO, f"Waiting up to {WORKER_START_SECONDS} s for a job worker...", self.stdout)
+            deadline = time.monotonic() + WORKER_START_SECONDS
+            while not alive and time.monotonic() < deadline:
+                time.sleep(0.2)
+                alive = workers.alive()
+        if choice in ("no", "wait") or (choice == "auto" and alive):
+            if alive:
+                self._say(logging.INFO, "Job worker: one is running (heartbeat seen); long operations run there.",
+                          self.stdout)
+            else:
+                self._say(logging.WARNING, NO_WORKER_WARNING, self.stderr)
+            return
+        connections.close_all()
+        # A child of this process, which becomes gunicorn's master: it stops when the master ends.
+        child = subprocess.Popen([sys.executable, "manage.py", "worker", "--stop-with-parent"],
+                                 cwd=settings.BASE_DIR, env={**os.environ})
+        # Served once the worker has registered: the first request finds it (its heartbeat).
+        deadline = time.monotonic() + WORKER_START_SECONDS
+        while not workers.alive() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        connections.close_all()
+        if child.poll() is not None:
+            raise CommandError("The job worker serve started has exited (see its output above).")
+        self._say(logging.INFO, "Job worker: started with the server (long operations and schedules run there).",
+                  self.stdout)
 
     def handle(self, *args: Any, **options: Any) -> None:
         port = options["port"] or settings.SERVICE_PORT
@@ -93,6 +147,7 @@ class Command(BaseCommand):
                     f"request, so it listens on loopback only (127.0.0.1, ::1 or localhost); {HOW_TO_LEAVE}."
                 )
             self._say(logging.WARNING, INSECURE_WARNING, self.stderr)
+        self._job_worker(options["worker"])
         # execve keeps descriptors that are not close-on-exec: gunicorn must not inherit these.
         connections.close_all()
         env = {

@@ -1,0 +1,261 @@
+"""The long operations, as the API asks for them: answered in the request when cheap, else a job.
+
+Each operation calls its action (``secretsapi.actions``) and returns the engine's result. Reads
+of a small definition (at most SERVICE_INLINE_MAX_BYTES: a validate or render, a rotation,
+policy or drift check) run in the request, like any other read, and leave no job; everything
+else, and anything sent with ``async: true``, is a job of the task engine (django-tasks'
+database backend), run by ``manage.py worker`` in one of two queues: ``writes`` (sync, agent
+sync, rotation, the scheduled rotation) and ``reads`` (checks, render, validate), each with
+runners of its own, so reads never hold a write behind them. A job's outcome is data (the
+result, or the failure's code and message); the API renders it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django_tasks import TaskContext, default_task_backend, task
+
+from jobs import outcomes, queue, workers
+from jobs.errors import NoWorker, TooManyJobs
+from jobs.queue import JobRecord
+from secretsapi import actions, database_errors
+from secretsapi.service.errors import ServiceError
+from secretsapi.service.util.progress import Progress
+
+logger = logging.getLogger("secretsapi.jobs")
+
+WRITES, READS = "writes", "reads"
+# A synchronous request reads its job's state through the engine's API this often at most.
+WAIT_STEP_MAX = 0.05
+# A refused job's Retry-After, in seconds.
+RETRY_AFTER = 5
+
+
+def queue_name(kind: str) -> str:
+    """The task engine's queue of ``kind`` (``writes`` or ``reads``), named after SERVICE_JOB_QUEUE."""
+    name: str = settings.JOB_QUEUES[kind]
+    return name
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    scope_of: str  # the URL name whose scope asking for it (and reading its job) needs
+    queue: str
+    run: Callable[[dict[str, Any], str | None, Progress], Any]
+    params: Callable[[dict[str, Any]], dict[str, Any]] = dict
+
+
+def _ws(p: dict[str, Any]) -> actions.Workspace:
+    # A scheduled run names no environment: the definition's default one.
+    return actions.workspace(var_files=p["var_files"], environment=p.get("environment"))
+
+
+def _sync(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
+    return actions.sync(_ws(p), actor=actor, dry_run=p["dry_run"], force=p["force"], secret_name=p["secret_name"],
+                        repair=p["repair"], refresh=p.get("refresh", False), progress=progress)
+
+
+def _agent_sync(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
+    return actions.agent_sync(_ws(p), actor=actor, dry_run=p["dry_run"], force=p["force"],
+                              secret_name=p["secret_name"], repair=p["repair"], refresh=p.get("refresh", False),
+                              progress=progress)
+
+
+def _check_rotation(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
+    return actions.check_rotation(_ws(p), actor=actor, secret_name=p["secret_name"])
+
+
+def _execute_rotation(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
+    return actions.execute_rotation(_ws(p), actor=actor, secret_name=p["secret_name"], force=p["force"],
+                                    progress=progress)
+
+
+def _check_policy(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
+    return actions.check_policy(_ws(p), actor=actor, fail_on_warning=p["fail_on_warning"])
+
+
+def _check_drift(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
+    return actions.check_drift(_ws(p), actor=actor, secret_name=p["secret_name"], progress=progress)
+
+
+def _validate_config(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
+    return actions.validate_config(p["config"], actor=actor)
+
+
+def _render_config(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
+    return actions.render_config(_ws(p), actor=actor, variables=p["variables"])
+
+
+def _no_content(p: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+def _variable_names(p: dict[str, Any]) -> dict[str, Any]:
+    return {"var_files": p["var_files"], "variables": sorted(p["variables"])}
+
+
+OPERATIONS: dict[str, Operation] = {op.name: op for op in (
+    Operation("sync", "sync", WRITES, _sync),
+    Operation("agent_sync", "agent-sync", WRITES, _agent_sync),
+    Operation("check_rotation", "rotation-check", READS, _check_rotation),
+    Operation("execute_rotation", "rotation-execute", WRITES, _execute_rotation),
+    Operation("check_policy", "policy-check", READS, _check_policy),
+    Operation("check_drift", "drift-check", READS, _check_drift),
+    Operation("validate_config", "config-validate", READS, _validate_config, _no_content),
+    Operation("render_config", "config-render", READS, _render_config, _variable_names),
+)}
+
+
+def _ignore_progress(done: int, total: int) -> None:
+    return None
+
+
+def cheap(operation: str, payload: dict[str, Any]) -> bool:
+    """Whether ``operation`` is answered in the request: a read of a small definition."""
+    op = OPERATIONS[operation]
+    if op.queue != READS:
+        return False
+    limit = settings.SERVICE_INLINE_MAX_BYTES
+    if operation == "validate_config":
+        return len(json.dumps(payload.get("config"), ensure_ascii=False)) <= limit
+    try:
+        return os.stat(settings.SERVICE_CONFIG).st_size <= limit
+    except (OSError, ValueError):
+        return True  # no definition: the operation's own error, at once
+
+
+def run_inline(operation: str, payload: dict[str, Any], *, actor: str | None) -> Any:
+    """The operation in the caller's thread; its result, or its error raised."""
+    return OPERATIONS[operation].run(payload, actor, _ignore_progress)
+
+
+def submit(operation: str, payload: dict[str, Any], *, actor: str | None) -> JobRecord:
+    """Queue ``operation`` as a job of ``actor``'s; refused at once when no worker runs its queue
+    (``NoWorker``) or ``actor`` or everyone has too many jobs waiting (``TooManyJobs``)."""
+    op = OPERATIONS[operation]
+    if not workers.alive(queue_name(op.queue)):
+        raise NoWorker(
+            f"No job worker is running (no_worker): {operation} runs in `manage.py worker` (`make serve` starts "
+            "one), and none has reported a heartbeat lately, so nothing would run this job.")
+    if actor is not None and queue.active(actor=actor) >= settings.SERVICE_JOBS_PER_KEY:
+        raise TooManyJobs(f"Too many jobs (too_many_jobs): this key has {settings.SERVICE_JOBS_PER_KEY} "
+                          "jobs queued or running already (SERVICE_JOBS_PER_KEY); retry once one has ended.",
+                          wait=RETRY_AFTER)
+    if queue.active() >= settings.SERVICE_JOBS_MAX:
+        raise TooManyJobs(f"Too many jobs (too_many_jobs): the server has {settings.SERVICE_JOBS_MAX} "
+                          "jobs queued or running already (SERVICE_JOBS_MAX); retry shortly.", wait=RETRY_AFTER)
+    return enqueue(operation, payload, actor=actor)
+
+
+def enqueue(operation: str, payload: dict[str, Any], *, actor: str | None) -> JobRecord:
+    """The job, queued (the scheduler's ticks come here directly: they are never refused)."""
+    op = OPERATIONS[operation]
+    with transaction.atomic():
+        result = run_job.using(queue_name=queue_name(op.queue)).enqueue(
+            operation=operation, actor=actor, params=queue.text(op.params(payload)), payload=queue.text(payload))
+    found = queue.find(str(result.id))
+    if found is None:  # pruned or deleted already: the engine's own record of it
+        raise ServiceError("the job was queued, then could not be found")
+    return found
+
+
+def wait(job: JobRecord, seconds: float) -> JobRecord:
+    """The job once it has ended, or as it is after ``seconds`` (read through the engine's API)."""
+    deadline = time.monotonic() + seconds
+    delay = 0.005
+    result = default_task_backend.get_result(job.id)
+    while not result.is_finished:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, WAIT_STEP_MAX)
+        result.refresh()
+    return queue.find(job.id) or job
+
+
+def failure_of(exc: Exception) -> dict[str, Any]:
+    """An operation's failure as data: its code and its message (written for users, never a
+    value); an unexpected error is logged here and says only ``internal_error``."""
+    if isinstance(exc, ServiceError):
+        return {"code": exc.code, "message": exc.message}
+    if database_errors.unreachable(exc):
+        logger.warning("Database unavailable during a job: %s", exc)
+        return {"code": "database_unavailable", "message": None}
+    logger.error("A job's operation failed unexpectedly", exc_info=exc)
+    return {"code": "internal_error", "message": None}
+
+
+def as_data(result: Any) -> Any:
+    """The engine's result (a frozen dataclass) as JSON data."""
+    return dataclasses.asdict(result) if dataclasses.is_dataclass(result) and not isinstance(result, type) else result
+
+
+@task(takes_context=True, queue_name=settings.JOB_QUEUES[WRITES])
+def run_job(context: TaskContext, *, operation: str, actor: str | None, params: str,
+            payload: str | None = None) -> dict[str, Any]:
+    """The task every job is: run ``operation`` for ``actor`` with ``payload`` (JSON text, as
+    jobs.queue keeps it); its result as data, or raise."""
+    job_id = str(context.task_result.id)
+    reporter = workers.Reporter(context.task_result.worker_ids[-1], job_id)
+    token = actions.audit_row_started.set(reporter.audit_row)
+    try:
+        result = OPERATIONS[operation].run(queue.data(payload) or {}, actor, reporter)
+    except Exception as exc:
+        raise outcomes.failing(job_id, {"failure": queue.text(failure_of(exc)), **reporter.figures()}) from None
+    finally:
+        actions.audit_row_started.reset(token)
+    return {"result": queue.text(as_data(result)), **reporter.figures()}
+
+
+def read_job(job_id: str, *, actor: str | None, everyone: bool) -> JobRecord | None:
+    """The job if the reader may see it (its own, or any with ``everyone``), audited; else None,
+    as for a job that does not exist (a reader learns nothing of others' jobs)."""
+    found = queue.find(job_id)
+    if found is None or not (everyone or found.actor == actor):
+        return None
+    with actions.audited("read_job", f"job:{found.id}", actor, {"operation": found.operation}) as facts:
+        facts["state"] = found.state
+    return found
+
+
+def read_jobs(
+    *, actor: str | None, everyone: bool, operations: list[str], limit: int, offset: int, state: str | None = None,
+    operation: str | None = None, since: datetime | None = None,
+) -> list[JobRecord]:
+    """A newest-first page of the jobs the reader may see, of ``operations`` only (those its scopes
+    allow it to ask for): never the requests' payloads."""
+    named = {"state": state, "operation": operation, "since": since and since.isoformat()}
+    request = {"limit": limit, "offset": offset, **{k: v for k, v in named.items() if v is not None}}
+    with actions.audited("read_jobs", "jobs", actor, request) as facts:
+        page = queue.page(owner=actor, everyone=everyone, operations=operations, limit=limit, offset=offset,
+                          state=state, operation=operation, since=since)
+        facts["returned"] = len(page)
+    return page
+
+
+def warm_up(*, parse: bool = True) -> None:
+    """Make this process ready to run any operation at once: the engine's operations imported,
+    and (``parse``) the served definition parsed and its shared parse stored, as a first request
+    would. A worker does both at start; a web worker only imports (gunicorn starts several)."""
+    from secretsapi import service
+
+    for name in ("sync", "agent_sync", "detect_drift", "execute_rotation", "check_policies", "validate_document",
+                 "render_definition", "without_recorded_values"):
+        getattr(service, name)
+    if parse:
+        with contextlib.suppress(ServiceError):  # no definition yet, or an invalid one: each job says so
+            actions.workspace().definition()
