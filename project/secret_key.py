@@ -8,7 +8,7 @@ import secrets
 import tempfile
 from pathlib import Path
 
-from project.private_data import private_folder, tighten
+from project.private_data import check_data_folder, private_folder, tighten
 
 
 def load_or_create(path: Path) -> str:
@@ -17,6 +17,9 @@ def load_or_create(path: Path) -> str:
     Several gunicorn workers may start at once: the key is written to a temp file
     and hard-linked into place, so exactly one candidate wins and all read it.
     """
+    # Whatever reads the key first (an app's import may, before deployment's ready()), the folder
+    # must be the service's own before a key is read from it or written to it.
+    check_data_folder(path.parent)
     private_folder(path.parent)
     tighten(path)
     try:

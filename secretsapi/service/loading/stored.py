@@ -138,8 +138,8 @@ def holds_values(definition: Definition) -> bool:
                 return True
     if not definition.providers:
         return False
-    # Imported here: the catalogue loads every target kind, which a parse without providers never needs.
-    from secretsapi.service.targets.catalogue import redacted_config
+    # Imported here: a parse without providers never needs it.
+    from secretsapi.service.targets.redaction import redacted_config
 
     for spec in definition.providers.values():
         auth = spec.auth if isinstance(spec.auth, Mapping) else {}
