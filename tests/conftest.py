@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from tests import tiers
-from tests import inline_jobs
+from tests import inline_jobs, tiers
 from tests.factories import TEST_KEY, Project
 
 

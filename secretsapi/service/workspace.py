@@ -19,7 +19,7 @@ from secretsapi.service.errors import (
     ServiceError,
     TargetError,
 )
-from secretsapi.service.loading.loader import lockfile_files, load_definition, load_status_plan
+from secretsapi.service.loading.loader import load_definition, load_status_plan, lockfile_files
 from secretsapi.service.loading.stored import DefinitionStore
 from secretsapi.service.state import var_file_guard
 from secretsapi.service.state.lock_state import LockfilePaths

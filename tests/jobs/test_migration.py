@@ -55,7 +55,8 @@ def test_migrate_moves_every_job_of_the_first_table_and_drops_django_q2_s(old_sc
     assert queue.find(str(cut.pk)).state == "running"  # type: ignore[union-attr]
     # The worker that ran it is gone: recovery ends it, completing its audit row.
     assert [r.job for r in recovery.recover()] == [str(cut.pk)]
-    assert queue.find(str(cut.pk)).failure["code"] == "worker_died"  # type: ignore[union-attr]
+    died = queue.find(str(cut.pk))
+    assert died is not None and died.failure is not None and died.failure["code"] == "worker_died"
     assert AuditEntry.objects.get(pk=row).details["error"] == "worker_died"
     assert "django_q_ormq" not in connection.introspection.table_names()
     assert "jobs_job" not in connection.introspection.table_names()

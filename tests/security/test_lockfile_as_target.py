@@ -26,7 +26,8 @@ def _sync(client: APIClient) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("path", "fmt"), [
     (".gitsecrets.lock", "json"), (".gitsecrets.local.lock", "json"), ("Secretfile.yml", "yaml"),
-    (".gitsecrets.lock.lck", "dotenv"), (".gitsecrets.lock.targets/x.env", "dotenv"), ("./sub/../.gitsecrets.lock", "json"),
+    (".gitsecrets.lock.lck", "dotenv"), (".gitsecrets.lock.targets/x.env", "dotenv"),
+    ("./sub/../.gitsecrets.lock", "json"),
 ])
 def test_a_target_naming_the_services_own_file_is_refused_and_the_rest_is_written(
     authed_api: APIClient, project: Project, path: str, fmt: str
