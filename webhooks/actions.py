@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 
 from secretsapi.actions import audited
 from secretsapi.service.errors import ServiceError
-from webhooks import addresses, delivery
+from webhooks import addresses, delivery, signing
 from webhooks.models import EVENTS, Delivery, Endpoint
 
 SECRET_MIN = 16
@@ -33,7 +33,8 @@ class WebhookNotFound(ServiceError):
 
 
 def new_secret() -> str:
-    return tokens.token_urlsafe(32)
+    """``whsec_`` and 32 random bytes in base64: Standard Webhooks' libraries take it as it is."""
+    return signing.new_secret(tokens.token_bytes(32))
 
 
 def add_webhook(url: str, events: Sequence[str], secret: str, *, actor: str | None) -> Endpoint:

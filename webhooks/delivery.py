@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from webhooks import addresses
 from webhooks.models import Attempt, Delivery
-from webhooks.signing import HEADER, signature
+from webhooks.signing import HEADER, signature, standard_headers
 
 # The first retry after BACKOFF_BASE, doubling to at most BACKOFF_CAP, each scaled by a random
 # factor in [0.5, 1) so endpoints that failed together are not retried in lockstep.
@@ -99,9 +99,13 @@ def _post(delivery: Delivery, now: datetime) -> tuple[int | None, str, int]:
     except addresses.AddressRefused as exc:
         return None, str(exc)[:ERROR_MAX], 0
     body = json.dumps(delivery.payload, separators=(",", ":"), sort_keys=True).encode()
+    sent_at = int(now.timestamp())
+    # The event's id: the same on every retry and to every endpoint, so a receiver drops a repeat.
+    message_id = str(delivery.payload.get("id") or f"delivery-{delivery.pk}")
     headers = {"Host": destination.host_header, "Content-Type": "application/json",
                "User-Agent": "secretsapi-webhooks", "X-Webhook-Event": delivery.event,
-               "X-Webhook-Delivery": str(delivery.pk), HEADER: signature(endpoint.secret, int(now.timestamp()), body)}
+               "X-Webhook-Delivery": str(delivery.pk), HEADER: signature(endpoint.secret, sent_at, body),
+               **standard_headers(endpoint.secret, message_id, sent_at, body)}
     started = time.monotonic()
     pool = _pool(destination)
     try:
