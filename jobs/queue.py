@@ -27,6 +27,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from jobs.models import WorkerBeat
+from secretsapi.pages import Page
 
 Rows = QuerySet[DBTaskResult[..., Any]]
 
@@ -118,7 +119,7 @@ def visible(queryset: Rows, *, owner: str | None, everyone: bool) -> Rows:
 def page(
     *, owner: str | None, everyone: bool, operations: Collection[str], limit: int, offset: int,
     state: str | None = None, operation: str | None = None, since: datetime | None = None,
-) -> list[JobRecord]:
+) -> Page[JobRecord]:
     """A newest-first page of the jobs a reader may see, of ``operations`` only."""
     wanted = [operation] if operation else list(operations)
     if operation and operation not in operations:
@@ -132,7 +133,7 @@ def page(
     found = list(rows.order_by("-enqueued_at", "-id")[offset: offset + limit])
     running = [row.id for row in found if row.status == "RUNNING"]
     beats = {str(b.job): b for b in WorkerBeat.objects.filter(job__in=running)} if running else {}
-    return [record_of(row, beats.get(str(row.id))) for row in found]
+    return Page((record_of(row, beats.get(str(row.id))) for row in found), rows.count())
 
 
 def active(*, actor: str | None = None) -> int:

@@ -30,6 +30,7 @@ from audit.recorder import begin, finish, fit, fit_name, keep_unwritten, record
 from audit.write_gate import audited_transaction
 from metrics import tally
 from secretsapi import database_errors, database_locks, definition_store, overview, service
+from secretsapi.pages import Page
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.readable_environ import ReadableEnviron
 from secretsapi.service.errors import (
@@ -150,7 +151,7 @@ def read_audit_logs(
     *, actor: str | None, limit: int, offset: int, action: str | None = None, resource: str | None = None,
     success: bool | None = None, user: str | None = None, since: datetime | None = None,
     until: datetime | None = None, secret: str | None = None,
-) -> list[AuditEntry]:
+) -> Page[AuditEntry]:
     """A newest-first page; ``since`` is inclusive, ``until`` exclusive; ``secret`` by mentions."""
     named = {"action": action, "resource": resource, "success": success, "user": user, "secret": secret,
              "since": since and since.isoformat(), "until": until and until.isoformat()}
@@ -168,25 +169,23 @@ def read_audit_logs(
 
 def _audit_page(
     limit: int, offset: int, filters: dict[str, Any], bounds: dict[str, datetime], secret: str | None
-) -> list[AuditEntry]:
+) -> Page[AuditEntry]:
     # The page's ids come from the index matching the filter (it holds timestamp and id, so
     # skipped rows are never read from the table), then only those rows are read: a large
-    # offset costs an index-only scan. One statement (the ids as a subquery), no count.
+    # offset costs an index-only scan. One statement (the ids as a subquery); the total is a
+    # second, a count over the same index.
     newest_first = ("-timestamp", "-id")
     page_ids: QuerySet[Any, Any]
     if secret:
         # The mentions' own index (secret, timestamp, entry) is the scan; other filters look
         # each candidate row up by its key.
-        page_ids = (
-            AuditMention.objects.filter(secret=fit_name(secret), **bounds,
-                                        **{f"entry__{k}": v for k, v in filters.items()})
-            .order_by("-timestamp", "-entry_id").values("entry_id")[offset : offset + limit]
-        )
+        matching: QuerySet[Any, Any] = AuditMention.objects.filter(
+            secret=fit_name(secret), **bounds, **{f"entry__{k}": v for k, v in filters.items()})
+        page_ids = matching.order_by("-timestamp", "-entry_id").values("entry_id")[offset : offset + limit]
     else:
-        page_ids = AuditEntry.objects.filter(**filters, **bounds).order_by(*newest_first).values("id")[
-            offset : offset + limit
-        ]
-    return list(AuditEntry.objects.filter(id__in=page_ids).order_by(*newest_first))
+        matching = AuditEntry.objects.filter(**filters, **bounds)
+        page_ids = matching.order_by(*newest_first).values("id")[offset : offset + limit]
+    return Page(AuditEntry.objects.filter(id__in=page_ids).order_by(*newest_first), matching.count())
 
 
 def export_audit_logs(

@@ -31,6 +31,7 @@ from jobs import outcomes, queue, workers
 from jobs.errors import NoWorker, TooManyJobs
 from jobs.queue import JobRecord
 from secretsapi import actions, database_errors
+from secretsapi.pages import Page
 from secretsapi.service.errors import ServiceError
 from secretsapi.service.util.progress import Progress
 
@@ -235,7 +236,7 @@ def read_job(job_id: str, *, actor: str | None, everyone: bool) -> JobRecord | N
 def read_jobs(
     *, actor: str | None, everyone: bool, operations: list[str], limit: int, offset: int, state: str | None = None,
     operation: str | None = None, since: datetime | None = None,
-) -> list[JobRecord]:
+) -> Page[JobRecord]:
     """A newest-first page of the jobs the reader may see, of ``operations`` only (those its scopes
     allow it to ask for): never the requests' payloads."""
     named = {"state": state, "operation": operation, "since": since and since.isoformat()}

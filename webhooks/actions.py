@@ -13,6 +13,7 @@ from datetime import datetime
 from django.db.models import QuerySet
 
 from secretsapi.actions import audited
+from secretsapi.pages import Page
 from secretsapi.service.errors import ServiceError
 from webhooks import addresses, delivery, signing
 from webhooks.models import EVENTS, Delivery, Endpoint
@@ -87,7 +88,7 @@ def deliver_webhooks(*, actor: str | None, now: datetime | None = None) -> deliv
 
 
 def read_deliveries(webhook_id: int | str, *, actor: str | None, limit: int, offset: int,
-                    state: str | None = None) -> list[Delivery]:
+                    state: str | None = None) -> Page[Delivery]:
     """A newest-first page of an endpoint's deliveries, each with its attempts."""
     request = {"limit": limit, "offset": offset, **({"state": state} if state else {})}
     with audited("read_webhook_deliveries", f"webhook:{webhook_id}", actor, request) as facts:
@@ -95,7 +96,8 @@ def read_deliveries(webhook_id: int | str, *, actor: str | None, limit: int, off
         rows: QuerySet[Delivery] = Delivery.objects.filter(endpoint_id=webhook_id)
         if state:
             rows = rows.filter(state=state)
-        page = list(rows.order_by("-created_at", "-id").prefetch_related("attempt_rows")[offset: offset + limit])
+        page = Page(rows.order_by("-created_at", "-id").prefetch_related("attempt_rows")[offset: offset + limit],
+                    rows.count())
         facts["returned"] = len(page)
     return page
 

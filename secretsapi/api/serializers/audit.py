@@ -11,6 +11,7 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 
 from audit.models import AuditEntry
+from secretsapi.api.pagination import PageLinksSerializer
 from secretsapi.api.serializers.strict import DB_INT_MAX, StrictQuerySerializer
 
 
@@ -81,7 +82,7 @@ class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-ar
         }
 
 
-class AuditPageSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class AuditPageSerializer(PageLinksSerializer):
     entries = AuditEntrySerializer(many=True)
     count = serializers.IntegerField(help_text="Number of entries returned in this page.")
     page = serializers.IntegerField(help_text="offset // limit + 1")

@@ -12,6 +12,7 @@ from rest_framework import serializers
 
 from jobs.queue import STATES, JobRecord
 from secretsapi.api.errors import failure_answer
+from secretsapi.api.pagination import PageLinksSerializer
 from secretsapi.api.serializers import config as c
 from secretsapi.api.serializers import operations as s
 from secretsapi.api.serializers.strict import DB_INT_MAX, StrictQuerySerializer
@@ -101,7 +102,7 @@ class JobQuerySerializer(StrictQuerySerializer):
         help_text="Jobs created at or after this instant (ISO 8601; without a zone it is UTC).")
 
 
-class JobPageSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class JobPageSerializer(PageLinksSerializer):
     jobs = JobSummarySerializer(many=True)
     count = serializers.IntegerField(help_text="Jobs on this page.")
     page = serializers.IntegerField()

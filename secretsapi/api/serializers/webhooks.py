@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from secretsapi.api.pagination import PageLinksSerializer
 from secretsapi.api.serializers.strict import DB_INT_MAX, StrictQuerySerializer
 from webhooks.models import Attempt, Delivery
 
@@ -31,7 +32,7 @@ class DeliverySerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
                   "created_at", "updated_at", "attempt_log")
 
 
-class DeliveryPageSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class DeliveryPageSerializer(PageLinksSerializer):
     deliveries = DeliverySerializer(many=True)
     count = serializers.IntegerField(help_text="Number of deliveries returned in this page.")
     page = serializers.IntegerField(help_text="offset // limit + 1")

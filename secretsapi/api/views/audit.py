@@ -14,6 +14,7 @@ from audit.export import AuditFilter, jsonl
 from secretsapi import actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, errors, response_example
+from secretsapi.api.pagination import page_body
 from secretsapi.api.renderers import FormatNegotiation, NDJSONRenderer
 from secretsapi.api.serializers.audit import (
     AuditEntrySerializer,
@@ -53,7 +54,7 @@ class AuditLogListView(StrictAPIView):
                                      "var_files": [], "generated": [EXAMPLE_SECRET], "skipped": [], "failed": [],
                                      "errors": [], "repaired": []},
                          "success": True}],
-            "count": 1, "page": 1, "per_page": 50,
+            "count": 1, "page": 1, "per_page": 50, "total": 1, "next": None, "previous": None,
         })],
         tags=["audit"],
     )
@@ -83,14 +84,8 @@ class AuditLogListView(StrictAPIView):
             until=q.get("until"),
             secret=q.get("secret"),
         )
-        return Response(
-            {
-                "entries": AuditEntrySerializer(entries, many=True).data,
-                "count": len(entries),
-                "page": q["offset"] // q["limit"] + 1,
-                "per_page": q["limit"],
-            }
-        )
+        return Response(page_body(request, "entries", AuditEntrySerializer(entries, many=True).data, entries,
+                                  limit=q["limit"], offset=q["offset"]))
 
     def finalize_response(self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[arg-type]  # DRF passes a streamed answer through too

@@ -22,6 +22,7 @@ from apikeys.scopes import ADMIN_SCOPE, REQUIRED_SCOPE
 from secretsapi import operations
 from secretsapi.api.authentication import actor, request_principal
 from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, HeaderedResponse, errors, header, response_example
+from secretsapi.api.pagination import page_body
 from secretsapi.api.serializers.jobs import (
     RENDER,
     JobPageSerializer,
@@ -91,7 +92,8 @@ class JobListView(StrictAPIView):
         "is at `GET /jobs/{id}`. Scheduled runs are jobs of the user `scheduler`. Ended jobs are kept for "
         "SERVICE_JOB_RETENTION_DAYS.",
         examples=[response_example("One job", {"jobs": [{k: v for k, v in JOB_EXAMPLE.items() if k != "result"}],
-                                               "count": 1, "page": 1, "per_page": 50})],
+                                               "count": 1, "page": 1, "per_page": 50,
+                                               "total": 1, "next": None, "previous": None})],
         tags=["jobs"],
     )
     def get(self, request: Request) -> Response:
@@ -101,8 +103,8 @@ class JobListView(StrictAPIView):
         jobs = operations.read_jobs(actor=actor(request), everyone=ADMIN_SCOPE in _scopes(request),
                                     operations=_allowed(request), limit=q["limit"], offset=q["offset"],
                                     state=q.get("state"), operation=q.get("operation"), since=q.get("since"))
-        return Response({"jobs": JobSummarySerializer(jobs, many=True).data, "count": len(jobs),
-                         "page": q["offset"] // q["limit"] + 1, "per_page": q["limit"]})
+        return Response(page_body(request, "jobs", JobSummarySerializer(jobs, many=True).data, jobs,
+                                  limit=q["limit"], offset=q["offset"]))
 
 
 class JobDetailView(StrictAPIView):

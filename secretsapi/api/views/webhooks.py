@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, errors, response_example
+from secretsapi.api.pagination import page_body
 from secretsapi.api.serializers.webhooks import DeliveryPageSerializer, DeliveryQuerySerializer, DeliverySerializer
 from secretsapi.api.views.base import StrictAPIView
 from webhooks import actions
@@ -42,7 +43,7 @@ class WebhookDeliveryListView(StrictAPIView):
                 "attempt_log": [{"at": EXAMPLE_TIME, "status": 503, "error": "answered 503", "duration_ms": 41},
                                 {"at": EXAMPLE_TIME, "status": 204, "error": "", "duration_ms": 38}],
             }],
-            "count": 1, "page": 1, "per_page": 50,
+            "count": 1, "page": 1, "per_page": 50, "total": 1, "next": None, "previous": None,
         })],
         tags=["webhooks"],
     )
@@ -52,5 +53,5 @@ class WebhookDeliveryListView(StrictAPIView):
         q = query.validated_data
         page = actions.read_deliveries(webhook_id, actor=actor(request), limit=q["limit"], offset=q["offset"],
                                        state=q.get("state"))
-        return Response({"deliveries": DeliverySerializer(page, many=True).data, "count": len(page),
-                         "page": q["offset"] // q["limit"] + 1, "per_page": q["limit"]})
+        return Response(page_body(request, "deliveries", DeliverySerializer(page, many=True).data, page,
+                                  limit=q["limit"], offset=q["offset"]))
