@@ -3,9 +3,9 @@
 A thin interface like the API and ``manage.py``: every subcommand calls ``secretsapi.actions``,
 is audited as ``cli:<os user>``, and prints through ``secretsapi.management.reports``, so it says
 and exits what the management commands say and exit. Django is set up only when a subcommand
-runs (``program.operations``): ``--help``, ``--version`` and completion start without it.
+runs (``handover.operations``): ``--help``, ``--version`` and completion start without it.
 """
 
-from secretsapi.cli.program import main
+from secretsapi.cli.entry import main
 
 __all__ = ["main"]

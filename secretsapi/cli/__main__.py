@@ -1,5 +1,5 @@
 """``python -m secretsapi.cli``: the same program as the installed ``secretsctl``."""
 
-from secretsapi.cli.program import main
+from secretsapi.cli.entry import main
 
 main(prog_name="secretsctl")

@@ -22,15 +22,14 @@ import click
 
 from secretsapi import __version__
 from secretsapi.cli import completion
+from secretsapi.cli.handover import finish
 from secretsapi.cli.program import (
     PROG,
     Program,
     environment_option,
-    finish,
     json_option,
     lane,
     lane_options,
-    main,
     secrets_option,
 )
 from secretsapi.service.definition.periods import DURATION_UNITS, PeriodError, parse_instant
@@ -272,4 +271,4 @@ def audit(ctx: click.Context, /, limit: int, offset: int, action: str | None, re
     finish(ctx, where, "audit", limit=limit, offset=offset, **filters)
 
 
-__all__ = ["cli", "main"]
+__all__ = ["cli"]

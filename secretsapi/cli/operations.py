@@ -1,7 +1,7 @@
 """What each ``secretsctl`` subcommand does once its flags are read: one action (or one per named
 secret), its report printed as the management commands print it, and the exit code.
 
-Imported by ``program.operations`` once Django is set up; the Click declarations
+Imported by ``handover.operations`` once Django is set up; the Click declarations
 (``secretsapi.cli.app``) stay free of Django so that ``--help`` and completion start fast.
 """
 

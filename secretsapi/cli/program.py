@@ -12,16 +12,13 @@ from __future__ import annotations
 import contextlib
 import difflib
 import errno
-import gc
 import itertools
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
@@ -172,63 +169,3 @@ def lane(ctx: click.Context, /, params: dict[str, Any]) -> Lane:
         output_format="json" if as_json else params.pop("output_format"),
         quiet=params.pop("quiet") or bool(group.get("quiet")),
     )
-
-
-def operations() -> ModuleType:
-    """The operations, with Django set up (as manage.py sets it up) on first use: 0.4 s of a
-    start that ``--help``, ``--version`` and completion do without."""
-    import django
-    from django.apps import apps
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-    if not apps.ready:
-        django.setup()
-    from secretsapi.cli import operations as loaded
-
-    return loaded
-
-
-def finish(ctx: click.Context, /, where: Lane, operation: str, **arguments: Any) -> NoReturn:
-    """Run ``operation`` of ``secretsapi.cli.operations``, print its report (or its error) and
-    exit with its code."""
-    ctx.exit(operations().run(where, operation, arguments))
-
-
-def main(prog_name: str = PROG) -> None:
-    """The console script's entry point: the program, then the database connection closed.
-
-    A reader that stops reading (``| head``) ends the program quietly with 141, the code of a
-    process SIGPIPE ended, as ``cat`` or ``grep`` end in a pipeline: no traceback, no "Exception
-    ignored" when the interpreter flushes its output at exit."""
-    # The process ends with the command: what start-up loaded (Django, the apps, this code)
-    # lives until then, so the collector's full passes need not walk it again.
-    gc.freeze()
-    code: Any = 0
-    try:
-        from secretsapi.cli.app import cli
-
-        cli.main(prog_name=prog_name)
-    except SystemExit as exc:
-        code = exc.code
-    except ReaderGone:
-        code = BROKEN_PIPE
-    finally:
-        if "django.db" in sys.modules:
-            _close_connections()
-    try:
-        sys.stdout.flush()  # here, where a closed pipe can be answered, not in the interpreter's exit
-    except BrokenPipeError:
-        code = BROKEN_PIPE
-    if code == BROKEN_PIPE:
-        # Whatever is left in stdout's buffer is flushed at exit: into /dev/null, not the closed pipe.
-        with contextlib.suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    sys.exit(code)
-
-
-def _close_connections() -> None:
-    from django.core.exceptions import ImproperlyConfigured
-    from django.db import DatabaseError, connections
-
-    with contextlib.suppress(ImproperlyConfigured, DatabaseError):
-        connections.close_all()

@@ -24,7 +24,7 @@ SECRETSCTL = str(Path(sys.executable).with_name("secretsctl"))
 # Run in the program's own process: which modules did the start load?
 LOADED = """
 import sys
-from secretsapi.cli.program import main
+from secretsapi.cli.entry import main
 try:
     main()
 except SystemExit:
