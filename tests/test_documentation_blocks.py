@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BLOCKS = code_blocks()
 LANGUAGES = {*SHELL_LANGUAGES, "yaml", "json", "python", "text"}
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
-_QUOTED = re.compile(r"(?:\b[Ss]ee|Operations,|Configuration,|Definitions,|Commands,) \"([^\"]+)\"")
+_QUOTED = re.compile(r"(?:\b[Ss]ee|README,?|Operations,|Configuration,|Definitions,|Commands,) \"([^\"]+)\"")
 
 
 def of(language: str) -> list[CodeBlock]:
