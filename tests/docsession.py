@@ -68,8 +68,9 @@ def make_python_shim(tmp_path: Path) -> Path:
         'mkdir -p "$3/bin" && cat >"$3/bin/python" <<\'EOF\'\n' + python + "EOF\n"
         'chmod +x "$3/bin/python"\n'
         'venv=$(cd "$3" && pwd) && root=$(cd "$3/.." && pwd)\n'
-        'printf \'#!/bin/sh\\nPYTHONPATH="%s${PYTHONPATH:+:$PYTHONPATH}" exec "%s/bin/python" -m secretsapi.cli "$@"\\n\' '
-        '"$root" "$venv" >"$3/bin/secretsctl" && chmod +x "$3/bin/secretsctl"\n'
+        'printf \'#!/bin/sh\\nPYTHONPATH="%s${PYTHONPATH:+:$PYTHONPATH}" \''
+        '\'exec "%s/bin/python" -m secretsapi.cli "$@"\\n\' "$root" "$venv" >"$3/bin/secretsctl"\n'
+        'chmod +x "$3/bin/secretsctl"\n'
         f'for tool in "{real_bin}"/*; do\n'
         '  case "${tool##*/}" in python*|pip*|activate*|Activate*|secretsctl|__pycache__) ;;\n'
         '    *) ln -s "$tool" "$3/bin/" ;; esac\n'

@@ -5,6 +5,7 @@ link between the pages, with its anchor, and every section a page names in quote
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -43,7 +44,7 @@ def test_every_text_block_is_a_file_an_output_or_marked_with_why_it_is_not_run()
 
 
 def test_an_output_mark_follows_a_shell_block() -> None:
-    for previous, block in zip(BLOCKS, BLOCKS[1:], strict=False):
+    for previous, block in itertools.pairwise(BLOCKS):
         if block.mark == "output":
             assert previous.page == block.page and previous.language in SHELL_LANGUAGES, block.where
 

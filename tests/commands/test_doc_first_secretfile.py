@@ -60,7 +60,7 @@ def masked(text: str) -> str:
 
 
 def test_every_output_block_follows_a_shell_block_and_every_file_block_names_a_relative_path() -> None:
-    commands, shown = steps()
+    _, shown = steps()
     assert len(shown) >= 10 and all(text.strip() for _, text in shown)
     for block in code_blocks(PAGE):
         if block.mark == "file":
