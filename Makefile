@@ -59,7 +59,7 @@ key:
 	@$(BIN)/python manage.py generate_api_key
 
 # The whole suite on SQLite, plus the PostgreSQL tests when TEST_DATABASE_URL names a server
-# (they skip otherwise; README "Tests on PostgreSQL"). .ci/run provides one. The system tools the
+# (they skip otherwise; docs/operations.md, "Tests on PostgreSQL"). .ci/run provides one. The system tools the
 # tests use come first (`make tools`). Bytecode is written even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE): pytest keeps each test module's rewritten assertions there, and
 # without it every xdist worker rewrites all of them (5 s of each one's collection), as every

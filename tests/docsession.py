@@ -54,7 +54,7 @@ def make_clone(tmp_path: Path) -> Path:
 def make_python_shim(tmp_path: Path) -> Path:
     """The venv it makes has a ``python`` running this checkout's venv and the commands that
     ``pip install`` would have put beside it (schemathesis, gunicorn...), linked from that venv;
-    not ``secretsctl``, which the clone's own editable install would point at the clone."""
+    and a ``secretsctl`` running the clone's own code, as the clone's editable install would."""
     real_bin = (ROOT / ".venv" / "bin").absolute()
     python = (
         "#!/bin/sh\n"
@@ -67,6 +67,10 @@ def make_python_shim(tmp_path: Path) -> Path:
         'if [ "$1 $2" != "-m venv" ]; then echo "unexpected: $*" >&2; exit 1; fi\n'
         'mkdir -p "$3/bin" && cat >"$3/bin/python" <<\'EOF\'\n' + python + "EOF\n"
         'chmod +x "$3/bin/python"\n'
+        'venv=$(cd "$3" && pwd) && root=$(cd "$3/.." && pwd)\n'
+        'printf \'#!/bin/sh\\nPYTHONPATH="%s${PYTHONPATH:+:$PYTHONPATH}" \''
+        '\'exec "%s/bin/python" -m secretsapi.cli "$@"\\n\' "$root" "$venv" >"$3/bin/secretsctl"\n'
+        'chmod +x "$3/bin/secretsctl"\n'
         f'for tool in "{real_bin}"/*; do\n'
         '  case "${tool##*/}" in python*|pip*|activate*|Activate*|secretsctl|__pycache__) ;;\n'
         '    *) ln -s "$tool" "$3/bin/" ;; esac\n'

@@ -117,7 +117,10 @@ def _compliance(policy: PolicySpec, secret: SecretDef, doc: LockDocument, ws: Wo
     if standard is None:
         return
     if secret.rotation_days is None:
-        yield f"{standard.label}: every secret must have a rotation period"
+        # A one-time secret is issued once and never rotated (rotation skips it), as the rotation
+        # policy's require_rotation_period already accepts: asking it for a period is a false error.
+        if not secret.one_time:
+            yield f"{standard.label}: every secret must have a rotation period"
     elif secret.rotation_days > standard.max_days:
         yield f"{standard.label}: rotation period {secret.rotation_period} exceeds {standard.max_days} days"
     if not _tracked(doc, secret):

@@ -9,9 +9,11 @@ failure names the page and line of the command that failed.
 
 The blocks that set up a host (packages, system users, systemd units, PostgreSQL roles, Docker
 images) are not run: they change the machine they run on and need what a test host lacks (systemd
-as PID 1, a Docker daemon that can pull images). ``NOT_RUN`` lists them with why; a new block must
-be added to one list or the other. The PostgreSQL setup runs where the PostgreSQL tests do (marked
-``postgres``), with a role and database of its own, dropped afterwards.
+as PID 1, a Docker daemon that can pull images). Each says so in the page, with why, in a mark
+``<!-- not run: REASON -->`` on the line before it (tests/documentation.py), and ``NOT_RUN_COUNT``
+counts them, so that a block left out is a choice made here too; every other block must be claimed
+in ``BLOCKS`` (or its whole page in ``PAGES``). The PostgreSQL setup runs where the PostgreSQL tests
+do (marked ``postgres``), with a role and database of its own, dropped afterwards.
 """
 
 from __future__ import annotations
@@ -79,19 +81,13 @@ BLOCKS = {
     ("docs/operations.md", ".venv/bin/schemathesis run"):
         "tests/fuzz/test_schemathesis_cli.py::test_schemathesis_with_every_check_and_phase_finds_nothing",
 }
-NOT_RUN = {
-    ("docs/operations.md", "export DOMAIN=secrets.example.com"):
-        "installs packages, adds system users and a PostgreSQL role: changes the host (the next steps run in "
-        "tests/commands/test_doc_production.py, with a test database)",
-    ("docs/operations.md", "sudo apt-get install -y certbot"):
-        "asks Let's Encrypt for a certificate: needs a public name that resolves to this host (the webroot it "
-        "writes is served: tests/security/test_tls_proxy.py)",
-    ("docs/operations.md", "docker compose -p secretsapi -f deploy/compose.yaml up"):
-        "builds and starts the compose project: needs a Docker daemon that can pull base images (its files and "
-        "settings are checked in tests/test_deploy.py and tests/commands/test_doc_production.py)",
-    ("docs/operations.md", "sudo pg_ctlcluster"):
-        "starts the host's PostgreSQL cluster, creates a role, then runs `make test`: the whole suite (this one)",
+# Pages whose every shell block one test runs, in order.
+PAGES = {
+    "docs/first-secretfile.md":
+        "tests/commands/test_doc_first_secretfile.py::test_the_first_secretfile_page_runs_step_by_step_as_shown",
 }
+# The blocks marked `<!-- not run: REASON -->` in the pages (host set-up, certbot, compose, the suite itself).
+NOT_RUN_COUNT = 4
 
 
 def block(page: str, first: str) -> ShellBlock:
@@ -105,14 +101,20 @@ def command(page: str, first: str) -> Command:
     return found
 
 
-def test_every_shell_block_is_run_by_a_test_or_listed_with_why_it_is_not() -> None:
-    claims = {**BLOCKS, **NOT_RUN}
+def test_every_shell_block_is_run_by_a_test_or_marked_with_why_it_is_not() -> None:
+    not_run = []
     for each in shell_blocks():
-        owners = [key for key in claims if key[0] == each.page and each.commands[0].text.startswith(key[1])]
-        assert len(owners) == 1, f"{each.where}: the shell block {each.commands[0].text!r} is claimed by {owners}"
-    for page, first in claims:
+        owners = [key for key in BLOCKS if key[0] == each.page and each.commands[0].text.startswith(key[1])]
+        claims = len(owners) + (each.page in PAGES) + (each.not_run is not None)
+        assert claims == 1, (f"{each.where}: the shell block {each.commands[0].text!r} must be run by one test "
+                             f"(BLOCKS: {owners}, PAGES: {each.page in PAGES}) or marked not run ({each.not_run!r})")
+        if each.not_run is not None:
+            assert len(each.not_run.split()) >= 5, f"{each.where}: say why it is not run, not {each.not_run!r}"
+            not_run.append(each.where)
+    assert len(not_run) == NOT_RUN_COUNT, f"blocks marked not run: {not_run}"
+    for page, first in BLOCKS:
         block(page, first)  # each claim names exactly one block
-    for runner in BLOCKS.values():
+    for runner in [*BLOCKS.values(), *PAGES.values()]:
         path, _, name = runner.partition("::")
         assert f"\ndef {name}(" in (ROOT / path).read_text(encoding="utf-8"), f"no test {runner}"
 

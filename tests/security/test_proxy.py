@@ -1,5 +1,5 @@
 """Slow and greedy clients against the production layout: the shipped nginx (deploy/nginx/) in
-front of a real ``serve`` (stock gunicorn, gthread), as README "Production" runs them.
+front of a real ``serve`` (stock gunicorn, gthread), as docs/operations.md, "Production", runs them.
 
 The attacks (issues 18 and 25): connections sending a header byte a second held every worker
 thread; 2,100 one-byte connections made a worker's accept() fail with EMFILE and exit; ~700
