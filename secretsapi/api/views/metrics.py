@@ -18,7 +18,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
 from metrics.collector import read_metrics
-from secretsapi.api.authentication import actor, request_principal
+from secretsapi.api.authentication import actor, request_principal, sends_key
 from secretsapi.api.docs import errors
 from secretsapi.api.views.base import StrictAPIView
 
@@ -49,7 +49,7 @@ class MetricsView(StrictAPIView):
 
     def get_authenticators(self) -> list[BaseAuthentication]:
         # Public: a scraper without a key is let in; one that sends a key is still checked (and named).
-        if settings.SERVICE_METRICS_PUBLIC and "X-API-Key" not in self.request.headers:
+        if settings.SERVICE_METRICS_PUBLIC and not sends_key(self.request.headers):
             return []
         return super().get_authenticators()
 
