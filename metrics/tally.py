@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import os
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
@@ -58,7 +59,8 @@ def drift_checked(*, definition: str, environment: str | None, at: datetime, dri
 
 
 def definition_key(path: str) -> str:
-    return hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()
+    """One definition's key however its path was spelled (``a/../b``, ``./b``)."""
+    return hashlib.sha256(os.path.normpath(path).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _increment(row: QuerySet[Model], increment: dict[str, Combinable], new: Model) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -23,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from tests.processes.live import free_port
+from tests.processes.live import ROOT, free_port
 
 START_DEADLINE_S = 60.0
 JOB = "secretsapi"
@@ -56,16 +57,24 @@ class Prometheus:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
+def documented_config() -> dict[str, Any]:
+    """The scrape configuration docs/api.md gives operators (its "Metrics" section)."""
+    text = (ROOT / "docs" / "api.md").read_text()
+    block = re.search(r"<!-- prometheus scrape config -->\n```yaml\n(.*?)```\n<!-- end of prometheus", text, re.S)
+    assert block, "docs/api.md: the Prometheus scrape config block is gone"
+    config: dict[str, Any] = yaml.safe_load(block.group(1))
+    return config
+
+
 def scrape_config(target: str, credentials_file: Path) -> dict[str, Any]:
-    return {
-        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": [{
-            "job_name": JOB,
-            "metrics_path": "/metrics",
-            "authorization": {"type": "Bearer", "credentials_file": str(credentials_file)},
-            "static_configs": [{"targets": [target]}],
-        }],
-    }
+    """The documented one, scraping ``target`` with the key in ``credentials_file``, every 2 s."""
+    config = documented_config()
+    job = config["scrape_configs"][0]
+    assert job["job_name"] == JOB and job["authorization"]["type"] == "Bearer"
+    job["authorization"]["credentials_file"] = str(credentials_file)
+    job["static_configs"] = [{"targets": [target]}]
+    config["global"] = {"scrape_interval": "2s", "scrape_timeout": "2s", "evaluation_interval": "2s"}
+    return config
 
 
 @contextlib.contextmanager
