@@ -137,3 +137,14 @@ def test_an_authorization_header_of_another_scheme_is_not_read(api: APIClient) -
 def test_insecure_mode_accepts_a_malformed_bearer_header(db: None, insecure: None) -> None:
     client = APIClient(HTTP_HOST=LOCAL_HOST)
     assert client.get("/audit/logs", HTTP_AUTHORIZATION="Bearer").status_code == 200
+
+
+def test_a_request_no_view_handles_names_the_bearer_keys_principal(api: APIClient) -> None:
+    assert api.get("/no/such/endpoint", HTTP_AUTHORIZATION=f"Bearer {TEST_KEY}").status_code == 404
+    assert AuditEntry.objects.get(action="request_refused").user == "service"
+
+
+def test_a_request_no_view_handles_with_conflicting_keys_names_nobody(api: APIClient) -> None:
+    response = api.get("/no/such/endpoint", HTTP_X_API_KEY=TEST_KEY, HTTP_AUTHORIZATION="Bearer another-key-42")
+    assert response.status_code == 404
+    assert not AuditEntry.objects.exists()
