@@ -80,7 +80,8 @@ def main() -> None:
         "operations and durations": lambda: list(collector._operations(datetime.now(UTC))),
         "scheduled runs": lambda: list(collector._scheduled(datetime.now(UTC))),
         "deliveries": lambda: list(collector._deliveries()),
-        "whole scrape (audited)": lambda: collector.read_metrics(actor="bench"),
+        "drift and scrapes": lambda: (list(collector._drift()), list(collector._scrapes())),
+        "whole scrape (counted)": lambda: collector.read_metrics(actor="bench"),
     }
     for label, fn in figures.items():
         fn()

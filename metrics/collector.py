@@ -11,6 +11,7 @@ operation names, outcomes and states only: never a secret's name, value or hash.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
@@ -18,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
+from django.db import DatabaseError
 from django.db.models import Count, Q
 from django.utils import timezone
 from prometheus_client import CollectorRegistry, generate_latest
@@ -26,7 +28,8 @@ from prometheus_client.registry import Collector
 
 from audit.models import AuditEntry
 from jobs.queue import counts_by_state
-from metrics.models import OperationTally
+from metrics import tally
+from metrics.models import DriftCheck, OperationTally, ScrapeTally
 from metrics.tally import BUCKETS
 from secretsapi import actions, service
 from secretsapi.service.errors import ServiceError
@@ -48,6 +51,8 @@ class DatabaseCollector(Collector):
         yield from _operations(now)
         yield from _due()
         yield from _scheduled(now)
+        yield from _drift()
+        yield from _scrapes()
         yield from _deliveries()
         yield from _jobs()
 
@@ -73,7 +78,7 @@ def _operations(now: datetime) -> Iterator[Metric]:
     yield histogram
     # A range of the newest-first index: the rows of the last day, not the whole log.
     unfinished = GaugeMetricFamily("secretsapi_operations_unfinished", "Operations begun in the last "
-                                   f"{UNFINISHED_WINDOW} and not ended: running, or their process died.",
+                                   f"{spoken(UNFINISHED_WINDOW)} and not ended: running, or their process died.",
                                    labels=["operation"])
     for action, count in (AuditEntry.objects.filter(timestamp__gte=now - UNFINISHED_WINDOW, action__in=actions.TIMED,
                                                     success__in=[False], details__state="started")
@@ -119,6 +124,35 @@ def _scheduled(now: datetime) -> Iterator[Metric]:
                                     "(absent until one ran).", value=(now - last).total_seconds())
 
 
+def _drift() -> Iterator[Metric]:
+    """The served definition's last full drift check in each environment (none: the gauges are empty)."""
+    drifted = GaugeMetricFamily("secretsapi_secrets_drifted", "Secrets the last drift check of every secret "
+                                "found drifted (a target differs from the lockfile, or could not be read back), "
+                                "by environment (empty: the default one).", labels=["environment"])
+    unreadable = GaugeMetricFamily("secretsapi_secrets_drift_unreadable", "Of those, secrets a target of which "
+                                   "the last drift check could not read back.", labels=["environment"])
+    checked = GaugeMetricFamily("secretsapi_last_drift_check_timestamp_seconds", "When the last drift check of "
+                                "every secret ran (Unix time), by environment: the drift gauges are as old as it.",
+                                labels=["environment"])
+    definition = tally.definition_key(str(actions.workspace().definition_path))
+    for row in DriftCheck.objects.filter(definition=definition).order_by("environment"):
+        drifted.add_metric([row.environment], row.drifted)
+        unreadable.add_metric([row.environment], row.unreadable)
+        checked.add_metric([row.environment], row.checked_at.timestamp())
+    yield drifted
+    yield unreadable
+    yield checked
+
+
+def _scrapes() -> Iterator[Metric]:
+    scrapes = CounterMetricFamily("secretsapi_scrapes", "Scrapes of GET /metrics answered, by key name (empty: "
+                                  "no key) and outcome; refused ones are audited as failed authentications.",
+                                  labels=["key", "outcome"])
+    for key, outcome, count in ScrapeTally.objects.order_by("key", "outcome").values_list("key", "outcome", "count"):
+        scrapes.add_metric([key, outcome], count)
+    yield scrapes
+
+
 def _deliveries() -> Iterator[Metric]:
     deliveries = GaugeMetricFamily("secretsapi_webhook_deliveries", "Webhook deliveries in the outbox, by state.",
                                    labels=["state"])
@@ -143,8 +177,32 @@ def _jobs() -> Iterator[Metric]:
 
 
 def read_metrics(*, actor: str | None, now: datetime | None = None) -> bytes:
-    """The exposition, in Prometheus' text format; the scrape is audited like any read."""
-    with actions.audited("read_metrics", "metrics", actor):
-        registry = CollectorRegistry(auto_describe=False)
-        registry.register(DatabaseCollector(now))
-        return generate_latest(registry)
+    """The exposition, in Prometheus' text format; the scrape is counted (``secretsapi_scrapes_total``)
+    rather than audited: it reads no secret, name or value, and a row per scrape would bury the log."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(DatabaseCollector(now))
+    try:
+        exposition = generate_latest(registry)
+    except Exception:
+        # The database that failed the scrape may not take its count either: the first error stands.
+        with contextlib.suppress(DatabaseError):
+            tally.scraped(actor, tally.SCRAPE_FAILED)
+        raise
+    tally.scraped(actor, tally.SCRAPE_SUCCEEDED)
+    return exposition
+
+
+_UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
+
+
+def spoken(delta: timedelta) -> str:
+    """A length of time as a HELP text says it: ``day``, ``2 hours``, ``1 hour and 30 minutes``."""
+    left = int(delta.total_seconds())
+    parts = []
+    for unit, seconds in _UNITS:
+        count, left = divmod(left, seconds)
+        if count:
+            parts.append((count, unit))
+    if len(parts) == 1 and parts[0][0] == 1:
+        return parts[0][1]
+    return " and ".join(f"{count} {unit}{'s' if count != 1 else ''}" for count, unit in parts) or "0 seconds"

@@ -24,3 +24,44 @@ class OperationTally(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {'ok' if self.success else 'failed'} bucket {self.bucket}: {self.count}"
+
+
+class ScrapeTally(models.Model):
+    """How many scrapes of GET /metrics one key made, by outcome: a counter, not an audit row each.
+
+    ``key`` is the key's name (``service``, a named key's) or empty for a scrape without a key
+    (SERVICE_METRICS_PUBLIC, insecure mode). Incremented by ``metrics.tally.scraped``.
+    """
+
+    key = models.CharField(max_length=100, blank=True)
+    outcome = models.CharField(max_length=16)
+    count = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = (models.UniqueConstraint(fields=["key", "outcome"], name="metrics_scrape_tally_once"),)
+
+    def __str__(self) -> str:
+        return f"{self.key or '(no key)'} {self.outcome}: {self.count}"
+
+
+class DriftCheck(models.Model):
+    """What the last drift check of every secret of one definition and environment found.
+
+    One row per (definition, environment), replaced by each such check that produced a result
+    (``metrics.tally.drift_checked``); a check of one secret, or one that failed before reading
+    the targets, leaves it as it was. ``environment`` is empty for the definition's default lane.
+    """
+
+    # The SHA-256 of the definition's path (``metrics.tally.definition_key``): any path fits.
+    definition = models.CharField(max_length=64)
+    environment = models.CharField(max_length=64, blank=True)
+    checked_at = models.DateTimeField()
+    # Secrets with drift, and of those the ones a target of which could not be read back.
+    drifted = models.PositiveIntegerField()
+    unreadable = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = (models.UniqueConstraint(fields=["definition", "environment"], name="metrics_drift_check_once"),)
+
+    def __str__(self) -> str:
+        return f"{self.definition} [{self.environment or 'default'}]: {self.drifted} drifted at {self.checked_at}"

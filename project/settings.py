@@ -552,7 +552,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Declare secrets in a definition file; this service generates them, writes them to "
         "their targets, rotates them, checks policies and drift, and audits every operation. "
-        "Send the API key in the `X-API-Key` header."
+        "Send the API key in the `X-API-Key` header, or as `Authorization: Bearer <key>`."
     ),
     "VERSION": __version__,
     "SERVE_INCLUDE_SCHEMA": False,

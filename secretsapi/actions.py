@@ -22,6 +22,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from audit import activity
 from audit import export as audit_export
@@ -495,6 +496,7 @@ def check_drift(
     ws: Workspace, *, actor: str | None, secret_name: str | None = None, progress: Progress | None = None
 ) -> DriftResult:
     request = {"secret_name": secret_name, **_lane(ws)}
+    began = timezone.now()
     with audited("check_drift", _resource(secret_name), actor, request) as facts:
         result = service.detect_drift(ws, secret_name=secret_name, progress=progress)
         facts.update(has_drift=result.has_drift, secrets_with_drift=result.secrets_with_drift,
@@ -504,6 +506,9 @@ def check_drift(
         if unreadable:
             facts["unreadable"] = unreadable
             facts.succeeded = False
+    if secret_name is None:  # what every secret's check found: GET /metrics' drift gauges
+        tally.drift_checked(definition=str(ws.definition_path), environment=ws.environment, at=began,
+                            drifted=len(result.secrets_with_drift), unreadable=len(unreadable))
     return result
 
 

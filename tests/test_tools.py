@@ -91,4 +91,4 @@ def test_prepare_as_root_on_debian_installs_the_missing_packages_with_apt_get(
     assert calls.read_text().splitlines() == ["update -qq", f"install -y -qq {' '.join(wanted)}"]
     still = [line.split(" is not installed")[0].removeprefix("make test: ")
              for line in capsys.readouterr().err.splitlines() if "is not installed" in line]
-    assert still == ["chromedriver", "systemd-analyze"]  # their packages are named otherwise
+    assert still == ["chromedriver", "systemd-analyze", "promtool"]  # their packages are named otherwise

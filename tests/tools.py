@@ -48,6 +48,8 @@ TOOLS = (
     Tool("chromedriver", "chromium-driver", "the admin's pages in a headless browser"),
     Tool("systemd-analyze", "systemd", "systemd-analyze verify of deploy/systemd's units"),
     Tool("docker-compose", "docker-compose", "docker-compose config of deploy/compose.yaml"),
+    Tool("prometheus", "prometheus", "a real Prometheus scraping GET /metrics with a bearer key"),
+    Tool("promtool", "prometheus", "promtool check metrics of GET /metrics' exposition"),
 )
 BY_COMMAND = {tool.command: tool for tool in TOOLS}
 # Not a tool on PATH: a server the PostgreSQL tests reach through TEST_DATABASE_URL.

@@ -1,5 +1,9 @@
-"""The one authentication class: ``X-API-Key`` resolved to a principal with a name and scopes.
+"""The one authentication class: the key of ``X-API-Key`` or ``Authorization: Bearer`` resolved to a
+principal with a name and scopes.
 
+Both headers carry the same keys (a scraper such as Prometheus can send only ``Authorization``).
+An ``Authorization`` header of another scheme (a proxy's Basic) is not read; a Bearer one that is
+malformed, or that names another key than ``X-API-Key`` beside it, is refused: never guessed.
 The environment's SERVICE_API_KEY is the principal ``service`` with every scope; a named key
 (``sk_<id>_<secret>``) is its row's name and scopes, read from the database on every request
 (never cached, so a revocation holds on every instance from the next request on).
@@ -9,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NoReturn, cast
 
@@ -24,7 +30,52 @@ from audit.failures import authentication_failed
 from project.log_format import KEY_NAME_ENVIRON
 
 HEADER = "X-API-Key"
-WWW_AUTHENTICATE = f'ApiKey header="{HEADER}"'
+AUTHORIZATION = "Authorization"
+BEARER = "Bearer"
+# Both ways of sending a key, as two challenges (RFC 9110 11.6.1: a list in one field).
+WWW_AUTHENTICATE = f'ApiKey header="{HEADER}", {BEARER} realm="secretsapi"'
+# RFC 6750 2.1: the scheme (any case), one or more spaces, then the key; printable ASCII, no space.
+_BEARER_CREDENTIALS = re.compile(r"[\x21-\x7e]+")
+
+
+class KeyHeadersRefused(Exception):
+    """The request's key headers cannot be read as one key: ``reason`` for the audit tally."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def sends_key(headers: Mapping[str, str]) -> bool:
+    """Whether the request carries a key at all (``X-API-Key``, or an Authorization header of the
+    Bearer scheme, well-formed or not)."""
+    authorization = headers.get(AUTHORIZATION)
+    bearer = authorization is not None and authorization.strip(" ").partition(" ")[0].lower() == BEARER.lower()
+    return HEADER in headers or bearer
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The key the request presents in ``X-API-Key`` or ``Authorization: Bearer``, or None.
+
+    Raises ``KeyHeadersRefused`` for a Bearer header without exactly one key after the scheme,
+    or one naming another key than ``X-API-Key`` (compared by their digests).
+    """
+    api_key = headers.get(HEADER)
+    authorization = headers.get(AUTHORIZATION)
+    if authorization is None:
+        return api_key
+    scheme, _, credentials = authorization.strip(" ").partition(" ")
+    if scheme.lower() != BEARER.lower():
+        return api_key  # another scheme's header (a proxy's Basic) is not ours to read
+    credentials = credentials.strip(" ")
+    if not _BEARER_CREDENTIALS.fullmatch(credentials):
+        raise KeyHeadersRefused("malformed", "Malformed Authorization header: send 'Authorization: Bearer <key>' "
+                                "(one key after the scheme, no spaces in it).")
+    if api_key is not None and not hmac.compare_digest(_digest(api_key), _digest(credentials)):
+        raise KeyHeadersRefused("conflicting", "X-API-Key and Authorization: Bearer name different keys: "
+                                "send the key in one of them.")
+    return credentials
 
 
 @dataclass(frozen=True)
@@ -69,9 +120,13 @@ def actor(request: Request) -> str | None:
 def header_principal(request: HttpRequest) -> Principal | None:
     """Who the headers of a request no DRF view handled name (an unknown URL, a refused body).
 
-    None when they name nobody (a missing or wrong key); writes no row, unlike ``authenticate``.
+    None when they name nobody (a missing, wrong, malformed or conflicting key); writes no row,
+    unlike ``authenticate``.
     """
-    presented = request.headers.get(HEADER)
+    try:
+        presented = presented_key(request.headers)
+    except KeyHeadersRefused:
+        presented = None
     principal = resolve(presented)
     if principal is None and insecure_mode():
         return INSECURE_PRINCIPAL
@@ -89,10 +144,16 @@ def _digest(key: str) -> bytes:
 
 
 class ApiKeyAuthentication(BaseAuthentication):
-    """Reads only the ``X-API-Key`` header; never the query string or a cookie."""
+    """Reads only the ``X-API-Key`` and ``Authorization: Bearer`` headers; never the query string
+    or a cookie."""
 
     def authenticate(self, request: Request) -> tuple[Principal, None]:
-        presented = request.headers.get(HEADER)
+        try:
+            presented = presented_key(request.headers)
+        except KeyHeadersRefused as refused:
+            if insecure_mode():
+                return INSECURE_PRINCIPAL, None
+            self._reject(request, refused.reason, refused.detail)
         principal = resolve(presented)
         if principal is not None:
             # The key's name for the access line (project/log_format.py); the environ is the META.
@@ -102,7 +163,8 @@ class ApiKeyAuthentication(BaseAuthentication):
             # Insecure mode: no key configured, every request is accepted (serve warns loudly).
             return INSECURE_PRINCIPAL, None
         if presented is None:
-            self._reject(request, "missing", "Missing API key: send it in the X-API-Key header.")
+            self._reject(request, "missing", "Missing API key: send it in the X-API-Key header or as "
+                         "'Authorization: Bearer <key>'.")
         self._reject(request, "invalid", "Invalid API key.")
 
     def authenticate_header(self, request: Request) -> str:

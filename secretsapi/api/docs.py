@@ -30,13 +30,16 @@ def header(description: str, example: str) -> dict[str, Any]:
 
 
 NO_STORE = {"Cache-Control": header("Always `no-store`: no cache keeps the answer.", "no-store")}
-AUTH_CHALLENGE = {"WWW-Authenticate": header("The scheme to authenticate with: the `X-API-Key` header.",
+AUTH_CHALLENGE = {"WWW-Authenticate": header("The schemes to authenticate with: the `X-API-Key` header, or "
+                                             "`Authorization: Bearer`.",
                                              WWW_AUTHENTICATE)}
 
 ERROR_DESCRIPTIONS = {
     400: "Malformed request: the body is not JSON, or an input is unacceptable (a `var_files` path that "
          "leaves the definition's folder, an unreadable variable file).",
-    401: "Missing or invalid API key. Carries `WWW-Authenticate`; send the key in `X-API-Key`.",
+    401: "Missing or invalid API key, a malformed `Authorization: Bearer` header, or one naming another key "
+         "than `X-API-Key` beside it. Carries `WWW-Authenticate`; send the key in `X-API-Key` or as "
+         "`Authorization: Bearer <key>`.",
     403: "Forbidden: the server does not allow this (see the operation's description).",
     404: "The definition file, a variable file or the named secret is not found.",
     413: "The request body is too large.",

@@ -8,16 +8,26 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 
-from secretsapi.api.authentication import HEADER, insecure_mode
+from secretsapi.api.authentication import BEARER, HEADER, insecure_mode
 from secretsapi.api.docs import HeaderedResponse
 
 
 class ApiKeySchemeExtension(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
-    target_class = "secretsapi.api.authentication.ApiKeyAuthentication"
-    name = "ApiKeyAuth"
+    """The one class's two ways of sending the same key: either one (OR), not both."""
 
-    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {"type": "apiKey", "in": "header", "name": HEADER}
+    target_class = "secretsapi.api.authentication.ApiKeyAuthentication"
+    name = ["ApiKeyAuth", "BearerAuth"]  # noqa: RUF012 - drf-spectacular reads a list here
+
+    def get_security_requirement(self, auto_schema: Any) -> list[dict[str, list[Any]]]:
+        return [{name: []} for name in self.name]
+
+    def get_security_definition(self, auto_schema: Any) -> list[dict[str, str]]:
+        return [
+            {"type": "apiKey", "in": "header", "name": HEADER},
+            {"type": "http", "scheme": BEARER.lower(),
+             "description": f"The same key as `Authorization: {BEARER} <key>` (for clients that cannot send "
+             f"`{HEADER}`, such as Prometheus). Sent with `{HEADER}`, both must name the same key."},
+        ]
 
 
 class AutoSchema(SpectacularAutoSchema):

@@ -33,8 +33,10 @@ def test_schema_validates_without_warnings() -> None:
 def test_schema_declares_the_api_key_scheme_and_error_body(api: APIClient) -> None:
     schema = api.get("/openapi.json").json()
     assert schema["openapi"].startswith("3.")
-    scheme = schema["components"]["securitySchemes"]["ApiKeyAuth"]
-    assert scheme == {"type": "apiKey", "in": "header", "name": "X-API-Key"}
+    schemes = schema["components"]["securitySchemes"]
+    assert schemes["ApiKeyAuth"] == {"type": "apiKey", "in": "header", "name": "X-API-Key"}
+    assert {k: v for k, v in schemes["BearerAuth"].items() if k != "description"} == {"type": "http",
+                                                                                      "scheme": "bearer"}
     assert set(schema["components"]["schemas"]["Error"]["required"]) == {"error", "detail", "timestamp"}
 
 
@@ -42,20 +44,20 @@ def test_public_endpoints_need_no_security_in_the_schema(api: APIClient) -> None
     paths = api.get("/openapi.json").json()["paths"]
     for path in ("/", "/health"):
         assert paths[path]["get"].get("security", []) in ([], [{}]), path
-    assert paths["/audit/logs"]["get"]["security"] == [{"ApiKeyAuth": []}]
+    assert paths["/audit/logs"]["get"]["security"] == [{"ApiKeyAuth": []}, {"BearerAuth": []}]
 
 
 def test_a_server_in_insecure_mode_serves_a_schema_where_the_key_is_optional(db: None, insecure: None) -> None:
     """It answers without a key, and its schema says so (schemathesis' auth checks then agree)."""
     paths = APIClient().get("/openapi.json", HTTP_HOST="127.0.0.1", REMOTE_ADDR="127.0.0.1").json()["paths"]
-    assert paths["/audit/logs"]["get"]["security"] == [{"ApiKeyAuth": []}, {}]
-    assert paths["/sync"]["post"]["security"] == [{"ApiKeyAuth": []}, {}]
+    assert paths["/audit/logs"]["get"]["security"] == [{"ApiKeyAuth": []}, {"BearerAuth": []}, {}]
+    assert paths["/sync"]["post"]["security"] == [{"ApiKeyAuth": []}, {"BearerAuth": []}, {}]
 
 
 def test_a_key_row_alone_keeps_the_key_required_in_the_schema(db: None, insecure: None) -> None:
     keys.create("ci", ["read"], actor="test")
     paths = APIClient().get("/openapi.json", HTTP_HOST="127.0.0.1", REMOTE_ADDR="127.0.0.1").json()["paths"]
-    assert paths["/audit/logs"]["get"]["security"] == [{"ApiKeyAuth": []}]
+    assert paths["/audit/logs"]["get"]["security"] == [{"ApiKeyAuth": []}, {"BearerAuth": []}]
 
 
 def assets_of(html: str) -> list[str]:

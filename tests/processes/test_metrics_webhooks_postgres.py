@@ -55,6 +55,22 @@ def test_processes_tallying_the_same_operation_add_up_exactly(pg_database: str, 
         (PROCESSES * 50, pytest.approx(PROCESSES * 50 * 0.3))]
 
 
+SCRAPES = """
+from metrics import tally
+for _ in range(50):
+    tally.scraped("prometheus", tally.SCRAPE_SUCCEEDED)
+print("scraped")
+"""
+
+
+def test_processes_counting_scrapes_of_the_same_key_add_up_exactly(pg_database: str, tmp_path: Path) -> None:
+    assert run_in_django(pg_database, tmp_path, "print('migrated')").returncode == 0
+    for result in _together(pg_database, tmp_path, SCRAPES):
+        assert result.returncode == 0 and "scraped" in result.stdout, result.stderr[-2000:]
+    assert pg_rows(pg_database, "SELECT key, outcome, count FROM metrics_scrapetally") == [
+        ("prometheus", "succeeded", PROCESSES * 50)]
+
+
 def test_processes_delivering_the_same_outbox_send_each_event_once(pg_database: str, tmp_path: Path) -> None:
     with webhook_receiver() as receiver:
         setup = f"""

@@ -17,9 +17,9 @@ from rest_framework.test import APIClient
 from audit.models import AuditEntry
 from audit.recorder import record
 from metrics import collector, tally
-from metrics.models import OperationTally
+from metrics.models import DriftCheck, OperationTally, ScrapeTally
 from metrics.tally import BUCKETS
-from tests.factories import Project, definition, file_secret, named_key
+from tests.factories import Project, definition, env_secret, environments, file_secret, named_key
 from tests.webhooks.support import endpoint
 from webhooks import outbox
 from webhooks.models import Attempt, Delivery
@@ -207,16 +207,143 @@ def test_without_a_key_it_is_401_with_the_error_body_whatever_the_scraper_accept
 def test_with_metrics_public_it_answers_without_a_key(api: APIClient, project: Project, settings: Any) -> None:
     settings.SERVICE_METRICS_PUBLIC = True
     assert "secretsapi_webhook_deliveries" in scrape(api)
-    assert AuditEntry.objects.get(action="read_metrics").user is None
+    assert ScrapeTally.objects.get().key == ""
+
+
+def test_with_metrics_public_a_bearer_key_is_still_checked_and_named(api: APIClient, project: Project,
+                                                                     settings: Any) -> None:
+    settings.SERVICE_METRICS_PUBLIC = True
+    assert api.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong-key-0123456789").status_code == 401
+    assert api.get("/metrics", HTTP_AUTHORIZATION="Bearer").status_code == 401
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {named_key('prom', 'metrics')}")
+    scrape(api)
+    assert ScrapeTally.objects.get().key == "prom"
 
 
 def test_a_query_parameter_is_refused(authed_api: APIClient) -> None:
     assert authed_api.get("/metrics?debug=1").status_code == 422
 
 
-def test_each_scrape_is_audited(authed_api: APIClient, project: Project) -> None:
-    authed_api.get("/metrics")
-    assert AuditEntry.objects.filter(action="read_metrics", user="service", success=True).count() == 1
+def test_scrapes_are_counted_by_key_and_outcome_and_write_no_audit_row(authed_api: APIClient, api: APIClient,
+                                                                       project: Project) -> None:
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {named_key('prom', 'metrics')}")
+    for _ in range(3):
+        scrape(authed_api)
+    scrape(api)
+    # Each scrape is counted once it is answered: the fourth of the service's sees three.
+    samples = scrape(authed_api)["secretsapi_scrapes_total"]
+    assert samples == {(("key", "service"), ("outcome", "succeeded")): 3,
+                       (("key", "prom"), ("outcome", "succeeded")): 1}
+    assert list(AuditEntry.objects.values_list("action", flat=True)) == ["apikey_create"]
+
+
+def test_a_failed_scrape_is_counted_as_failed(authed_api: APIClient, project: Project,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> Any:
+        raise RuntimeError("the jobs table is gone")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(collector, "_jobs", broken)
+        assert authed_api.get("/metrics").status_code == 500
+    samples = scrape(authed_api)["secretsapi_scrapes_total"]
+    assert samples == {(("key", "service"), ("outcome", "failed")): 1}
+
+
+def test_help_texts_say_lengths_of_time_in_words(authed_api: APIClient, project: Project) -> None:
+    text = authed_api.get("/metrics").content.decode()
+    helps = [line for line in text.splitlines() if line.startswith("# HELP ")]
+    assert helps
+    assert not [line for line in helps if re.search(r"\d:\d\d", line)]
+    assert "# HELP secretsapi_operations_unfinished Operations begun in the last day and not ended" in text
+
+
+@pytest.mark.parametrize(("seconds", "words"), [
+    (86400, "day"), (7200, "2 hours"), (5400, "1 hour and 30 minutes"), (90061, "1 day and 1 hour and 1 minute "
+                                                                         "and 1 second"), (0, "0 seconds")])
+def test_a_length_of_time_is_spoken_in_units(seconds: int, words: str) -> None:
+    assert collector.spoken(timedelta(seconds=seconds)) == words
+
+
+DRIFT_GAUGES = ("secretsapi_secrets_drifted", "secretsapi_secrets_drift_unreadable",
+                "secretsapi_last_drift_check_timestamp_seconds")
+
+
+def drift_gauges(client: APIClient) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    samples = scrape(client)
+    return {name: samples.get(name, {}) for name in DRIFT_GAUGES}
+
+
+DEFAULT_LANE = (("environment", ""),)
+
+
+def test_the_drift_gauges_are_absent_until_a_drift_check_ran(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(monthly("db")))
+    authed_api.post("/sync", {}, format="json")
+    assert drift_gauges(authed_api) == {"secretsapi_secrets_drifted": {}, "secretsapi_secrets_drift_unreadable": {},
+                                        "secretsapi_last_drift_check_timestamp_seconds": {}}
+
+
+def test_drifted_secrets_are_what_the_last_full_drift_check_found(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", "out/a.json", kind="random_hex"),
+                             file_secret("api", "out/b.json", kind="random_hex"),
+                             file_secret("web", "out/c.json", kind="random_hex")))
+    authed_api.post("/sync", {}, format="json")
+    before = time.time()
+    authed_api.post("/drift/check", {}, format="json")
+    gauges = drift_gauges(authed_api)
+    assert gauges["secretsapi_secrets_drifted"] == {DEFAULT_LANE: 0}
+    assert gauges["secretsapi_last_drift_check_timestamp_seconds"][DEFAULT_LANE] >= before - 1
+    for name in ("out/a.json", "out/b.json"):
+        (project.root / name).write_text('{"edited": "by hand"}')
+    assert drift_gauges(authed_api)["secretsapi_secrets_drifted"] == {DEFAULT_LANE: 0}  # not checked since
+    authed_api.post("/drift/check", {}, format="json")
+    assert drift_gauges(authed_api)["secretsapi_secrets_drifted"] == {DEFAULT_LANE: 2}
+    # A check of one secret says nothing of the others: the gauge stays the full check's.
+    authed_api.post("/drift/check", {"secret_name": "web"}, format="json")
+    assert drift_gauges(authed_api)["secretsapi_secrets_drifted"] == {DEFAULT_LANE: 2}
+
+
+def test_a_target_the_check_could_not_read_is_counted_as_unreadable(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db", "out/a.json", kind="random_hex")))
+    authed_api.post("/sync", {}, format="json")
+    target = project.root / "out/a.json"
+    target.unlink()
+    target.mkdir()  # a folder where the file was: there, but not readable as one
+    authed_api.post("/drift/check", {}, format="json")
+    gauges = drift_gauges(authed_api)
+    assert gauges["secretsapi_secrets_drifted"] == {DEFAULT_LANE: 1}
+    assert gauges["secretsapi_secrets_drift_unreadable"] == {DEFAULT_LANE: 1}
+
+
+def test_each_environment_keeps_its_own_last_drift_check(authed_api: APIClient, project: Project) -> None:
+    environments(project, env_secret("db"))
+    authed_api.post("/sync", {}, format="json")
+    authed_api.post("/sync", {"environment": "declared"}, format="json")
+    (project.root / "out/prod.env").write_text("db=edited-by-hand\n")
+    authed_api.post("/drift/check", {"environment": "declared"}, format="json")
+    authed_api.post("/drift/check", {}, format="json")
+    drifted = drift_gauges(authed_api)["secretsapi_secrets_drifted"]
+    assert drifted == {DEFAULT_LANE: 0, (("environment", "declared"),): 1}
+
+
+def test_a_check_of_another_definition_is_not_the_served_ones(authed_api: APIClient, project: Project) -> None:
+    from secretsapi import actions
+
+    project.write(definition(file_secret("db", "out/a.json", kind="random_hex")))
+    other = project.root / "other" / "Secretfile.yml"
+    other.parent.mkdir()
+    other.write_text(project.definition.read_text())
+    ws = actions.workspace(definition=other, lockfile=other.parent / ".gitsecrets.lock", command_line=True)
+    actions.check_drift(ws, actor="cli:alice")
+    assert drift_gauges(authed_api)["secretsapi_secrets_drifted"] == {}
+
+
+def test_an_older_check_ending_last_does_not_replace_a_newer_ones_findings(db: None) -> None:
+    now = timezone.now()
+    tally.drift_checked(definition="/p/Secretfile.yml", environment=None, at=now, drifted=3, unreadable=0)
+    tally.drift_checked(definition="/p/Secretfile.yml", environment=None, at=now - timedelta(seconds=5), drifted=0,
+                        unreadable=0)
+    assert DriftCheck.objects.get().drifted == 3
 
 
 def test_with_metrics_public_a_wrong_key_is_still_refused(api: APIClient, project: Project, settings: Any) -> None:

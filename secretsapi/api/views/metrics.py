@@ -18,14 +18,18 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
 from metrics.collector import read_metrics
-from secretsapi.api.authentication import actor, request_principal
+from secretsapi.api.authentication import actor, request_principal, sends_key
 from secretsapi.api.docs import errors
 from secretsapi.api.views.base import StrictAPIView
 
 EXAMPLE = """\
-# HELP secretsapi_operations_total Operations recorded in the audit log, by outcome.
+# HELP secretsapi_operations_total Operations ended, by outcome.
 # TYPE secretsapi_operations_total counter
 secretsapi_operations_total{operation="execute_rotation",outcome="succeeded"} 24.0
+# HELP secretsapi_secrets_drifted Secrets the last drift check of every secret found drifted (a target \
+differs from the lockfile, or could not be read back), by environment (empty: the default one).
+# TYPE secretsapi_secrets_drifted gauge
+secretsapi_secrets_drifted{environment=""} 1.0
 # HELP secretsapi_secrets_overdue Secrets past their rotation period.
 # TYPE secretsapi_secrets_overdue gauge
 secretsapi_secrets_overdue 0.0
@@ -49,7 +53,7 @@ class MetricsView(StrictAPIView):
 
     def get_authenticators(self) -> list[BaseAuthentication]:
         # Public: a scraper without a key is let in; one that sends a key is still checked (and named).
-        if settings.SERVICE_METRICS_PUBLIC and "X-API-Key" not in self.request.headers:
+        if settings.SERVICE_METRICS_PUBLIC and not sends_key(self.request.headers):
             return []
         return super().get_authenticators()
 
@@ -65,11 +69,13 @@ class MetricsView(StrictAPIView):
         },
         operation_id="metrics",
         summary="Prometheus metrics",
-        description="Operations by kind and outcome with their durations, secrets due and overdue, seconds "
-        "since the last successful scheduled rotation and drift check, and webhook deliveries by state: "
-        "computed from the database at each scrape, so every worker and instance answers the same figures. "
-        "Needs a key with the `metrics` scope unless SERVICE_METRICS_PUBLIC=true. Labels name operations, "
-        "outcomes and states only.",
+        description="Operations by kind and outcome with their durations, secrets due and overdue, secrets the "
+        "last drift check of every secret found drifted (per environment, with when it ran), seconds since the "
+        "last successful scheduled rotation and drift check, scrapes by key and outcome, jobs, and webhook "
+        "deliveries by state: computed from the database at each scrape, so every worker and instance answers "
+        "the same figures. Needs a key with the `metrics` scope (in `X-API-Key` or `Authorization: Bearer`, "
+        "as Prometheus' `authorization` sends it) unless SERVICE_METRICS_PUBLIC=true. A scrape is counted, "
+        "not audited. Labels name operations, outcomes, states, key names and environments only.",
         examples=[OpenApiExample("Exposition", value=EXAMPLE, response_only=True, status_codes=["200"],
                                  media_type="text/plain")],
         tags=["metrics"],
