@@ -282,6 +282,34 @@ def env_pairs(name: str, value_ok: Callable[[str], bool]) -> dict[str, tuple[str
 
 SERVICE_CREDENTIAL_ADDRESSES = env_pairs("SERVICE_CREDENTIAL_ADDRESSES", lambda v: bool(_ADDRESS.fullmatch(v)))
 SERVICE_PROVIDER_READ = env_pairs("SERVICE_PROVIDER_READ", bool)
+# SERVICE_PROVIDER_WRITE: "<target type>=<location prefix>" entries, where a definition may write
+# with those credentials (another team's path in the operator's store); unset or empty: anywhere
+# the addresses allow (SecretZero's behaviour), "-": nowhere. Its own credentials are not limited.
+SERVICE_PROVIDER_WRITE = (None if _given("SERVICE_PROVIDER_WRITE") is None else {}
+                          if _given("SERVICE_PROVIDER_WRITE") == "-" else env_pairs("SERVICE_PROVIDER_WRITE", bool))
+
+
+def env_names(name: str) -> tuple[str, ...] | None:
+    """Comma-separated names (letters, digits and ``._@:/-``); None when unset or empty, () for "-"."""
+    value = _given(name)
+    if value is None:
+        return None
+    if value == "-":
+        return ()
+    items = tuple(item.strip() for item in value.split(",") if item.strip())
+    for number, item in enumerate(items, 1):
+        if not re.fullmatch(r"[A-Za-z0-9_.@:/-]+", item):
+            raise ImproperlyConfigured(f"{name} must list names separated by commas, or be -: item {number} "
+                                       "is not one.")
+    return items
+
+
+# Which of the operator's identities a definition may select by name: profiles of the server's AWS
+# shared files (a provider's profile), contexts of its kubeconfig (a provider's context, without a
+# kubeconfig of the definition's own). Unset or empty: none in the service, any on the command line;
+# "-": none anywhere. Without a selection the server's default identity is used, as before.
+SERVICE_AWS_PROFILES = env_names("SERVICE_AWS_PROFILES")
+SERVICE_KUBE_CONTEXTS = env_names("SERVICE_KUBE_CONTEXTS")
 
 # --- Jobs: the long operations run in `manage.py worker` (django-tasks' database backend) -----
 # A POST waits this long for its job, then answers 202 with the job (below a proxy's timeout).

@@ -98,6 +98,8 @@ def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str)
     timeout = provider.timeout
     connections = max(10, provider.max_concurrency)  # botocore's default pool holds 10
     options = _options(provider)
+    if options["profile"]:  # one of the server's identities, by name: only those the operator lists
+        ctx.egress.check_aws_profile(options["profile"], provider.alias)
     _check_endpoints(boto3, provider, options, ctx)
 
     def make() -> Any:

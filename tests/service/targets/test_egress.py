@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from secretsapi.service.definition.egress import ADDRESS_SETTING, READ_SETTING, Egress
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.egress import ADDRESS_SETTING, READ_SETTING, Egress
 
 HOSTED = ("https://api.github.com", "https://*.vault.azure.net")
 

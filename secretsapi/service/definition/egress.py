@@ -14,19 +14,27 @@ sent only to an address allowed for its provider kind:
 A listed ``https://`` address allows HTTPS only; plain HTTP needs the address listed as ``http://``.
 Anything else is a TargetError naming the setting, raised before any request is made.
 
-With the server's credentials, a ``provider_read`` source reads only locations the operator lists
-for the target kind in SERVICE_PROVIDER_READ (location prefixes, empty by default): otherwise a
-definition could copy another team's secret out of the operator's store (a confused deputy).
+A value read with the server's credentials is used (a ``provider_read`` source, an import, the
+copy a repair writes elsewhere, a template's render, the value endpoint) only from a location the
+operator lists for the target type in SERVICE_PROVIDER_READ (location prefixes, empty by default):
+otherwise a definition naming another team's path could copy that team's secret out of the
+operator's store into a file its author reads (a confused deputy). Comparing what a target holds
+with the lockfile's hash (drift, a sync deciding what to repair) uses no value and stays allowed.
 
-The policy is the operator's, like the credentials it governs: one per process, set from the
-settings (``configure_egress``), read by every TargetContext (``current``).
+Which of the operator's identities a definition may select: AWS profiles of the server's shared
+files (SERVICE_AWS_PROFILES) and contexts of its kubeconfig (SERVICE_KUBE_CONTEXTS); which server
+variables it may name (SERVICE_DEFINITION_ENV, for ``vault_password_env``). Without a selection
+the server's default identity is used, as before.
+
+The rule is the operator's, like the credentials it governs, and belongs to one operation: the
+workspace carries it into its definition and every TargetContext (no process-wide state).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
-import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +42,10 @@ from secretsapi.service.errors import TargetError
 
 ADDRESS_SETTING = "SERVICE_CREDENTIAL_ADDRESSES"
 READ_SETTING = "SERVICE_PROVIDER_READ"
+WRITE_SETTING = "SERVICE_PROVIDER_WRITE"
+ENV_SETTING = "SERVICE_DEFINITION_ENV"
+AWS_PROFILES_SETTING = "SERVICE_AWS_PROFILES"
+KUBE_CONTEXTS_SETTING = "SERVICE_KUBE_CONTEXTS"
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 _LABEL = "[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
 
@@ -99,11 +111,26 @@ def _allows(entry: str, where: Origin) -> bool:
 
 @dataclass(frozen=True)
 class Egress:
-    """The operator's rule: addresses by provider kind (SERVICE_CREDENTIAL_ADDRESSES) and readable
-    location prefixes by target type (SERVICE_PROVIDER_READ)."""
+    """The operator's rule for one operation: addresses by provider kind (SERVICE_CREDENTIAL_ADDRESSES),
+    locations read with the server's credentials by target type (SERVICE_PROVIDER_READ), the AWS
+    profiles and Kubernetes contexts a definition may select (SERVICE_AWS_PROFILES,
+    SERVICE_KUBE_CONTEXTS; None: any, the command line's default) and the server variables it may
+    name (SERVICE_DEFINITION_ENV's patterns; None: any).
+
+    A value: a workspace carries it into its definition and every TargetContext, so two operations
+    in one process (threads of a web worker, the job worker's runners) each use their own."""
 
     addresses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     read_prefixes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    aws_profiles: tuple[str, ...] | None = None
+    kube_contexts: tuple[str, ...] | None = None
+    env_allowed: tuple[str, ...] | None = None
+    # Locations written with the server's credentials, by target type (SERVICE_PROVIDER_WRITE); None: any.
+    write_prefixes: Mapping[str, tuple[str, ...]] | None = None
+
+    def __hash__(self) -> int:
+        return hash((_items(self.addresses), _items(self.read_prefixes), self.aws_profiles, self.kube_contexts,
+                     self.env_allowed, None if self.write_prefixes is None else _items(self.write_prefixes)))
 
     def allows(self, url: str, *, kind: str, hosted: tuple[str, ...] = (), operator: str | None = None) -> bool:
         """Whether the server's own credentials for provider kind ``kind`` may go to ``url``."""
@@ -132,30 +159,63 @@ class Egress:
         raise TargetError(f"provider '{alias}': {what} may not go there: {reason}")
 
     def check_read(self, type_: str, location: str) -> None:
-        """TargetError unless a ``provider_read`` with the server's credentials may read ``location``."""
-        parts = location.replace("#", "/").split("/")
-        listed = self.read_prefixes.get(type_, ())
-        if "." not in parts and ".." not in parts and any(location.startswith(p) for p in listed):
+        """TargetError unless a value read with the server's credentials may come from ``location``."""
+        if _under(location, self.read_prefixes.get(type_, ())):
             return
         raise TargetError(f"reading {location} with the server's own credentials is not allowed (list a "
                           f"prefix of it for '{type_}' in {READ_SETTING}, or give the provider its own credentials)")
 
+    def check_write(self, type_: str, location: str) -> None:
+        """TargetError unless a write with the server's credentials may go to ``location``."""
+        if self.write_prefixes is None or _under(location, self.write_prefixes.get(type_, ())):
+            return
+        raise TargetError(f"writing {location} with the server's own credentials is not allowed (list a prefix "
+                          f"of it for '{type_}' in {WRITE_SETTING}, or give the provider its own credentials)")
 
-_current = Egress()
-_lock = threading.Lock()
+    def check_aws_profile(self, profile: str, alias: str) -> None:
+        """TargetError unless the definition may select the server's AWS profile ``profile``."""
+        if self.aws_profiles is None or profile in self.aws_profiles:
+            return
+        raise TargetError(f"provider '{alias}': the server's AWS profile '{profile}' may not be selected by a "
+                          f"definition (list it in {AWS_PROFILES_SETTING}, or give the provider its own keys)")
+
+    def check_kube_context(self, context: str, alias: str) -> None:
+        """TargetError unless the definition may select ``context`` of the server's kubeconfig
+        (KUBECONFIG, ~/.kube/config: the operator's identities). A kubeconfig the definition
+        names is its own (confined to its folder, ``kubeconfig_files``): any context of it."""
+        if self.kube_contexts is None or context in self.kube_contexts:
+            return
+        raise TargetError(f"provider '{alias}': the server's Kubernetes context '{context}' may not be selected by "
+                          f"a definition (list it in {KUBE_CONTEXTS_SETTING}, or give the provider its own kubeconfig)")
+
+    def readable_variable(self, name: str) -> bool:
+        """Whether a definition may name the server variable ``name`` (SERVICE_DEFINITION_ENV)."""
+        from secretsapi.service.definition.readable_environ import reserved
+
+        if reserved(name):
+            return False
+        return self.env_allowed is None or any(fnmatch.fnmatchcase(name, item) for item in self.env_allowed)
 
 
-def configure_egress(addresses: Mapping[str, Any], read_prefixes: Mapping[str, Any]) -> None:
-    """Apply the operator's settings to this process (idempotent; called before each operation)."""
-    global _current
-    wanted = Egress(_frozen(addresses), _frozen(read_prefixes))
-    if wanted != _current:
-        with _lock:
-            _current = wanted
+def egress_of(addresses: Mapping[str, Any], read_prefixes: Mapping[str, Any], *,
+              aws_profiles: Sequence[str] | None = None, kube_contexts: Sequence[str] | None = None,
+              env_allowed: Sequence[str] | None = None, write_prefixes: Mapping[str, Any] | None = None) -> Egress:
+    """The rule of the operator's settings (lists given as strings or sequences)."""
+    return Egress(_frozen(addresses), _frozen(read_prefixes),
+                  None if aws_profiles is None else tuple(aws_profiles),
+                  None if kube_contexts is None else tuple(kube_contexts),
+                  None if env_allowed is None else tuple(env_allowed),
+                  None if write_prefixes is None else _frozen(write_prefixes))
 
 
-def current() -> Egress:
-    return _current
+def _under(location: str, prefixes: Sequence[str]) -> bool:
+    """``location`` starts with a listed prefix, with no ``.`` or ``..`` step to climb out of it."""
+    parts = location.replace("#", "/").split("/")
+    return "." not in parts and ".." not in parts and any(location.startswith(p) for p in prefixes)
+
+
+def _items(mapping: Mapping[str, tuple[str, ...]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple(sorted(mapping.items()))
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
