@@ -261,8 +261,10 @@ SERVICE_LOCK_TIMEOUT = env_int("SERVICE_LOCK_TIMEOUT", 60, minimum=1)
 # and Azure's default chains...) goes only to its kind's public service, to an address the
 # server's own environment names (VAULT_ADDR...), or to one listed here:
 # "<provider kind>=<https://host[:port]>", comma or space separated; http:// allows plain HTTP.
-# SERVICE_PROVIDER_READ: "<target type>=<location prefix>" entries, what a provider_read source
-# may read with those credentials. Both empty by default: self-hosted stores need a listing.
+# SERVICE_PROVIDER_READ: "<target type>=<location prefix>" entries, where a value read with those
+# credentials may come from (a provider_read source, an import, a repair's copy, a template's
+# render, the value endpoint); unset or empty: nowhere in the service, anywhere on the command
+# line; "-": nowhere. Addresses empty by default: self-hosted stores need a listing.
 _ADDRESS = re.compile(r"https?://(\*\.)?[A-Za-z0-9.\-\[\]:]+(:\d{1,5})?/?")
 
 
@@ -281,12 +283,19 @@ def env_pairs(name: str, value_ok: Callable[[str], bool]) -> dict[str, tuple[str
 
 
 SERVICE_CREDENTIAL_ADDRESSES = env_pairs("SERVICE_CREDENTIAL_ADDRESSES", lambda v: bool(_ADDRESS.fullmatch(v)))
-SERVICE_PROVIDER_READ = env_pairs("SERVICE_PROVIDER_READ", bool)
+
+
+def env_locations(name: str) -> dict[str, tuple[str, ...]] | None:
+    """``env_pairs`` of target types and location prefixes; None when unset or empty, {} for "-"."""
+    given = _given(name)
+    return None if given is None else {} if given == "-" else env_pairs(name, bool)
+
+
+SERVICE_PROVIDER_READ = env_locations("SERVICE_PROVIDER_READ")
 # SERVICE_PROVIDER_WRITE: "<target type>=<location prefix>" entries, where a definition may write
 # with those credentials (another team's path in the operator's store); unset or empty: anywhere
 # the addresses allow (SecretZero's behaviour), "-": nowhere. Its own credentials are not limited.
-SERVICE_PROVIDER_WRITE = (None if _given("SERVICE_PROVIDER_WRITE") is None else {}
-                          if _given("SERVICE_PROVIDER_WRITE") == "-" else env_pairs("SERVICE_PROVIDER_WRITE", bool))
+SERVICE_PROVIDER_WRITE = env_locations("SERVICE_PROVIDER_WRITE")
 
 
 def env_names(name: str) -> tuple[str, ...] | None:

@@ -121,7 +121,8 @@ class Egress:
     in one process (threads of a web worker, the job worker's runners) each use their own."""
 
     addresses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    read_prefixes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # None: a value may come from anywhere (the command line's default, a person's own credentials).
+    read_prefixes: Mapping[str, tuple[str, ...]] | None = field(default_factory=dict)
     aws_profiles: tuple[str, ...] | None = None
     kube_contexts: tuple[str, ...] | None = None
     env_allowed: tuple[str, ...] | None = None
@@ -129,7 +130,8 @@ class Egress:
     write_prefixes: Mapping[str, tuple[str, ...]] | None = None
 
     def __hash__(self) -> int:
-        return hash((_items(self.addresses), _items(self.read_prefixes), self.aws_profiles, self.kube_contexts,
+        return hash((_items(self.addresses), _items(self.read_prefixes or {}), self.read_prefixes is None,
+                     self.aws_profiles, self.kube_contexts,
                      self.env_allowed, None if self.write_prefixes is None else _items(self.write_prefixes)))
 
     def allows(self, url: str, *, kind: str, hosted: tuple[str, ...] = (), operator: str | None = None) -> bool:
@@ -160,7 +162,7 @@ class Egress:
 
     def check_read(self, type_: str, location: str) -> None:
         """TargetError unless a value read with the server's credentials may come from ``location``."""
-        if _under(location, self.read_prefixes.get(type_, ())):
+        if self.read_prefixes is None or _under(location, self.read_prefixes.get(type_, ())):
             return
         raise TargetError(f"reading {location} with the server's own credentials is not allowed (list a "
                           f"prefix of it for '{type_}' in {READ_SETTING}, or give the provider its own credentials)")
@@ -197,11 +199,11 @@ class Egress:
         return self.env_allowed is None or any(fnmatch.fnmatchcase(name, item) for item in self.env_allowed)
 
 
-def egress_of(addresses: Mapping[str, Any], read_prefixes: Mapping[str, Any], *,
+def egress_of(addresses: Mapping[str, Any], read_prefixes: Mapping[str, Any] | None, *,
               aws_profiles: Sequence[str] | None = None, kube_contexts: Sequence[str] | None = None,
               env_allowed: Sequence[str] | None = None, write_prefixes: Mapping[str, Any] | None = None) -> Egress:
     """The rule of the operator's settings (lists given as strings or sequences)."""
-    return Egress(_frozen(addresses), _frozen(read_prefixes),
+    return Egress(_frozen(addresses), None if read_prefixes is None else _frozen(read_prefixes),
                   None if aws_profiles is None else tuple(aws_profiles),
                   None if kube_contexts is None else tuple(kube_contexts),
                   None if env_allowed is None else tuple(env_allowed),
