@@ -152,3 +152,47 @@ def test_an_import_on_the_command_line_reads_anywhere_while_the_setting_is_unset
     call_command("import", "--json")
 
     assert "stolen" in project.lockfile.read_text()
+
+
+# --- Writes: another team's path overwritten with the server's token -------------------------------
+
+WRITE_SETTING = "SERVICE_PROVIDER_WRITE"
+
+
+def _overwrite(project: Project, path: str) -> None:
+    project.write(definition({"name": "mine", "kind": "random_string",
+                              "targets": [target("vault", "vault_kv", path=path, key="password"),
+                                          target("local", "file", path="out/mine.env")]},
+                             providers=PROVIDERS))
+
+
+def test_a_write_with_the_servers_token_outside_the_listed_locations_is_refused(
+    authed_api: APIClient, project: Project, operators_vault: VaultServer, settings: Any,
+) -> None:
+    settings.SERVICE_PROVIDER_WRITE = {"vault/vault_kv": ("secret/team-a/",)}
+    _overwrite(project, "team-b/db")
+
+    result = _sync(authed_api)
+
+    assert operators_vault.data("secret", "team-b/db") == {"password": OTHER_TEAMS}
+    [error] = [e for e in result["errors"] if "vault" in (e.get("target") or "")]
+    assert WRITE_SETTING in error["message"]
+
+
+def test_a_write_under_a_listed_location_goes_through(
+    authed_api: APIClient, project: Project, operators_vault: VaultServer, settings: Any,
+) -> None:
+    settings.SERVICE_PROVIDER_WRITE = {"vault/vault_kv": ("secret/team-a/",)}
+    _overwrite(project, "team-a/db")
+
+    assert _sync(authed_api)["errors"] == []
+    assert set(operators_vault.data("secret", "team-a/db") or {}) == {"password"}
+
+
+def test_writes_go_anywhere_the_addresses_allow_while_the_setting_is_unset(
+    authed_api: APIClient, project: Project, operators_vault: VaultServer, settings: Any,
+) -> None:
+    settings.SERVICE_PROVIDER_WRITE = None  # SecretZero's behaviour: existing definitions keep working
+    _overwrite(project, "team-a/db")
+
+    assert _sync(authed_api)["errors"] == []
