@@ -307,7 +307,7 @@ def env_names(name: str) -> tuple[str, ...] | None:
         return ()
     items = tuple(item.strip() for item in value.split(",") if item.strip())
     for number, item in enumerate(items, 1):
-        if not re.fullmatch(r"[A-Za-z0-9_.@:/-]+", item):
+        if not re.fullmatch(r"[A-Za-z0-9_.@:/+=-]+", item):
             raise ImproperlyConfigured(f"{name} must list names separated by commas, or be -: item {number} "
                                        "is not one.")
     return items
@@ -315,10 +315,14 @@ def env_names(name: str) -> tuple[str, ...] | None:
 
 # Which of the operator's identities a definition may select by name: profiles of the server's AWS
 # shared files (a provider's profile), contexts of its kubeconfig (a provider's context, without a
-# kubeconfig of the definition's own). Unset or empty: none in the service, any on the command line;
-# "-": none anywhere. Without a selection the server's default identity is used, as before.
+# kubeconfig of the definition's own), roles assumed with its AWS credentials (below). Unset or
+# empty: none in the service, any on the command line; "-": none anywhere. Without a selection the
+# server's default identity is used, as before.
 SERVICE_AWS_PROFILES = env_names("SERVICE_AWS_PROFILES")
 SERVICE_KUBE_CONTEXTS = env_names("SERVICE_KUBE_CONTEXTS")
+# Role ARNs a definition may assume (auth kind assume_role) with the server's AWS credentials. A
+# role assumed with keys the definition gives is its own.
+SERVICE_AWS_ROLES = env_names("SERVICE_AWS_ROLES")
 
 # --- Jobs: the long operations run in `manage.py worker` (django-tasks' database backend) -----
 # A POST waits this long for its job, then answers 202 with the job (below a proxy's timeout).

@@ -1,9 +1,10 @@
 """A definition may not choose among the operator's identities or name the server's variables
-(issue 36): an AWS ``profile`` of the server's shared files (also as auth kind ``profile``), a
-``context`` of the server's kubeconfig, and the variable ``vault_password_env`` reads. Each is
-refused in the service unless the operator lists it (SERVICE_AWS_PROFILES, SERVICE_KUBE_CONTEXTS,
-SERVICE_DEFINITION_ENV), with an error naming the setting and before any request; without a
-selection the server's default identity is used, as before.
+(issue 36): an AWS ``profile`` of the server's shared files (also as auth kind ``profile``), a role
+assumed with the server's AWS credentials, a ``context`` of the server's kubeconfig, and the
+variable ``vault_password_env`` reads. Each is refused in the service unless the operator lists it
+(SERVICE_AWS_PROFILES, SERVICE_AWS_ROLES, SERVICE_KUBE_CONTEXTS, SERVICE_DEFINITION_ENV), with an
+error naming the setting and before any request; without a selection the server's default
+identity is used, as before.
 """
 
 from __future__ import annotations
@@ -91,6 +92,41 @@ def test_the_servers_default_identity_needs_no_listing(
     authed_api: APIClient, project: Project, server_profiles: str,
 ) -> None:
     _aws_definition(project, {"kind": "aws"})
+
+    assert _sync(authed_api)["errors"] == []
+    assert _parameters(server_profiles) == ["/app/db"]
+
+
+ROLE = "arn:aws:iam::123456789012:role/prod-admin"
+
+
+def test_assuming_a_role_with_the_servers_credentials_is_refused_naming_the_setting(
+    authed_api: APIClient, project: Project, server_profiles: str,
+) -> None:
+    _aws_definition(project, {"kind": "aws", "auth": {"kind": "assume_role", "config": {"role_arn": ROLE}}})
+
+    result = _sync(authed_api)
+
+    assert "SERVICE_AWS_ROLES" in _messages(result) and ROLE in _messages(result)
+    assert _parameters(server_profiles) == []
+
+
+def test_a_role_the_operator_lists_may_be_assumed(
+    authed_api: APIClient, project: Project, server_profiles: str, settings: Any,
+) -> None:
+    settings.SERVICE_AWS_ROLES = (ROLE,)
+    _aws_definition(project, {"kind": "aws", "auth": {"kind": "assume_role", "config": {"role_arn": ROLE}}})
+
+    assert _sync(authed_api)["errors"] == []
+    assert _parameters(server_profiles) == ["/app/db"]
+
+
+def test_a_role_assumed_with_the_definitions_own_keys_needs_no_listing(
+    authed_api: APIClient, project: Project, server_profiles: str,
+) -> None:
+    own = {"role_arn": ROLE, "access_key_id": "team-key", "secret_access_key": "team-secret"}
+    _aws_definition(project, {"kind": "aws", "auth": {"kind": "assume_role", "config": own},
+                              "config": {"endpoint_url": server_profiles}})
 
     assert _sync(authed_api)["errors"] == []
     assert _parameters(server_profiles) == ["/app/db"]

@@ -22,7 +22,8 @@ operator's store into a file its author reads (a confused deputy). Comparing wha
 with the lockfile's hash (drift, a sync deciding what to repair) uses no value and stays allowed.
 
 Which of the operator's identities a definition may select: AWS profiles of the server's shared
-files (SERVICE_AWS_PROFILES) and contexts of its kubeconfig (SERVICE_KUBE_CONTEXTS); which server
+files (SERVICE_AWS_PROFILES), roles assumed with its AWS credentials (SERVICE_AWS_ROLES) and
+contexts of its kubeconfig (SERVICE_KUBE_CONTEXTS); which server
 variables it may name (SERVICE_DEFINITION_ENV, for ``vault_password_env``). Without a selection
 the server's default identity is used, as before.
 
@@ -45,6 +46,7 @@ READ_SETTING = "SERVICE_PROVIDER_READ"
 WRITE_SETTING = "SERVICE_PROVIDER_WRITE"
 ENV_SETTING = "SERVICE_DEFINITION_ENV"
 AWS_PROFILES_SETTING = "SERVICE_AWS_PROFILES"
+AWS_ROLES_SETTING = "SERVICE_AWS_ROLES"
 KUBE_CONTEXTS_SETTING = "SERVICE_KUBE_CONTEXTS"
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 _LABEL = "[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
@@ -128,11 +130,14 @@ class Egress:
     env_allowed: tuple[str, ...] | None = None
     # Locations written with the server's credentials, by target type (SERVICE_PROVIDER_WRITE); None: any.
     write_prefixes: Mapping[str, tuple[str, ...]] | None = None
+    # Roles a definition may assume with the server's AWS credentials (SERVICE_AWS_ROLES); None: any.
+    aws_roles: tuple[str, ...] | None = None
 
     def __hash__(self) -> int:
         return hash((_items(self.addresses), _items(self.read_prefixes or {}), self.read_prefixes is None,
                      self.aws_profiles, self.kube_contexts,
-                     self.env_allowed, None if self.write_prefixes is None else _items(self.write_prefixes)))
+                     self.env_allowed, None if self.write_prefixes is None else _items(self.write_prefixes),
+                     self.aws_roles))
 
     def allows(self, url: str, *, kind: str, hosted: tuple[str, ...] = (), operator: str | None = None) -> bool:
         """Whether the server's own credentials for provider kind ``kind`` may go to ``url``."""
@@ -181,6 +186,13 @@ class Egress:
         raise TargetError(f"provider '{alias}': the server's AWS profile '{profile}' may not be selected by a "
                           f"definition (list it in {AWS_PROFILES_SETTING}, or give the provider its own keys)")
 
+    def check_aws_role(self, role_arn: str, alias: str) -> None:
+        """TargetError unless the definition may assume ``role_arn`` with the server's credentials."""
+        if self.aws_roles is None or role_arn in self.aws_roles:
+            return
+        raise TargetError(f"provider '{alias}': the role {role_arn} may not be assumed with the server's AWS "
+                          f"credentials (list it in {AWS_ROLES_SETTING}, or give the provider its own keys)")
+
     def check_kube_context(self, context: str, alias: str) -> None:
         """TargetError unless the definition may select ``context`` of the server's kubeconfig
         (KUBECONFIG, ~/.kube/config: the operator's identities). A kubeconfig the definition
@@ -201,13 +213,15 @@ class Egress:
 
 def egress_of(addresses: Mapping[str, Any], read_prefixes: Mapping[str, Any] | None, *,
               aws_profiles: Sequence[str] | None = None, kube_contexts: Sequence[str] | None = None,
-              env_allowed: Sequence[str] | None = None, write_prefixes: Mapping[str, Any] | None = None) -> Egress:
+              env_allowed: Sequence[str] | None = None, write_prefixes: Mapping[str, Any] | None = None,
+              aws_roles: Sequence[str] | None = None) -> Egress:
     """The rule of the operator's settings (lists given as strings or sequences)."""
     return Egress(_frozen(addresses), None if read_prefixes is None else _frozen(read_prefixes),
                   None if aws_profiles is None else tuple(aws_profiles),
                   None if kube_contexts is None else tuple(kube_contexts),
                   None if env_allowed is None else tuple(env_allowed),
-                  None if write_prefixes is None else _frozen(write_prefixes))
+                  None if write_prefixes is None else _frozen(write_prefixes),
+                  None if aws_roles is None else tuple(aws_roles))
 
 
 def _under(location: str, prefixes: Sequence[str]) -> bool:

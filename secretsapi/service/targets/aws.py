@@ -120,6 +120,8 @@ def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str)
             return session.client(service, endpoint_url=options["endpoint_url"], config=config)
 
     role = _role(provider)
+    if role is not None and _server_credentials(options):  # the server's identity, turned into another
+        ctx.egress.check_aws_role(role["RoleArn"], provider.alias)
     return _clients.get((service, options, role, timeout, connections,
                          {name: os.environ.get(name) for name in _ENV}), make)
 
