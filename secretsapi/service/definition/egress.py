@@ -1,4 +1,5 @@
-"""Where the server's own credentials may go, and what a ``provider_read`` may read with them.
+"""The operator's rule for the server's own credentials: where they may go, what they may read
+and write, and which of the operator's identities and variables a definition may name.
 
 A definition is untrusted: it may say where values go, never where the operator's credentials go.
 A credential the definition does not supply itself (the server's environment: GITHUB_TOKEN,
@@ -20,12 +21,14 @@ operator lists for the target type in SERVICE_PROVIDER_READ (location prefixes, 
 otherwise a definition naming another team's path could copy that team's secret out of the
 operator's store into a file its author reads (a confused deputy). Comparing what a target holds
 with the lockfile's hash (drift, a sync deciding what to repair) uses no value and stays allowed.
+Once the operator sets SERVICE_PROVIDER_WRITE, a write with those credentials goes only under the
+locations it lists (unset: wherever the addresses allow, SecretZero's behaviour).
 
 Which of the operator's identities a definition may select: AWS profiles of the server's shared
 files (SERVICE_AWS_PROFILES), roles assumed with its AWS credentials (SERVICE_AWS_ROLES) and
-contexts of its kubeconfig (SERVICE_KUBE_CONTEXTS); which server
-variables it may name (SERVICE_DEFINITION_ENV, for ``vault_password_env``). Without a selection
-the server's default identity is used, as before.
+contexts of its kubeconfig (SERVICE_KUBE_CONTEXTS); which server variables it may name
+(SERVICE_DEFINITION_ENV, for ``vault_password_env``). Without a selection the server's default
+identity is used, as before.
 
 The rule is the operator's, like the credentials it governs, and belongs to one operation: the
 workspace carries it into its definition and every TargetContext (no process-wide state).
