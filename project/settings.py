@@ -256,7 +256,7 @@ SERVICE_ADMIN_NETWORKS = env_networks("SERVICE_ADMIN_NETWORKS")
 # A write waits this long for another write's locks, then fails with lock_timeout (503).
 SERVICE_LOCK_TIMEOUT = env_int("SERVICE_LOCK_TIMEOUT", 60, minimum=1)
 
-# --- Where the server's own credentials may go (secretsapi/service/targets/egress.py) ----------
+# --- Where the server's own credentials may go (secretsapi/service/definition/egress.py) -------
 # A credential a definition does not give itself (GITHUB_TOKEN, VAULT_TOKEN, ~/.vault-token, AWS's
 # and Azure's default chains...) goes only to its kind's public service, to an address the
 # server's own environment names (VAULT_ADDR...), or to one listed here:

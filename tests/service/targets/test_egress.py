@@ -1,4 +1,4 @@
-"""The operator's rule for the server's own credentials (``targets.egress``): which addresses a
+"""The operator's rule for the server's own credentials (``definition.egress``): which addresses a
 kind's credentials may reach, read as the HTTP clients read a URL, and what a provider_read may
 read with them."""
 
