@@ -256,13 +256,15 @@ SERVICE_ADMIN_NETWORKS = env_networks("SERVICE_ADMIN_NETWORKS")
 # A write waits this long for another write's locks, then fails with lock_timeout (503).
 SERVICE_LOCK_TIMEOUT = env_int("SERVICE_LOCK_TIMEOUT", 60, minimum=1)
 
-# --- Where the server's own credentials may go (secretsapi/service/targets/egress.py) ----------
+# --- Where the server's own credentials may go (secretsapi/service/definition/egress.py) -------
 # A credential a definition does not give itself (GITHUB_TOKEN, VAULT_TOKEN, ~/.vault-token, AWS's
 # and Azure's default chains...) goes only to its kind's public service, to an address the
 # server's own environment names (VAULT_ADDR...), or to one listed here:
 # "<provider kind>=<https://host[:port]>", comma or space separated; http:// allows plain HTTP.
-# SERVICE_PROVIDER_READ: "<target type>=<location prefix>" entries, what a provider_read source
-# may read with those credentials. Both empty by default: self-hosted stores need a listing.
+# SERVICE_PROVIDER_READ: "<target type>=<location prefix>" entries, where a value read with those
+# credentials may come from (a provider_read source, an import, a repair's copy, a template's
+# render, the value endpoint); unset or empty: nowhere in the service, anywhere on the command
+# line; "-": nowhere. Addresses empty by default: self-hosted stores need a listing.
 _ADDRESS = re.compile(r"https?://(\*\.)?[A-Za-z0-9.\-\[\]:]+(:\d{1,5})?/?")
 
 
@@ -281,7 +283,46 @@ def env_pairs(name: str, value_ok: Callable[[str], bool]) -> dict[str, tuple[str
 
 
 SERVICE_CREDENTIAL_ADDRESSES = env_pairs("SERVICE_CREDENTIAL_ADDRESSES", lambda v: bool(_ADDRESS.fullmatch(v)))
-SERVICE_PROVIDER_READ = env_pairs("SERVICE_PROVIDER_READ", bool)
+
+
+def env_locations(name: str) -> dict[str, tuple[str, ...]] | None:
+    """``env_pairs`` of target types and location prefixes; None when unset or empty, {} for "-"."""
+    given = _given(name)
+    return None if given is None else {} if given == "-" else env_pairs(name, bool)
+
+
+SERVICE_PROVIDER_READ = env_locations("SERVICE_PROVIDER_READ")
+# SERVICE_PROVIDER_WRITE: "<target type>=<location prefix>" entries, where a definition may write
+# with those credentials (another team's path in the operator's store); unset or empty: anywhere
+# the addresses allow (SecretZero's behaviour), "-": nowhere. Its own credentials are not limited.
+SERVICE_PROVIDER_WRITE = env_locations("SERVICE_PROVIDER_WRITE")
+
+
+def env_names(name: str) -> tuple[str, ...] | None:
+    """Comma-separated names (letters, digits and ``._@:/-``); None when unset or empty, () for "-"."""
+    value = _given(name)
+    if value is None:
+        return None
+    if value == "-":
+        return ()
+    items = tuple(item.strip() for item in value.split(",") if item.strip())
+    for number, item in enumerate(items, 1):
+        if not re.fullmatch(r"[A-Za-z0-9_.@:/+=-]+", item):
+            raise ImproperlyConfigured(f"{name} must list names separated by commas, or be -: item {number} "
+                                       "is not one.")
+    return items
+
+
+# Which of the operator's identities a definition may select by name: profiles of the server's AWS
+# shared files (a provider's profile), contexts of its kubeconfig (a provider's context, without a
+# kubeconfig of the definition's own), roles assumed with its AWS credentials (below). Unset or
+# empty: none in the service, any on the command line; "-": none anywhere. Without a selection the
+# server's default identity is used, as before.
+SERVICE_AWS_PROFILES = env_names("SERVICE_AWS_PROFILES")
+SERVICE_KUBE_CONTEXTS = env_names("SERVICE_KUBE_CONTEXTS")
+# Role ARNs a definition may assume (auth kind assume_role) with the server's AWS credentials. A
+# role assumed with keys the definition gives is its own.
+SERVICE_AWS_ROLES = env_names("SERVICE_AWS_ROLES")
 
 # --- Jobs: the long operations run in `manage.py worker` (django-tasks' database backend) -----
 # A POST waits this long for its job, then answers 202 with the job (below a proxy's timeout).

@@ -12,7 +12,7 @@ import contextlib
 import functools
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict
@@ -228,6 +228,45 @@ def _readable(allowed: tuple[str, ...] | None) -> ReadableEnviron:
     return ReadableEnviron(os.environ, allowed)
 
 
+def operator_egress(*, command_line: bool = False) -> service.Egress:
+    """The operator's rule for the server's credentials in one operation (``definition.egress``):
+    where they may go, what may be read and written with them, which AWS profiles and roles,
+    Kubernetes contexts and server variables a definition may name. Read locations, identities and variables
+    read as SERVICE_DEFINITION_ENV does: unset, none in the service and any on the ``command_line``
+    (a person running SecretZero's commands on their own files); write locations unset: any."""
+    reads, writes = settings.SERVICE_PROVIDER_READ, settings.SERVICE_PROVIDER_WRITE
+    return _egress(_frozen_pairs(settings.SERVICE_CREDENTIAL_ADDRESSES),
+                   None if command_line and reads is None else _frozen_pairs(reads or {}),
+                   _selectable(settings.SERVICE_AWS_PROFILES, command_line),
+                   _selectable(settings.SERVICE_KUBE_CONTEXTS, command_line),
+                   _selectable(settings.SERVICE_DEFINITION_ENV, command_line),
+                   None if writes is None else _frozen_pairs(writes),
+                   _selectable(settings.SERVICE_AWS_ROLES, command_line))
+
+
+def _selectable(allowed: Sequence[str] | None, command_line: bool) -> tuple[str, ...] | None:
+    return None if command_line and allowed is None else tuple(allowed or ())
+
+
+_Pairs = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def _frozen_pairs(pairs: Mapping[str, Any]) -> _Pairs:
+    return tuple(sorted((str(k), (v,) if isinstance(v, str) else tuple(v)) for k, v in (pairs or {}).items()))
+
+
+@functools.lru_cache(maxsize=8)
+def _egress(addresses: _Pairs, read_prefixes: _Pairs | None, aws_profiles: tuple[str, ...] | None,
+            kube_contexts: tuple[str, ...] | None, env_allowed: tuple[str, ...] | None,
+            write_prefixes: _Pairs | None, aws_roles: tuple[str, ...] | None) -> service.Egress:
+    # One object per setting: workspaces and the definition cache key on it.
+    return service.egress_of(dict(addresses), None if read_prefixes is None else dict(read_prefixes),
+                             aws_profiles=aws_profiles,
+                             kube_contexts=kube_contexts, env_allowed=env_allowed,
+                             write_prefixes=None if write_prefixes is None else dict(write_prefixes),
+                             aws_roles=aws_roles)
+
+
 def workspace(
     *, definition: Path | None = None, lockfile: Path | None = None, var_files: Sequence[str] = (),
     environment: str | None = None, command_line: bool = False,
@@ -243,8 +282,6 @@ def workspace(
     """
     definition = definition or settings.SERVICE_CONFIG
     lockfile = lockfile or settings.SERVICE_LOCKFILE
-    # Where the server's own credentials may go: the operator's rule for this process's operations.
-    service.configure_egress(settings.SERVICE_CREDENTIAL_ADDRESSES, settings.SERVICE_PROVIDER_READ)
     # The working folder only matters to relative paths; asking for it otherwise would fail
     # every request of a server whose folder was removed (a replaced deployment).
     relative = not os.path.isabs(definition) or (lockfile is not None and not os.path.isabs(lockfile))
@@ -264,6 +301,7 @@ def workspace(
         environment,
         definition_environ(command_line=command_line),
         not command_line and not settings.SERVICE_UNDECLARED_VAR_FILES,
+        operator_egress(command_line=command_line),
     )
 
 
@@ -331,6 +369,7 @@ def _workspace(
     interpolation_limits: service.InterpolationLimits | None = None,
     service_paths: tuple[Path, ...] = (), var_files_from_outputs: bool = False, lock_timeout: float = 60.0,
     environment: str | None = None, environ: ReadableEnviron | None = None, declared_var_files_only: bool = False,
+    egress: service.Egress | None = None,
 ) -> Workspace:
     # Every request asks for the same one: built once per settings (and working folder, which
     # relative paths depend on) rather than a few path objects per read (~5% of a status read).
@@ -349,6 +388,7 @@ def _workspace(
         environment=environment,
         environ=environ,
         declared_var_files_only=declared_var_files_only,
+        egress=egress or service.Egress(),
         definition_store=definition_store.STORE,
     )
 

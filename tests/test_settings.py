@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -292,3 +293,33 @@ def test_an_entry_that_is_not_a_kind_and_an_address_stops_the_service_naming_the
     done = settings_in_subprocess(tmp_path, ["SERVICE_CREDENTIAL_ADDRESSES"], SERVICE_CREDENTIAL_ADDRESSES=raw)
     assert done.returncode != 0
     assert "SERVICE_CREDENTIAL_ADDRESSES must list <name>=<value> entries" in done.stderr
+
+
+@pytest.mark.parametrize(("raw", "parsed"), [
+    (None, None), ("-", {}), ("vault/vault_kv=secret/a/ aws/ssm_parameter=/a/", {
+        "vault/vault_kv": ["secret/a/"], "aws/ssm_parameter": ["/a/"]}),
+])
+def test_provider_read_and_write_locations_are_unset_listed_or_none(
+    tmp_path: Path, raw: str | None, parsed: Any
+) -> None:
+    given = {} if raw is None else {"SERVICE_PROVIDER_READ": raw, "SERVICE_PROVIDER_WRITE": raw}
+    done = settings_in_subprocess(tmp_path, ["SERVICE_PROVIDER_READ", "SERVICE_PROVIDER_WRITE"], **given)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"SERVICE_PROVIDER_READ": parsed, "SERVICE_PROVIDER_WRITE": parsed}
+
+
+@pytest.mark.parametrize(("raw", "parsed"), [(None, None), ("-", []), ("prod-admin, ci", ["prod-admin", "ci"])])
+def test_aws_profiles_and_kube_contexts_are_unset_listed_or_none(tmp_path: Path, raw: str | None, parsed: Any) -> None:
+    given = {} if raw is None else {"SERVICE_AWS_PROFILES": raw, "SERVICE_KUBE_CONTEXTS": raw}
+    done = settings_in_subprocess(tmp_path, ["SERVICE_AWS_PROFILES", "SERVICE_KUBE_CONTEXTS"], **given)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"SERVICE_AWS_PROFILES": parsed, "SERVICE_KUBE_CONTEXTS": parsed}
+
+
+@pytest.mark.parametrize("name", ["SERVICE_AWS_PROFILES", "SERVICE_AWS_ROLES", "SERVICE_KUBE_CONTEXTS"])
+def test_a_profile_or_context_that_is_not_a_name_stops_the_service_naming_the_variable(
+    tmp_path: Path, name: str
+) -> None:
+    done = settings_in_subprocess(tmp_path, [name], **{name: "prod admin"})
+    assert done.returncode != 0
+    assert f"{name} must list names" in done.stderr

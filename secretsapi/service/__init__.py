@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         target_catalogue,
     )
     from secretsapi.service.definition.budget import InterpolationLimits
+    from secretsapi.service.definition.egress import Egress, egress_of
     from secretsapi.service.drift import detect_drift
     from secretsapi.service.policy import check_policies
     from secretsapi.service.recorded_values import without_recorded_values
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from secretsapi.service.state.locks import ExtraLock
     from secretsapi.service.status import index_lockfiles, list_secrets, secret_status, secret_statuses
     from secretsapi.service.sync import clean_lockfile, import_values, sync
-    from secretsapi.service.targets.egress import configure_egress
     from secretsapi.service.validate import validate_document, validate_file, validate_workspace
     from secretsapi.service.value_read import read_value
     from secretsapi.service.workspace import Workspace
@@ -49,7 +49,8 @@ _EXPORTS = {
     "check_policies": "policy",
     "check_rotation": "rotation",
     "clean_lockfile": "sync",
-    "configure_egress": "targets.egress",
+    "Egress": "definition.egress",
+    "egress_of": "definition.egress",
     "declared_providers": "catalogue",
     "detect_drift": "drift",
     "execute_rotation": "rotation",
@@ -71,6 +72,7 @@ _EXPORTS = {
     "without_recorded_values": "recorded_values",
 }
 __all__ = [
+    "Egress",
     "ExtraLock",
     "InterpolationLimits",
     "Workspace",
@@ -78,9 +80,9 @@ __all__ = [
     "check_policies",
     "check_rotation",
     "clean_lockfile",
-    "configure_egress",
     "declared_providers",
     "detect_drift",
+    "egress_of",
     "execute_rotation",
     "generator_catalogue",
     "import_values",

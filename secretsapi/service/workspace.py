@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
+from secretsapi.service.definition.egress import Egress
 from secretsapi.service.definition.model import Definition, EnvironmentProfile
 from secretsapi.service.definition.status_plan import StatusPlan, plan_of
 from secretsapi.service.definition.yaml_loader import MAX_BYTES
@@ -69,6 +70,9 @@ class Workspace:
     # ``var_files`` came with a request: each must be one the definition declares
     # (``environments.profiles.*.var_files``; var_file_guard.check_declared), not any file of its folder.
     declared_var_files_only: bool = False
+    # The operator's rule for the server's credentials, identities and variables in this workspace's
+    # operations (``definition.egress``): carried by its definition into every TargetContext.
+    egress: Egress = field(default_factory=Egress)
     # Parsed definitions shared with other processes (``loading.loader.DefinitionStore``).
     definition_store: DefinitionStore | None = field(default=None, compare=False)
 
@@ -238,7 +242,7 @@ class Workspace:
             self.definition_path, var_files=var_files, variables=self.variables, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
             limits=self.interpolation_limits, service_paths=self._own_files, allow_scripts=self.allow_scripts,
-            target_profile=target_profile, store=self.definition_store,
+            target_profile=target_profile, store=self.definition_store, egress=self.egress,
         )
 
     def _load_plan(self, var_files: Sequence[str], target_profile: str | None = None) -> StatusPlan:
@@ -246,7 +250,7 @@ class Workspace:
             self.definition_path, var_files=var_files, environ=self.environ,
             max_bytes=self.max_definition_bytes, target_roots=tuple(self.target_roots or ()),
             limits=self.interpolation_limits, service_paths=self._own_files, allow_scripts=self.allow_scripts,
-            target_profile=target_profile, store=self.definition_store,
+            target_profile=target_profile, store=self.definition_store, egress=self.egress,
         )
 
     @property

@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from secretsapi.service.targets import egress
 from tests.factories import Project, definition, secret, target
 from tests.peers.azure_keyvault_server import AzureKeyVaultServer
 from tests.peers.listener import Listener
@@ -63,12 +62,6 @@ ATTACKS = {
                   lambda url: {"kind": "aws", "config": {"endpoint_url": url}},
                   target("aws", "ssm_parameter", name="/app/db"), "operator-session-token"),
 }
-
-
-@pytest.fixture(autouse=True)
-def _egress_restored(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The settings these tests change reach the engine's process-wide rule: put back afterwards."""
-    monkeypatch.setattr(egress, "_current", egress.current())
 
 
 @pytest.fixture

@@ -12,19 +12,12 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from secretsapi.service.targets import egress
 from tests.factories import Project, definition, target, vault_provider
 from tests.peers.vault_server import VaultServer
 from tests.service.targets.conftest import clean_sdk_env, vault  # noqa: F401 (fixtures)
 
 SETTING = "SERVICE_PROVIDER_READ"
 OTHER_TEAMS = "other-teams-database-password"
-
-
-@pytest.fixture(autouse=True)
-def _egress_restored(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The settings these tests change reach the engine's process-wide rule: put back afterwards."""
-    monkeypatch.setattr(egress, "_current", egress.current())
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from secretsapi.service.definition.budget import RENDER_SECONDS
+from secretsapi.service.definition.egress import Egress
 from secretsapi.service.errors import EnvironmentNotFound, SecretNotDefined
 
 # SecretZero's other names of a kind (its Vault provider's KV aliases): the kind is kept as
@@ -204,6 +205,8 @@ class Definition:
     allow_scripts: bool = False
     # How long one local/template render may take (SERVICE_RENDER_TIMEOUT).
     render_seconds: float = RENDER_SECONDS
+    # The operator's rule for the server's credentials and identities, for this workspace's operations.
+    egress: Egress = field(default_factory=Egress)
     environments: Environments = field(default_factory=Environments)
     # The process environment's values the definition took (``${NAME}`` not naming a variable),
     # each with its expression: messages about targets show the expression (environment_hidden).

@@ -14,6 +14,7 @@ from stat import S_ISREG
 from typing import Any
 
 from secretsapi.service.definition.budget import InterpolationLimits
+from secretsapi.service.definition.egress import Egress
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.definition.readable_environ import ReadableEnviron, readable
 from secretsapi.service.definition.status_plan import StatusPlan, plan_of
@@ -64,6 +65,7 @@ def load_definition(
     allow_scripts: bool = False,
     target_profile: str | None = None,
     store: DefinitionStore | None = None,
+    egress: Egress | None = None,
 ) -> Definition:
     """Load, interpolate and check a definition file; cached while nothing it depends on changes.
 
@@ -80,7 +82,7 @@ def load_definition(
     path = Path(os.path.abspath(path))
     env = readable(environ)
     key = _key(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths, allow_scripts,
-               target_profile)
+               target_profile, egress or Egress())
     with _cache_lock:
         cached = _cache.get(key)
         if cached is not None:
@@ -103,13 +105,13 @@ def load_definition(
         # environment than the process's stay in this process.
         shared = store if _process_wide(env) and not variables else None
         return _load_and_cache(key, path, tuple(var_files), variables, env, max_bytes, target_roots, limits,
-                               service_paths, allow_scripts, target_profile, shared)
+                               service_paths, allow_scripts, target_profile, shared, egress or Egress())
 
 
 def _key(
     path: Path, var_files: Sequence[str], variables: Mapping[str, Any] | None, env: Mapping[str, str],
     max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
-    service_paths: tuple[Path, ...], allow_scripts: bool, target_profile: str | None,
+    service_paths: tuple[Path, ...], allow_scripts: bool, target_profile: str | None, egress: Egress,
 ) -> tuple[Any, ...]:
     """The in-process cache's key: the files' stats and every other input of the parse; the
     definition file missing or not a file is DefinitionNotFound."""
@@ -142,6 +144,7 @@ def _key(
         service_paths,
         allow_scripts,
         target_profile,
+        egress,
     )
 
 
@@ -149,14 +152,15 @@ def _load_and_cache(
     key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None,
     env: Mapping[str, str], max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
     service_paths: tuple[Path, ...], allow_scripts: bool, target_profile: str | None = None,
-    store: DefinitionStore | None = None,
+    store: DefinitionStore | None = None, egress: Egress | None = None,
 ) -> Definition:
+    egress = egress or Egress()
     if store is None:
         definition = _load(path, var_files, variables, env, max_bytes, target_roots, limits, service_paths,
-                           allow_scripts, target_profile)
+                           allow_scripts, target_profile, egress=egress)
     else:
         settings, parse = _shared_parse(key, path, var_files, max_bytes, target_roots, limits, service_paths,
-                                        allow_scripts, target_profile)
+                                        allow_scripts, target_profile, egress)
         definition = stored.load(store, path, var_files, env, max_bytes, settings, parse)
     with _cache_lock:
         _cache[key] = definition
@@ -168,7 +172,7 @@ def _load_and_cache(
 def _shared_parse(
     key: tuple[Any, ...], path: Path, var_files: tuple[str, ...], max_bytes: int, target_roots: tuple[Path, ...],
     limits: InterpolationLimits | None, service_paths: tuple[Path, ...], allow_scripts: bool,
-    target_profile: str | None,
+    target_profile: str | None, egress: Egress,
 ) -> tuple[str, stored.Parse]:
     """What ``loading.stored`` needs to share the parse: the settings it carries (the in-process
     key but for the stats, which content replaces, and the environment: path, var file names,
@@ -177,7 +181,7 @@ def _shared_parse(
 
     def parse(watched: Mapping[str, str], text: str) -> Definition:
         return _load(path, var_files, None, watched, max_bytes, target_roots, limits, service_paths,
-                     allow_scripts, target_profile, text=text)
+                     allow_scripts, target_profile, text=text, egress=egress)
 
     return repr((key[0], key[2], *key[6:])), parse
 
@@ -194,6 +198,7 @@ def load_status_plan(
     allow_scripts: bool = False,
     target_profile: str | None = None,
     store: DefinitionStore | None = None,
+    egress: Egress | None = None,
 ) -> StatusPlan:
     """``plan_of(load_definition(...))`` for the same arguments, without building the definition
     when ``store`` holds the plan an earlier process derived from the same inputs (a status of
@@ -201,8 +206,9 @@ def load_status_plan(
     process already holds is used as it is; errors are load_definition's."""
     path = Path(os.path.abspath(path))
     env = readable(environ)
+    egress = egress or Egress()
     key = _key(path, var_files, None, env, max_bytes, target_roots, limits, service_paths, allow_scripts,
-               target_profile)
+               target_profile, egress)
     with _cache_lock:
         cached = _cache.get(key)
         plan = _plans.get(key)
@@ -210,7 +216,7 @@ def load_status_plan(
         return plan
     if cached is None and store is not None and _process_wide(env):
         settings, parse = _shared_parse(key, path, tuple(var_files), max_bytes, target_roots, limits,
-                                        service_paths, allow_scripts, target_profile)
+                                        service_paths, allow_scripts, target_profile, egress)
         plan = stored.load_plan(store, path, var_files, env, max_bytes, settings, parse)
         with _cache_lock:
             _plans[key] = plan
@@ -220,7 +226,8 @@ def load_status_plan(
     if cached is None:
         cached = load_definition(path, var_files=var_files, environ=environ, max_bytes=max_bytes,
                                  target_roots=target_roots, limits=limits, service_paths=service_paths,
-                                 allow_scripts=allow_scripts, target_profile=target_profile, store=store)
+                                 allow_scripts=allow_scripts, target_profile=target_profile, store=store,
+                                 egress=egress)
     return plan_of(cached)
 
 
@@ -251,7 +258,7 @@ def _load(
     path: Path, var_files: tuple[str, ...], variables: Mapping[str, Any] | None, env: Mapping[str, str],
     max_bytes: int, target_roots: tuple[Path, ...], limits: InterpolationLimits | None,
     service_paths: tuple[Path, ...] = (), allow_scripts: bool = False, target_profile: str | None = None,
-    *, text: str | None = None,
+    *, text: str | None = None, egress: Egress | None = None,
 ) -> Definition:
     if text is None:
         text = read_definition(path, max_bytes)
@@ -281,6 +288,7 @@ def _load(
         environments=parsed.environments,
         target_roots=target_roots,
         allow_scripts=allow_scripts,
+        egress=egress or Egress(),
         render_seconds=(limits or InterpolationLimits()).render_seconds,
         environment_values=_environment_values(named, parsed.merged_variables, env),
         # A lane's lockfile is the service's own file too: no target, source or provider file may be it.

@@ -1,4 +1,8 @@
-"""Read a unit's value back from its targets, keeping the copy whose hash the lockfile recorded."""
+"""Read a unit's value back from its targets, keeping the copy whose hash the lockfile recorded.
+
+What is read here leaves its store (a repair's copy, a template's render, the value endpoint), so
+a target reached with the server's own credentials is read only where the operator lists it
+(``targets.base.check_value_source``, SERVICE_PROVIDER_READ); otherwise it is a problem, not a copy."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from dataclasses import dataclass, field
 from secretsapi.service.definition.model import Placement, Unit
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets import ReadBack, TargetContext, get_kind
+from secretsapi.service.targets.base import check_value_source
 from secretsapi.service.targets.fanout import read_groups
 from secretsapi.service.util.hashing import sha256_text
 
@@ -41,6 +46,7 @@ def read_back(unit: Unit, recorded_hash: str, ctx: TargetContext) -> UnitReadBac
     for placement in unit.placements:
         try:
             kind = get_kind(placement.target.type)
+            check_value_source(kind, placement.target, ctx)
             back = kind.read([placement], ctx)[placement.key]
             target_id = kind.target_id(placement.target, ctx)
         except TargetError as exc:
@@ -71,11 +77,13 @@ def read_back_all(units: Sequence[tuple[Unit, str]], ctx: TargetContext) -> list
         for placement in unit.placements:
             try:
                 kind = get_kind(placement.target.type)
+                if kind.type == "local/template":
+                    continue
+                check_value_source(kind, placement.target, ctx)
             except TargetError as exc:
                 state.problems.append(exc.message)
                 continue
-            if kind.type != "local/template":
-                queue.append(placement)
+            queue.append(placement)
         queues.append(queue)
     pending = [index for index, queue in enumerate(queues) if queue]
     while pending:

@@ -21,6 +21,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from secretsapi.service.definition.egress import READ_SETTING
 from secretsapi.service.definition.model import Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import OperationError
@@ -180,10 +181,12 @@ def _plan(found: _Found, secrets: Sequence[SecretDef], ctx: TargetContext) -> Re
     keys = list(dict.fromkeys([*found.broken, *found.changed]))
     errors: list[OperationError] = []
     repairs: list[Repair] = []
-    for lock_key, copy in zip(keys, _copies(keys, found.units, ctx), strict=True):
+    for lock_key, (copy, refused) in zip(keys, _copies(keys, found.units, ctx), strict=True):
         secret, unit, entry = found.units[lock_key]
         changed = found.changed.get(lock_key, [])
         if copy is None:
+            # A copy the operator's rule kept from being read says so, naming the setting.
+            errors += [OperationError(secret.name, None, problem) for problem in refused]
             held = found.held.get(lock_key, [])
             named = list(dict.fromkeys([*changed, *held]))
             if named:
@@ -208,10 +211,11 @@ def _misencoded(back: ReadBack, value_hash: str) -> bool:
 
 
 def _copies(keys: Sequence[str], units: dict[str, tuple[SecretDef, Unit, LockEntry]],
-            ctx: TargetContext) -> list[Copy | None]:
-    """Each unit's verified copy, units read concurrently."""
+            ctx: TargetContext) -> list[tuple[Copy | None, list[str]]]:
+    """Each unit's verified copy, units read concurrently, with the reads the operator's rule
+    refused (SERVICE_PROVIDER_READ)."""
     found = read_back_all([(units[key][1], units[key][2].hash) for key in keys], ctx)
-    return [unit.recorded for unit in found]
+    return [(unit.recorded, [p for p in unit.problems if READ_SETTING in p]) for unit in found]
 
 
 def record_repairs(doc: LockDocument, repairs: Sequence[Repair], written: dict[str, dict[str, str]],

@@ -4,7 +4,7 @@ A value is read, never generated: from the environment (taken when the definitio
 a file (confined like a local target: inside the target roots, never the service's own files),
 another secret's current value (``secret_ref``), or a store this service reads
 (``provider_read``, through the target kind that writes there; with the server's own credentials
-only under a location the operator lists in SERVICE_PROVIDER_READ, ``targets.egress``). It is
+only under a location the operator lists in SERVICE_PROVIDER_READ, ``definition.egress``). It is
 normalised and hashed as SecretZero does (``static_text``). Failures are ``SourceError``s naming
 the source, never the value.
 """
@@ -20,6 +20,7 @@ from secretsapi.service.definition.yaml_loader import load_yaml
 from secretsapi.service.errors import DefinitionInvalid, TargetError
 from secretsapi.service.generators import static_text
 from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.targets.base import check_value_source
 from secretsapi.service.targets.paths import named_file, read_bytes
 
 # SecretZero's format from the file name when ``format`` is not given.
@@ -153,9 +154,8 @@ def _from_store(config: Mapping[str, Any], secret_name: str, definition: Definit
     where = f"provider_read source {alias}/{config['kind']}"
     try:
         kind = get_kind(spec.type)
-        if kind.uses_server_credentials(spec, ctx):
-            # The operator's store read with the operator's credentials: only where the operator said.
-            ctx.egress.check_read(spec.type, kind.location(spec, ctx))
+        # The operator's store read with the operator's credentials: only where the operator said.
+        check_value_source(kind, spec, ctx)
         back = kind.read([placement], ctx)[placement.key]
     except TargetError as exc:
         raise SourceError(f"{where}: {exc.message}") from None

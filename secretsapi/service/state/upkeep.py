@@ -30,6 +30,7 @@ from secretsapi.service.state.repair import Repair, record_repairs
 from secretsapi.service.state.value_store import rewrite, stripes_for
 from secretsapi.service.state.write_only import with_writes
 from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.targets.base import check_value_source
 from secretsapi.service.util.hashing import sha256_text
 
 # How SecretZero's ``import`` marks the provenance of a value read from a target.
@@ -114,14 +115,21 @@ def _render_templates(definition: Definition, doc: LockDocument, changed: Sequen
 
 def _held_value(unit: Unit, ctx: TargetContext) -> tuple[str | None, list[str], str]:
     """The value ``unit``'s readable targets hold, the ids of the targets holding it, and a
-    problem ("" when none): targets holding different values, or none holding one."""
+    problem ("" when none): targets holding different values, or none holding one (a target the
+    operator's rule keeps from being read with the server's credentials says so: an error)."""
     value: str | None = None
     matched: list[str] = []
+    refused = ""
     for placement in unit.placements:
         try:
             kind = get_kind(placement.target.type)
             if kind.type == "local/template":
                 continue
+            check_value_source(kind, placement.target, ctx)
+        except TargetError as exc:
+            refused = refused or exc.message
+            continue
+        try:
             back = kind.read([placement], ctx)[placement.key]
             target_id = kind.target_id(placement.target, ctx)
         except TargetError:
@@ -132,12 +140,14 @@ def _held_value(unit: Unit, ctx: TargetContext) -> tuple[str | None, list[str], 
             return None, [], "target_value_mismatch: its targets hold different values"
         value = back.value
         matched.append(target_id)
+    if value is None and refused:
+        return None, [], f"{REFUSED}: {refused}"
     return value, matched, "" if value is not None else "not_retrievable"
 
 
 def _import(doc: LockDocument, secret: SecretDef, unit: Unit, value: str | None, matched: list[str],
             problem: str, now: datetime, *, dry_run: bool) -> ImportRow:
-    if problem.startswith("target_value_mismatch"):
+    if problem.startswith(("target_value_mismatch", REFUSED)):
         return ImportRow(secret.name, unit.lock_key, "error", problem)
     if value is None:
         return ImportRow(secret.name, unit.lock_key, "skipped", problem)
@@ -168,6 +178,7 @@ def _import(doc: LockDocument, secret: SecretDef, unit: Unit, value: str | None,
     return ImportRow(secret.name, unit.lock_key, status, f"targets={len(matched)}")
 
 
+REFUSED = "read_refused"
 _WOULD = {"imported": "would_import", "updated": "would_update"}
 
 

@@ -21,6 +21,7 @@ from secretsapi.service.state.outcome import StoreOutcome, Written, after_writes
 from secretsapi.service.state.readback import read_back, read_back_all
 from secretsapi.service.state.sources import SourceError, read_source
 from secretsapi.service.targets import TargetContext, TargetKind, get_kind
+from secretsapi.service.targets.base import check_value_destination
 from secretsapi.service.targets.fanout import Call, fan_out
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.util.progress import Progress
@@ -318,6 +319,7 @@ def _write_targets(
 def _write_batch(batch: list[tuple[TargetKind, list[tuple[_Job, Placement]]]], ctx: TargetContext,
                  errors: list[OperationError], locks: Held, written: dict[str, dict[str, str]]) -> None:
     locks.check()
+    batch = [(kind, members) for kind, members in batch if _may_write(kind, members, ctx, errors)]
     calls = [Call(kind, members[0][1].target, _writer(kind, members, ctx)) for kind, members in batch]
     for (kind, members), hashes in zip(batch, fan_out(calls, ctx), strict=True):
         if isinstance(hashes, TargetError):
@@ -327,6 +329,26 @@ def _write_batch(batch: list[tuple[TargetKind, list[tuple[_Job, Placement]]]], c
             continue
         for job, placement in members:
             written[job.unit.lock_key][kind.target_id(placement.target, ctx)] = hashes[placement.key]
+
+
+def _may_write(kind: TargetKind, members: list[tuple[_Job, Placement]], ctx: TargetContext,
+               errors: list[OperationError]) -> bool:
+    """Whether every placement of a group may be written (``check_value_destination``); else each
+    is its target's error and the group is not written at all."""
+    refused = []
+    for job, placement in members:
+        try:
+            check_value_destination(kind, placement.target, ctx)
+        except TargetError as exc:
+            refused.append((job, placement, exc.message))
+    for job, placement, message in refused:
+        errors.append(OperationError(job.secret.name, kind.target_id(placement.target, ctx), message))
+    if refused:
+        for job, placement in members:
+            if all(placement is not p for _, p, _ in refused):
+                errors.append(OperationError(job.secret.name, kind.target_id(placement.target, ctx),
+                                             "not written: another entry of its group may not be written"))
+    return not refused
 
 
 def _writer(kind: TargetKind, members: list[tuple[_Job, Placement]],

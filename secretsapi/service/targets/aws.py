@@ -98,6 +98,8 @@ def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str)
     timeout = provider.timeout
     connections = max(10, provider.max_concurrency)  # botocore's default pool holds 10
     options = _options(provider)
+    if options["profile"]:  # one of the server's identities, by name: only those the operator lists
+        ctx.egress.check_aws_profile(options["profile"], provider.alias)
     _check_endpoints(boto3, provider, options, ctx)
 
     def make() -> Any:
@@ -118,6 +120,8 @@ def aws_client(service: str, target: TargetSpec, ctx: TargetContext, type_: str)
             return session.client(service, endpoint_url=options["endpoint_url"], config=config)
 
     role = _role(provider)
+    if role is not None and _server_credentials(options):  # the server's identity, turned into another
+        ctx.egress.check_aws_role(role["RoleArn"], provider.alias)
     return _clients.get((service, options, role, timeout, connections,
                          {name: os.environ.get(name) for name in _ENV}), make)
 

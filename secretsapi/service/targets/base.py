@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from secretsapi.service.definition.budget import RENDER_SECONDS
+from secretsapi.service.definition.egress import Egress
 from secretsapi.service.definition.model import Definition, Placement, ProviderSpec, TargetSpec
 from secretsapi.service.errors import ServiceError, TargetError
-from secretsapi.service.targets import egress
 from secretsapi.service.targets.schema import KindSchema, provider_settings
 
 logger = logging.getLogger(__name__)
@@ -38,8 +38,9 @@ class TargetContext:
     allow_scripts: bool = False
     # How long one local/template render may take (SERVICE_RENDER_TIMEOUT).
     render_seconds: float = RENDER_SECONDS
-    # Where the server's own credentials may go (SERVICE_CREDENTIAL_ADDRESSES, SERVICE_PROVIDER_READ).
-    egress: egress.Egress = field(default_factory=egress.current)
+    # The operator's rule for the server's own credentials (``definition.egress``): the operation's,
+    # from its workspace through its definition; never shared with another operation.
+    egress: Egress = field(default_factory=Egress)
 
     @classmethod
     def of(cls, definition: Definition, value_of: Callable[[str], str | None] | None = None) -> TargetContext:
@@ -48,7 +49,7 @@ class TargetContext:
         lock_keys = tuple(unit.lock_key for secret in definition.secrets for unit in secret.units)
         return cls(definition.base_dir, definition.providers, value_of or _unknown, lock_keys,
                    definition.target_roots, definition.service_paths, definition.allow_scripts,
-                   definition.render_seconds)
+                   definition.render_seconds, definition.egress)
 
 
 def _unknown(lock_key: str) -> str | None:
@@ -159,6 +160,9 @@ class Kind:
     type: ClassVar[str]
     batch: ClassVar[int] = 1
     records_write_time: ClassVar[bool] = False
+    # Its server credential reaches the operator's store (a remote kind), not a file of the
+    # definition's own folder (an encrypted file): writes there follow SERVICE_PROVIDER_WRITE.
+    operators_store: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -217,3 +221,23 @@ def _contained(method: Callable[..., Any]) -> Callable[..., Any]:
             raise TargetError(f"{self.type}: the store's answer could not be used ({type(exc).__name__})") from None
 
     return call
+
+
+def check_value_source(kind: TargetKind, target: TargetSpec, ctx: TargetContext) -> None:
+    """TargetError unless a value read from ``target`` may leave its store: copied to another
+    target, rendered, imported, shown or used as a source. Read with the server's own credentials
+    it may only come from a location the operator lists (SERVICE_PROVIDER_READ): a definition
+    naming another team's path would otherwise copy that team's secret out of the operator's store
+    (a confused deputy). Comparing a read with the lockfile's hash needs no such listing."""
+    if kind.uses_server_credentials(target, ctx):
+        ctx.egress.check_read(kind.type, kind.location(target, ctx))
+
+
+def check_value_destination(kind: TargetKind, target: TargetSpec, ctx: TargetContext) -> None:
+    """TargetError unless a value may be written to ``target``: with the server's own credentials
+    only under a location the operator lists once SERVICE_PROVIDER_WRITE is set (unset: anywhere
+    the addresses allow, SecretZero's behaviour), so a definition cannot overwrite another team's
+    secret in the operator's store."""
+    if (ctx.egress.write_prefixes is not None and getattr(kind, "operators_store", True)
+            and kind.uses_server_credentials(target, ctx)):
+        ctx.egress.check_write(kind.type, kind.location(target, ctx))

@@ -24,6 +24,7 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
+from secretsapi.service.definition.egress import ENV_SETTING
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
@@ -162,6 +163,7 @@ class _KeyedFileKind(Kind, ABC):
 
 
 class AnsibleVaultFileKind(_KeyedFileKind):
+    operators_store = False  # a file of the definition's folder, encrypted with the server's password
     schema = KindSchema(
         "ansible_vault/ansible_vault_file",
         "A key in the Ansible Vault encrypted file the provider names (config.vault_file, config.format "
@@ -183,7 +185,7 @@ class AnsibleVaultFileKind(_KeyedFileKind):
         if password is None and password_file is not None:
             password = _password_file(password_file, ctx, provider.alias)
         if password is None:
-            env_name = provider.text("vault_password_env") or DEFAULT_VAULT_VARIABLE
+            env_name = _password_variable(provider, ctx)
             password = os.environ.get(env_name) or None
         if not password:
             raise TargetError(f"provider '{provider.alias}': no vault password (vault_password, "
@@ -219,6 +221,19 @@ def _password_file(path_text: str, ctx: TargetContext, alias: str) -> str:
     """The password file's stripped content; ``read_secret_file`` confines it like every file a
     definition names: a definition may not make the service use any file on the machine as a key."""
     return read_secret_file(os.path.expanduser(path_text), ctx, "vault_password_file", alias)
+
+
+def _password_variable(provider: Provider, ctx: TargetContext) -> str:
+    """The variable holding the vault password: the usual one, or one the definition names, which
+    is a server variable like any other (SERVICE_DEFINITION_ENV: none in the service unless listed,
+    the service's own settings never), refused naming the setting rather than read."""
+    named = provider.text("vault_password_env")
+    if named is None or named == DEFAULT_VAULT_VARIABLE:
+        return DEFAULT_VAULT_VARIABLE
+    if not ctx.egress.readable_variable(named):
+        raise TargetError(f"provider '{provider.alias}': vault_password_env names a server variable a definition "
+                          f"may not read (list it in {ENV_SETTING}, or give the provider vault_password_file)")
+    return named
 
 
 class GitCryptFileKind(_KeyedFileKind):

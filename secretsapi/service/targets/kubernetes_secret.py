@@ -228,6 +228,8 @@ class KubernetesSecretKind(Kind):
                 else os.environ.get("KUBECONFIG") or "~/.kube/config")
         files = [Path(os.path.expanduser(p)) for p in path.split(os.pathsep) if p]
         context = provider.text("context")
+        if context and not given:  # a context of the server's kubeconfig: one of the operator's identities
+            ctx.egress.check_kube_context(context, provider.alias)
         if any(f.is_file() for f in files):
             stamps = [(str(f), f.stat().st_mtime_ns) for f in files if f.is_file()]
             return _clients.get(("kubeconfig", stamps, context, timeout), lambda: self._loaded_client(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from secretsapi.service.definition.egress import Egress
 from tests.peers.azure_keyvault_server import AzureKeyVaultServer
 from tests.peers.github_server import GitHubServer
 from tests.peers.gitlab_server import GitLabServer
@@ -121,14 +122,12 @@ def infisical(clean_sdk_env: None) -> Iterator[InfisicalServer]:
 
 
 @pytest.fixture
-def operator_allows(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
-    """``operator_allows(kind, url, ...)``: the operator lists ``url`` for provider kind ``kind`` in
-    SERVICE_CREDENTIAL_ADDRESSES (the server's own credentials may go there), for this test."""
-    from secretsapi.service.targets import egress
+def operator_allows() -> Callable[..., Egress]:
+    """``operator_allows(kind, url, ...)``: the rule of an operator who lists ``url`` for provider
+    kind ``kind`` in SERVICE_CREDENTIAL_ADDRESSES (the server's own credentials may go there), for
+    a workspace's ``egress``."""
 
-    def allow(kind: str, *urls: str) -> None:
-        current = egress.current()
-        addresses = {**current.addresses, kind: (*current.addresses.get(kind, ()), *urls)}
-        monkeypatch.setattr(egress, "_current", egress.Egress(addresses, current.read_prefixes))
+    def allow(kind: str, *urls: str) -> Egress:
+        return Egress({kind: urls})
 
     return allow

@@ -1,4 +1,4 @@
-"""The operator's rule for the server's own credentials (``targets.egress``): which addresses a
+"""The operator's rule for the server's own credentials (``definition.egress``): which addresses a
 kind's credentials may reach, read as the HTTP clients read a URL, and what a provider_read may
 read with them."""
 
@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import pytest
 
+from secretsapi.service.definition.egress import (
+    ADDRESS_SETTING,
+    AWS_PROFILES_SETTING,
+    AWS_ROLES_SETTING,
+    KUBE_CONTEXTS_SETTING,
+    READ_SETTING,
+    WRITE_SETTING,
+    Egress,
+)
 from secretsapi.service.errors import TargetError
-from secretsapi.service.targets.egress import ADDRESS_SETTING, READ_SETTING, Egress
 
 HOSTED = ("https://api.github.com", "https://*.vault.azure.net")
 
@@ -71,3 +79,47 @@ def test_provider_reads_are_allowed_under_listed_prefixes_only() -> None:
         egress.check_read("aws/ssm_parameter", "secret/shared/db")
     with pytest.raises(TargetError, match=READ_SETTING):
         Egress().check_read("vault/vault_kv", "secret/shared/db")
+
+
+def test_reads_anywhere_only_when_the_rule_says_so() -> None:
+    Egress(read_prefixes=None).check_read("vault/vault_kv", "secret/any/db")
+
+
+def test_writes_anywhere_until_locations_are_listed_then_under_them_only() -> None:
+    Egress().check_write("vault/vault_kv", "secret/team-b/db")
+    listed = Egress(write_prefixes={"vault/vault_kv": ("secret/team-a/",)})
+    listed.check_write("vault/vault_kv", "secret/team-a/db")
+    for location in ("secret/team-b/db", "secret/team-a/../team-b/db"):
+        with pytest.raises(TargetError, match=WRITE_SETTING):
+            listed.check_write("vault/vault_kv", location)
+    with pytest.raises(TargetError, match=WRITE_SETTING):
+        Egress(write_prefixes={}).check_write("vault/vault_kv", "secret/team-a/db")
+
+
+def test_identities_are_any_unset_and_the_listed_ones_once_listed() -> None:
+    Egress().check_aws_profile("prod", "aws")
+    Egress().check_kube_context("prod", "k8s")
+    Egress().check_aws_role("arn:aws:iam::1:role/prod", "aws")
+    rule = Egress(aws_profiles=("ci",), kube_contexts=("ci",), aws_roles=("arn:aws:iam::1:role/ci",))
+    rule.check_aws_profile("ci", "aws")
+    rule.check_kube_context("ci", "k8s")
+    rule.check_aws_role("arn:aws:iam::1:role/ci", "aws")
+    with pytest.raises(TargetError, match=AWS_PROFILES_SETTING):
+        rule.check_aws_profile("prod", "aws")
+    with pytest.raises(TargetError, match=KUBE_CONTEXTS_SETTING):
+        rule.check_kube_context("prod", "k8s")
+    with pytest.raises(TargetError, match=AWS_ROLES_SETTING):
+        rule.check_aws_role("arn:aws:iam::1:role/prod", "aws")
+
+
+def test_the_services_own_settings_are_never_a_readable_variable() -> None:
+    assert Egress().readable_variable("TEAM_PASS")
+    assert Egress(env_allowed=("TEAM_*",)).readable_variable("TEAM_PASS")
+    assert not Egress(env_allowed=("TEAM_*",)).readable_variable("AWS_SECRET_ACCESS_KEY")
+    for name in ("SERVICE_API_KEY", "DJANGO_SETTINGS_MODULE", "DATABASE_URL"):
+        assert not Egress().readable_variable(name) and not Egress(env_allowed=("*",)).readable_variable(name)
+
+
+def test_equal_rules_are_one_cache_key() -> None:
+    assert hash(Egress({"vault": ("https://v",)})) == hash(Egress({"vault": ("https://v",)}))
+    assert Egress(read_prefixes=None) != Egress()

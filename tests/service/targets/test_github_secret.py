@@ -180,9 +180,10 @@ def test_a_plain_permission_error_is_not_retried(tmp_path: Path, server: GitHubS
 def test_the_token_comes_from_github_token_when_the_provider_names_none(
     tmp_path: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch, operator_allows: Any
 ) -> None:
-    operator_allows("github", server.url)  # the server's token goes to an Enterprise Server the operator lists
+    egress = operator_allows("github", server.url)  # the server's token goes to an Enterprise Server the operator lists
     ws = workspace(tmp_path, {"gh": {"kind": "github", "config": {"api_url": server.url}}},
                    secret("deploy_token", target("gh", "github_secret", owner="acme", repo="api")))
+    ws = replace(ws, egress=egress)
     [error] = sync(ws).errors
     assert "no GitHub token" in error.message and "GITHUB_TOKEN" in error.message
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-wrong-token")

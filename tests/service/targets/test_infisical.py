@@ -4,6 +4,7 @@ repair, credentials (token, Universal Auth, environment), throttling, concurrenc
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -192,11 +193,12 @@ def test_the_token_and_api_url_come_from_the_environment_when_the_provider_names
 def test_universal_auth_credentials_come_from_the_environment_too(
     tmp_path: Path, server: InfisicalServer, monkeypatch: pytest.MonkeyPatch, operator_allows: Any
 ) -> None:
-    operator_allows("infisical", server.url)  # a self-hosted instance the operator lists
+    egress = operator_allows("infisical", server.url)  # a self-hosted instance the operator lists
     monkeypatch.setenv("INFISICAL_UNIVERSAL_AUTH_CLIENT_ID", server.client_id)
     monkeypatch.setenv("INFISICAL_UNIVERSAL_AUTH_CLIENT_SECRET", server.client_secret)
     ws = workspace(tmp_path, {"inf": {"kind": "infisical", "config": {"api_url": f"{server.url}/api"}}},
                    secret("a", target("inf", "infisical", workspace_id=WS)))
+    ws = replace(ws, egress=egress)
     assert sync(ws).errors == [] and server.logins == 1
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -158,13 +159,14 @@ def test_key_vault_throttling_that_does_not_end_fails_the_target_after_bounded_r
 def test_key_vault_credentials_can_come_from_the_azure_environment(
     tmp_path: Path, keyvault: AzureKeyVaultServer, monkeypatch: pytest.MonkeyPatch, operator_allows: Any
 ) -> None:
-    operator_allows("azure", keyvault.url)  # the server's credentials, to a vault the operator lists
+    egress = operator_allows("azure", keyvault.url)  # the server's credentials, to a vault the operator lists
     for name, value in {"AZURE_TENANT_ID": keyvault.tenant_id, "AZURE_CLIENT_ID": keyvault.client_id,
                         "AZURE_CLIENT_SECRET": keyvault.client_secret, "AZURE_AUTHORITY_HOST": keyvault.url}.items():
         monkeypatch.setenv(name, value)
     provider = {"kind": "azure", "config": {"disable_instance_discovery": True, "connection_verify": str(keyvault.ca)}}
     ws = workspace(tmp_path, {"azure": provider},
                    secret("db", target("azure", "azure_keyvault", vault_url=keyvault.url, secret_name="db-password")))
+    ws = replace(ws, egress=egress)
     assert sync(ws).errors == []
     assert keyvault.value("db-password") is not None
 
@@ -328,9 +330,10 @@ def test_vercel_rate_limits_that_do_not_end_fail_the_target_after_bounded_retrie
 def test_the_vercel_token_can_come_from_the_environment_and_a_wrong_one_is_never_shown(
     tmp_path: Path, vercel: VercelServer, monkeypatch: pytest.MonkeyPatch, operator_allows: Any
 ) -> None:
-    operator_allows("vercel", vercel.url)
+    egress = operator_allows("vercel", vercel.url)
     provider = {"kind": "vercel", "config": {"project_id": "prj_app", "api_url": vercel.url}}
     ws = workspace(tmp_path, {"vercel": provider}, secret("api", target("vercel", "vercel_env", secret_name="K")))
+    ws = replace(ws, egress=egress)
     monkeypatch.setenv("VERCEL_TEAM_ID", "team_1")
     monkeypatch.setenv("VERCEL_TOKEN", "wrong-t0ken-s3cr3t")
     (error,) = sync(ws).errors
