@@ -98,3 +98,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tiers.keep_unit_tier(config, items)
         return
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture
+def undeclared_var_files(settings: Any) -> None:
+    """Requests may name var files the definition does not declare (SERVICE_UNDECLARED_VAR_FILES):
+    for the tests of the rules that still hold then (the folder, the shape of the file)."""
+    settings.SERVICE_UNDECLARED_VAR_FILES = True
+

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
@@ -71,6 +73,7 @@ def test_agent_sync_accepts_var_files_and_is_audited(authed_api: APIClient, proj
     assert row.details["status"] == "complete" and row.details["var_files"] == ["ci.yml"]
 
 
+@pytest.mark.usefixtures("undeclared_var_files")
 def test_agent_sync_var_file_escape_is_400(authed_api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("a", kind="uuid")))
     assert authed_api.post("/agent/sync", {"var_files": ["../x.yml"]}, format="json").status_code == 400

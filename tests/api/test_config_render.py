@@ -71,12 +71,14 @@ def test_an_undefined_variable_is_rendered_as_written_as_secretzero_does(
     assert response.json()["config"]["secrets"][0]["targets"][0]["config"]["path"] == "out/{{ var.nope }}.env"
 
 
+@pytest.mark.usefixtures("undeclared_var_files")
 def test_var_file_escaping_the_folder_is_400(authed_api: APIClient, rendered_project: Project) -> None:
     response = render(authed_api, var_files=["/etc/hostname"])
     assert response.status_code == 400
     assert set(response.json()) == {"error", "detail", "timestamp"}
 
 
+@pytest.mark.usefixtures("undeclared_var_files")
 def test_var_file_that_is_not_a_mapping_is_400(authed_api: APIClient, rendered_project: Project) -> None:
     (rendered_project.root / "list.yml").write_text("- a\n- b\n")
     assert render(authed_api, var_files=["list.yml"]).status_code == 400

@@ -81,6 +81,7 @@ def test_an_operation_that_audited_its_own_403_gets_no_second_row(authed_api: AP
     assert list(AuditEntry.objects.values_list("action", flat=True)) == ["read_secret_value"]
 
 
+@pytest.mark.usefixtures("undeclared_var_files")
 def test_a_var_file_outside_the_folder_is_one_failed_row(authed_api: APIClient, defined: Project) -> None:
     assert authed_api.post("/sync", {"var_files": ["../x.yml"]}, format="json").status_code == 400
     (row,) = AuditEntry.objects.all()

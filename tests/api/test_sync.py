@@ -146,6 +146,7 @@ def test_var_files_are_merged_over_variables(authed_api: APIClient, project: Pro
     assert not (project.root / "out/dev.env").exists()
 
 
+@pytest.mark.usefixtures("undeclared_var_files")
 def test_var_file_outside_the_definition_folder_is_400(authed_api: APIClient, project: Project) -> None:
     two_secrets(project)
     response = authed_api.post("/sync", {"var_files": ["../../etc/passwd"]}, format="json")

@@ -165,7 +165,7 @@ def test_a_database_elsewhere_owned_by_another_user_is_refused(tmp_path: Path, s
 @as_root
 @pytest.mark.parametrize("command", [
     ("manage.py", "serve", "--port", "1"), ("manage.py", "worker"), ("manage.py", "migrate"),
-    ("manage.py", "status"), ("manage.py", "check"), ("-m", "secretsapi.cli", "--version"),
+    ("manage.py", "status"), ("manage.py", "check"), ("-m", "secretsapi.cli", "status"),
 ])
 def test_every_process_refuses_to_start(tmp_path: Path, secretfile: Path, command: tuple[str, ...]) -> None:
     data = tmp_path / "data"
