@@ -4,12 +4,12 @@ endpoint's deliveries with every attempt at each (scope ``audit``)."""
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from secretsapi.api.authentication import actor
-from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, errors, response_example
+from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, errors, request_example, response_example
 from secretsapi.api.serializers.webhooks import (
     DeliveryPageSerializer,
     DeliveryQuerySerializer,
@@ -56,7 +56,13 @@ class WebhookListView(StrictAPIView):
         description="Adds an enabled endpoint for `events` (every event when absent). Without `secret`, one is "
         "generated and answered in `secret` this once: keep it to verify signatures. 422 for a URL the "
         "service refuses (a private address, plain http, credentials in it), an unknown event or a weak secret.",
-        examples=[response_example("Created", {**EXAMPLE_WEBHOOK, "secret": "kW3p...generated...9Q"})],
+        examples=[
+            request_example("Drift and failed rotations", {
+                "url": "https://hooks.example.com/secrets", "events": ["drift.detected", "rotation.failed"]},
+                "An endpoint for two events; the service generates its secret"),
+            OpenApiExample("Created", value={**EXAMPLE_WEBHOOK, "secret": "kW3pQ7vX2mR9sT4uY8zB1cD5eF6gH0jK3lN7oP2qS4w"},
+                           response_only=True, status_codes=["201"]),
+        ],
         tags=["webhooks"],
     )
     def post(self, request: Request) -> Response:
@@ -92,7 +98,8 @@ class WebhookDetailView(StrictAPIView):
         operation_id="update_webhook", summary="Enable or disable a webhook endpoint",
         description="`enabled: false` stops sending to the endpoint (its pending deliveries wait); "
         "`enabled: true` sends again.",
-        examples=[response_example("Disabled", {**EXAMPLE_WEBHOOK, "enabled": False})],
+        examples=[request_example("Disable", {"enabled": False}, "Stop sending to the endpoint"),
+                  response_example("Disabled", {**EXAMPLE_WEBHOOK, "enabled": False})],
         tags=["webhooks"],
     )
     def patch(self, request: Request, webhook_id: str) -> Response:
