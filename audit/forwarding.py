@@ -24,8 +24,8 @@ import stat
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 

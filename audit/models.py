@@ -53,7 +53,8 @@ class AuditEntry(models.Model):
         )
 
     def __str__(self) -> str:
-        return f"{self.timestamp:%Y-%m-%d %H:%M:%S} {self.action} {self.resource} {outcome_of(self.outcome, self.success)}"
+        outcome = outcome_of(self.outcome, self.success)
+        return f"{self.timestamp:%Y-%m-%d %H:%M:%S} {self.action} {self.resource} {outcome}"
 
 
 def outcome_of(outcome: str, success: bool) -> str:

@@ -24,8 +24,8 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from audit import activity
-from audit import origin as audit_origin
 from audit import export as audit_export
+from audit import origin as audit_origin
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, keep_unwritten, record
 from audit.write_gate import audited_transaction

@@ -56,7 +56,7 @@ def test_create_with_a_given_secret_answers_none_back(hooks_api: APIClient) -> N
     response = _create(hooks_api, secret="whsec-given-by-terraform-0001")
     assert response.status_code == 201
     assert response.json()["secret"] is None
-    assert Endpoint.objects.get().secret == "whsec-given-by-terraform-0001"  # noqa: S105
+    assert Endpoint.objects.get().secret == "whsec-given-by-terraform-0001"
     assert response.json()["events"] == list(EVENTS)
 
 

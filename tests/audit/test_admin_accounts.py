@@ -17,8 +17,8 @@ from audit.models import AuditEntry
 from secretsapi.management.base import cli_actor
 from tests.factories import LOCAL_HOST
 
-PASSWORD = "Correct-horse-battery-7"  # noqa: S105 - a test account's
-NEW_PASSWORD = "Another-staple-battery-9"  # noqa: S105
+PASSWORD = "Correct-horse-battery-7"
+NEW_PASSWORD = "Another-staple-battery-9"
 
 
 @pytest.fixture

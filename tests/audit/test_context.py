@@ -117,7 +117,7 @@ def test_the_audit_api_shows_the_context_fields(authed_api: APIClient, project: 
 
 def test_a_row_older_than_the_context_fields_reads_as_before(authed_api: APIClient) -> None:
     AuditEntry.objects.create(action="sync", resource="secrets", user="ci", success=False, details={})
-    (entry,) = [e for e in authed_api.get("/audit/logs", {"user": "ci"}).json()["entries"]]
+    (entry,) = list(authed_api.get("/audit/logs", {"user": "ci"}).json()["entries"])
     assert entry["outcome"] == "failed"
     assert entry["project"] is None and entry["origin"] is None and entry["environment"] is None
 

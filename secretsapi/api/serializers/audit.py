@@ -60,12 +60,15 @@ class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-ar
     # Beyond the spec's six fields (optional extras, always sent): the outcome, and where the
     # operation ran and came from.
     outcome = serializers.CharField(
-        required=False, help_text="`ok`, `failed`, `started` (not reported back yet) or a finding that is no failure: "
+        required=False,
+        help_text="`ok`, `failed`, `started` (not reported back yet) or a finding that is no failure: "
                   "`drift` (a drift check that found drift; `success` is true).")
-    project = serializers.CharField(required=False, allow_null=True, help_text="The definition's `metadata.project`, when set.")
+    project = serializers.CharField(required=False, allow_null=True,
+                                    help_text="The definition's `metadata.project`, when set.")
     definition = serializers.CharField(required=False, allow_null=True, help_text="The definition file's path.")
     environment = serializers.CharField(
-        required=False, allow_null=True, help_text="The environment in effect (`environments.profiles.<name>`), when any.")
+        required=False, allow_null=True,
+        help_text="The environment in effect (`environments.profiles.<name>`), when any.")
     origin = serializers.CharField(
         required=False, allow_null=True,
         help_text="Where the call came from: `client:<address>` (the API and the admin; behind the proxy, the "

@@ -19,8 +19,8 @@ from webhooks.models import EVENTS, Attempt, Delivery, Endpoint
 class WebhookCreateRequestSerializer(StrictRequestSerializer):
     url = StrictCharField(max_length=2048, help_text="Where to POST the signed events (https, or http with "
                                                       "SERVICE_WEBHOOK_ALLOW_HTTP).")
-    events = StrictListField(child=serializers.ChoiceField(choices=list(EVENTS)), required=False, max_length=len(EVENTS),
-                             help_text="The events to send; every event when absent or empty.")
+    events = StrictListField(child=serializers.ChoiceField(choices=list(EVENTS)), required=False,
+                             max_length=len(EVENTS), help_text="The events to send; every event when absent or empty.")
     secret = StrictCharField(
         required=False, min_length=SECRET_MIN, max_length=SECRET_MAX,
         help_text="The signing secret; generated (and answered once) when absent.")
@@ -35,7 +35,7 @@ class WebhookSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
 
     class Meta:
         model = Endpoint
-        fields = ("id", "url", "events", "enabled", "created_at")
+        fields: tuple[str, ...] = ("id", "url", "events", "enabled", "created_at")
 
 
 class WebhookCreatedSerializer(WebhookSerializer):

@@ -60,8 +60,8 @@ class WebhookListView(StrictAPIView):
             request_example("Drift and failed rotations", {
                 "url": "https://hooks.example.com/secrets", "events": ["drift.detected", "rotation.failed"]},
                 "An endpoint for two events; the service generates its secret"),
-            OpenApiExample("Created", value={**EXAMPLE_WEBHOOK, "secret": "kW3pQ7vX2mR9sT4uY8zB1cD5eF6gH0jK3lN7oP2qS4w"},
-                           response_only=True, status_codes=["201"]),
+            OpenApiExample("Created", response_only=True, status_codes=["201"],
+                           value={**EXAMPLE_WEBHOOK, "secret": "kW3pQ7vX2mR9sT4uY8zB1cD5eF6gH0jK3lN7oP2qS4w"}),
         ],
         tags=["webhooks"],
     )
