@@ -4,7 +4,8 @@ Set by the interface that took the call, for as long as it runs, never by an act
 ``client:<address>`` for a request (the API and the admin; behind the proxy, the client address
 the proxy forwards), ``worker:<worker id>`` for a job run by a worker (the scheduler's ticks;
 a job a request asked for keeps that request's origin), and otherwise this process's own:
-``cli:<os user>@<host>`` for a management command or ``secretsctl``.
+``cli:<os user>@<host>`` for a management command or ``secretsctl``, ``worker:<host>:<pid>`` for
+what a job worker does beside its jobs (recovering a dead worker's).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ ORIGIN_MAX = 255
 CLIENT_MAX = 64
 
 _current: ContextVar[str | None] = ContextVar("audit_origin", default=None)
+_process: str | None = None
 
 
 def current() -> str:
@@ -55,8 +57,18 @@ def worker(worker_id: str) -> str:
     return f"worker:{worker_id}"[:ORIGIN_MAX]
 
 
+def set_process_origin(text: str | None) -> None:
+    """This process's own origin from now on, for every thread (a job worker: ``worker:<host>:<pid>``);
+    None: ``cli:<os user>@<host>`` again."""
+    global _process
+    _process = text[:ORIGIN_MAX] if text else None
+
+
 def process_origin() -> str:
-    """``cli:<os user>@<host>``: the person or service account running this process on its host."""
+    """This process's origin (``set_process_origin``), by default ``cli:<os user>@<host>``: the
+    person or service account running this process on its host."""
+    if _process is not None:
+        return _process
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
