@@ -60,6 +60,18 @@ def test_createsuperuser_refused_writes_no_account_row(db: None) -> None:
     assert _rows("admin_user_create") == []
 
 
+def test_changepassword_writes_a_row_without_the_password(db: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.contrib.auth.management.commands import changepassword
+
+    User.objects.create_user("bob", "bob@example.com", PASSWORD)
+    monkeypatch.setattr(changepassword.Command, "_get_pass", lambda self, prompt="": NEW_PASSWORD)
+    call_command("changepassword", "bob", stdout=StringIO())
+    assert User.objects.get(username="bob").check_password(NEW_PASSWORD)
+    (row,) = _rows("admin_user_password")
+    assert (row.resource, row.user, row.details["via"]) == ("admin_user:bob", cli_actor(), "changepassword")
+    _no_password_in_rows()
+
+
 def test_an_account_added_in_the_admin_is_a_row_naming_who_added_it(admin_client: Client) -> None:
     response = admin_client.post("/admin/auth/user/add/", {
         "username": "bob", "password1": PASSWORD, "password2": PASSWORD, "usable_password": "true"})

@@ -55,7 +55,7 @@ class WebhookListView(StrictAPIView):
         summary="Add a webhook endpoint",
         description="Adds an enabled endpoint for `events` (every event when absent). Without `secret`, one is "
         "generated and answered in `secret` this once: keep it to verify signatures. 422 for a URL the "
-        "service refuses (a private address, plain http, credentials in it), an unknown event or a weak secret.",
+        "service refuses (a private address, credentials in it), an unknown event or a weak secret.",
         examples=[
             request_example("Drift and failed rotations", {
                 "url": "https://hooks.example.com/secrets", "events": ["drift.detected", "rotation.failed"]},
