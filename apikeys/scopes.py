@@ -14,6 +14,8 @@ SCOPES: dict[str, tuple[str, ...]] = {
     # Deliveries are a record of what the service sent, like the audit log.
     "audit": ("audit-logs", "webhook-deliveries"),
     "metrics": ("metrics",),
+    # Managing the webhook endpoints (as `manage.py webhook` does); their deliveries are `audit`'s.
+    "webhooks": ("webhooks", "webhook"),
     # Also needs SERVICE_ALLOW_VALUE_READ=true: the scope alone reveals nothing.
     "reveal": ("secret-value",),
     # No endpoint of its own: on GET /jobs and /jobs/{id} it shows every key's jobs and the

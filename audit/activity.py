@@ -17,6 +17,8 @@ class Day:
     day: date
     ok: int
     failed: int
+    # Operations that succeeded with a finding that calls for attention (a drift check that found drift).
+    drift: int = 0
 
 
 @dataclass(frozen=True)
@@ -34,9 +36,11 @@ def activity(days: int, now: datetime | None = None) -> Activity:
     first = today - timedelta(days=days - 1)
     since = timezone.make_aware(datetime.combine(first, datetime.min.time()))
     recent = AuditEntry.objects.filter(timestamp__gte=since)
-    counts: dict[tuple[date, bool], int] = {}
-    for row in recent.annotate(day=TruncDate("timestamp")).values("day", "success").annotate(n=Count("id")):
-        counts[(row["day"], row["success"])] = row["n"]
+    counts: dict[tuple[date, str], int] = {}
+    for row in (recent.annotate(day=TruncDate("timestamp")).values("day", "success", "outcome")
+                .annotate(n=Count("id"))):
+        kind = "failed" if not row["success"] else ("drift" if row["outcome"] == "drift" else "ok")
+        counts[(row["day"], kind)] = counts.get((row["day"], kind), 0) + row["n"]
     rotated: dict[date, list[int]] = {}
     for stamp, success, details in recent.filter(action="execute_rotation").values_list(
             "timestamp", "success", "details"):
@@ -49,6 +53,7 @@ def activity(days: int, now: datetime | None = None) -> Activity:
         tally[1] += failed or (0 if success else 1)
     span = [first + timedelta(days=i) for i in range(days)]
     return Activity(
-        operations=[Day(d, counts.get((d, True), 0), counts.get((d, False), 0)) for d in span],
+        operations=[Day(d, counts.get((d, "ok"), 0), counts.get((d, "failed"), 0), counts.get((d, "drift"), 0))
+                    for d in span],
         rotations=[Day(d, *rotated.get(d, [0, 0])) for d in span],
     )

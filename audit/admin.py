@@ -32,7 +32,9 @@ ACTIONS = (
     "validate_config",
     # webhooks/actions.py and metrics/collector.py
     "add_webhook", "deliver_webhooks", "disable_webhook", "enable_webhook", "list_webhooks", "read_metrics",
-    "read_webhook_deliveries", "remove_webhook",
+    "read_webhook", "read_webhook_deliveries", "remove_webhook",
+    # adminusers/audit.py
+    "admin_user_create", "admin_user_change", "admin_user_password", "admin_user_delete",
 )
 
 
@@ -45,6 +47,24 @@ class ActionFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[AuditEntry]) -> QuerySet[AuditEntry]:
         return queryset.filter(action=self.value()) if self.value() else queryset
+
+
+class OutcomeFilter(admin.SimpleListFilter):
+    """A row's outcome: ``drift`` (a finding), ``ok``, ``failed`` or ``started``."""
+
+    title = "outcome"
+    parameter_name = "outcome"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("ok", "ok"), ("drift", "drift found (warning)"), ("failed", "failed"), ("started", "started")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[AuditEntry]) -> QuerySet[AuditEntry]:
+        value = self.value()
+        if value == "ok":  # rows older than the column say ok by ``success`` alone
+            return queryset.filter(success=True).exclude(outcome__in=display.WARNINGS)
+        if value == "failed":
+            return queryset.filter(success=False).exclude(outcome="started")
+        return queryset.filter(outcome=value) if value else queryset
 
 
 class UserKindFilter(admin.SimpleListFilter):
@@ -97,11 +117,14 @@ class SecretFilter(admin.SimpleListFilter):
 
 @admin.register(AuditEntry)
 class AuditEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("when", "action", "resource", "secrets", "user", "outcome", "attempts")
-    list_filter = ("success", ActionFilter, UserKindFilter, SecretFilter, ("timestamp", admin.DateFieldListFilter))
-    search_fields = ("action", "resource", "user")
+    list_display = ("when", "action", "resource", "secrets", "user", "result", "project_environment", "origin",
+                    "attempts")
+    list_filter = ("success", OutcomeFilter, ActionFilter, UserKindFilter, SecretFilter,
+                   ("timestamp", admin.DateFieldListFilter))
+    search_fields = ("action", "resource", "user", "project", "environment", "origin")
     date_hierarchy = "timestamp"
-    fields = ("when", "action", "resource", "user", "outcome", "secrets_named", "details_readable")
+    fields = ("when", "action", "resource", "user", "result", "project", "definition", "environment", "origin",
+              "secrets_named", "details_readable")
     readonly_fields = fields
     # A page must not count the whole table.
     show_full_result_count = False
@@ -110,9 +133,21 @@ class AuditEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def when(self, obj: AuditEntry) -> str:
         return display.when(obj.timestamp)
 
+    # Not ``outcome``: the admin would show the model's column of that name instead.
     @admin.display(description="outcome", ordering="success")
-    def outcome(self, obj: AuditEntry) -> str:
-        return display.outcome(obj.success, obj.details)
+    def result(self, obj: AuditEntry) -> SafeString:
+        """A failure with its first error, a finding (drift) as a warning; both marked, not only coloured."""
+        text = display.outcome(obj.success, obj.details, obj.outcome)
+        if obj.success and obj.outcome in display.WARNINGS:
+            return format_html('<span class="audit-warning" role="status">&#9888; {}</span>', text)
+        if not obj.success:
+            return format_html('<span class="audit-failed">&#10007; {}</span>', text)
+        return format_html("{}", text)
+
+    @admin.display(description="project / environment")
+    def project_environment(self, obj: AuditEntry) -> str:
+        return " / ".join(part for part in (obj.project or obj.definition.rsplit("/", 1)[-1], obj.environment)
+                          if part) or "-"
 
     @admin.display(description="secrets")
     def secrets(self, obj: AuditEntry) -> SafeString:

@@ -113,6 +113,7 @@ class Charts:
             "operations", f"Operations per day by outcome, last {CHART_DAYS} days", x_label="day (month-day, UTC)",
             y_label="audit rows", labels=labels, every_nth_label=3, series=[
                 charts.Series("succeeded", charts.OK_COLOUR, [d.ok for d in activity.operations]),
+                charts.Series("drift found (warning)", charts.WARNING_COLOUR, [d.drift for d in activity.operations]),
                 charts.Series("failed", charts.FAILED_COLOUR, [d.failed for d in activity.operations])])
         context["rotations"] = charts.bar_chart(
             "rotations", f"Secrets rotated and failed rotations per day, last {CHART_DAYS} days",

@@ -15,8 +15,8 @@ from django.utils.safestring import SafeString
 
 WIDTH, HEIGHT = 760, 260
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 36, 64
-# Colour-blind safe pairs (Okabe-Ito): blue for success, vermillion for failure.
-OK_COLOUR, FAILED_COLOUR, NEUTRAL_COLOUR = "#0072B2", "#D55E00", "#009E73"
+# Colour-blind safe (Okabe-Ito): blue for success, vermillion for failure, orange for a warning.
+OK_COLOUR, FAILED_COLOUR, NEUTRAL_COLOUR, WARNING_COLOUR = "#0072B2", "#D55E00", "#009E73", "#E69F00"
 
 
 @dataclass(frozen=True)

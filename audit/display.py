@@ -21,16 +21,42 @@ def when(moment: datetime | None) -> str:
     return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
-def outcome(success: bool, details: Any) -> str:
-    """``ok``, or ``failed: <code>: <message>`` (the message the caller was shown, when recorded)."""
+# Outcomes that are no failure but call for attention (shown as warnings).
+WARNINGS = frozenset({"drift"})
+
+
+def outcome(success: bool, details: Any, recorded: str = "") -> str:
+    """``ok``; a finding (``drift: 2 secrets: api_key, db_password``); or ``failed: <code>:
+    <message>`` (the message the caller was shown, when recorded), else the first error the
+    operation reports (``failed: 1 of 3: db_password at file .env: <its message>``)."""
+    named = details if isinstance(details, Mapping) else {}
+    if recorded == "drift" and success:
+        drifted = [str(n) for n in named.get("secrets_with_drift") or []]
+        shown = ", ".join(drifted[:5]) + (", ..." if len(drifted) > 5 else "")
+        return f"drift: {len(drifted)} secret(s)" + (f": {shown}" if shown else "")
     if success:
         return "ok"
-    if not isinstance(details, Mapping):
-        return "failed"
-    if details.get("state") == "started":
+    if named.get("state") == "started":
         return "started: still running, or never reported back"
-    parts = ["failed", *(str(details[k]) for k in ("error", "message") if details.get(k))]
+    parts = ["failed", *(str(named[k]) for k in ("error", "message") if named.get(k))]
+    first = _first_error(named)
+    if len(parts) == 1 and first:
+        parts.append(first)
     return ": ".join(parts)
+
+
+def _first_error(details: Mapping[str, Any]) -> str:
+    """The first of an operation's per-secret errors, as ``<secret> at <target>: <message>``,
+    with how many there were."""
+    errors = details.get("errors")
+    if not isinstance(errors, list) or not errors or not isinstance(errors[0], Mapping):
+        return ""
+    error = errors[0]
+    where = str(error.get("secret") or "")
+    if error.get("target"):
+        where += f" at {error['target']}"
+    text = f"{where}: {error.get('message')}" if error.get("message") else where
+    return f"{text} (1 of {len(errors)} errors)" if len(errors) > 1 else text
 
 
 def details_html(value: Any) -> SafeString:

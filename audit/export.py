@@ -24,7 +24,8 @@ from audit.models import AuditEntry
 from audit.recorder import fit_name
 
 CHUNK = 2000
-CSV_COLUMNS = ("timestamp", "action", "resource", "user", "success", "details")
+CSV_COLUMNS = ("timestamp", "action", "resource", "user", "success", "details", "outcome", "project", "definition",
+               "environment", "origin")
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def rows(where: AuditFilter, *, after_id: int = 0, offset: int = 0, limit: int |
 
 def entry(row: AuditEntry) -> dict[str, Any]:
     """A row as ``GET /audit/logs`` shows an entry (UTC, ``Z``)."""
-    return as_entry(row.timestamp, row.action, row.resource, row.user, row.details, row.success)
+    return as_entry(vars(row))
 
 
 def jsonl(rows: Iterable[AuditEntry]) -> Iterator[str]:
@@ -114,7 +115,8 @@ def csv_lines(rows: Iterable[AuditEntry], *, header: bool = True) -> Iterator[st
         line = entry(row)
         writer.writerow([line["timestamp"], line["action"], line["resource"], line["user"] or "",
                          "true" if line["success"] else "false",
-                         json.dumps(line["details"], separators=(",", ":"))])
+                         json.dumps(line["details"], separators=(",", ":")),
+                         *(line[name] or "" for name in CSV_COLUMNS[6:])])
         yield take()
 
 

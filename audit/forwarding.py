@@ -24,8 +24,9 @@ import stat
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any
 
 from django.conf import settings
@@ -56,12 +57,26 @@ class Sink:
         return f"syslog+{self.transport}://{self.host}:{self.port}"
 
 
-def as_entry(timestamp: datetime, action: str, resource: str, user: str | None, details: Any,
-             success: bool) -> dict[str, Any]:
-    """A row as ``GET /audit/logs`` shows an entry: UTC, ``Z``."""
-    stamp = timestamp.astimezone(UTC).isoformat()
-    return {"timestamp": stamp.removesuffix("+00:00") + "Z" if stamp.endswith("+00:00") else stamp,
-            "action": action, "resource": resource, "user": user, "details": details, "success": success}
+def as_entry(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row (its columns by name) as ``GET /audit/logs`` shows an entry: UTC, ``Z``; the
+    outcome (``ok``, ``failed``, ``drift``...) and, when known, where it ran and came from."""
+    stamp = row["timestamp"].astimezone(UTC).isoformat()
+    entry = {"timestamp": stamp.removesuffix("+00:00") + "Z" if stamp.endswith("+00:00") else stamp,
+             "action": row["action"], "resource": row["resource"], "user": row["user"], "details": row["details"],
+             "success": row["success"], "outcome": row.get("outcome") or ("ok" if row["success"] else "failed")}
+    entry.update((name, row.get(name) or None) for name in CONTEXT)
+    return entry
+
+
+# The entry's context fields, null when unknown (a row older than them, or one no definition concerns).
+CONTEXT = ("project", "definition", "environment", "origin")
+# Outcomes that are no failure but call for attention: forwarded at warning severity.
+WARNINGS = frozenset({"drift"})
+
+
+def severity(entry: Mapping[str, Any]) -> int:
+    """``logging.INFO`` for a success, ``WARNING`` for a failure or a finding (drift)."""
+    return logging.INFO if entry["success"] and entry.get("outcome") not in WARNINGS else logging.WARNING
 
 
 def forward(entry: dict[str, Any]) -> None:
@@ -216,7 +231,8 @@ class SyslogHandler(logging.handlers.SysLogHandler):
 
 
 class SyslogWriter:
-    """Sends each row as one RFC 5424 message: facility authpriv, severity info (success) or warning."""
+    """Sends each row as one RFC 5424 message: facility authpriv, severity info (success) or
+    warning (a failure, or a finding such as drift)."""
 
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
@@ -224,8 +240,7 @@ class SyslogWriter:
 
     def write(self, entry: dict[str, Any]) -> None:
         handler = self.handler or self._connect()
-        record = logging.LogRecord("audit", logging.INFO if entry["success"] else logging.WARNING,
-                                   __file__, 0, "", None, None)
+        record = logging.LogRecord("audit", severity(entry), __file__, 0, "", None, None)
         record.audit_entry = entry
         handler.error = None
         handler.emit(record)

@@ -14,6 +14,17 @@ class AuditEntry(models.Model):
     user = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001 - null is "nobody" (insecure mode), kept apart from any name
     details = models.JSONField(default=dict, blank=True)
     success = models.BooleanField()
+    # ``ok``, ``failed``, ``started`` (not reported back yet) or a finding that is no failure
+    # (``drift``: a drift check that found drift). Empty on rows written before it existed:
+    # their outcome is ``success``'s (``outcome_of``).
+    outcome = models.CharField(max_length=16, blank=True, default="", db_default="")
+    # Where it ran: the definition file's path and its ``metadata.project``, the environment in
+    # effect, and where the call came from (``audit.origin``). Empty when none applies (a read of
+    # the audit log names no definition) or on rows written before they existed.
+    definition = models.CharField(max_length=1024, blank=True, default="", db_default="")
+    project = models.CharField(max_length=255, blank=True, default="", db_default="")
+    environment = models.CharField(max_length=255, blank=True, default="", db_default="")
+    origin = models.CharField(max_length=255, blank=True, default="", db_default="")
     # Set only on a tally: a row that counts repeated attempts (failed authentication from one
     # client in one minute) in ``details.count`` instead of writing a row per attempt. The key
     # names the action, reason, client and minute; every other row leaves it empty.
@@ -42,8 +53,13 @@ class AuditEntry(models.Model):
         )
 
     def __str__(self) -> str:
-        outcome = "ok" if self.success else "failed"
+        outcome = outcome_of(self.outcome, self.success)
         return f"{self.timestamp:%Y-%m-%d %H:%M:%S} {self.action} {self.resource} {outcome}"
+
+
+def outcome_of(outcome: str, success: bool) -> str:
+    """A row's outcome: its own, or (a row older than the column) ``ok`` or ``failed``."""
+    return outcome or ("ok" if success else "failed")
 
 
 class AuditMention(models.Model):

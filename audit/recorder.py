@@ -15,9 +15,10 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
+from audit import origin
 from audit.forwarding import as_entry, forward
 from audit.mentions import mentioned_secrets
-from audit.models import AuditEntry, AuditMention
+from audit.models import AuditEntry, AuditMention, outcome_of
 from audit.write_gate import audit_write_gate
 
 logger = logging.getLogger("audit.recorder")
@@ -30,11 +31,16 @@ def record(
     user: str | None,
     success: bool,
     details: Mapping[str, Any] | None = None,
+    outcome: str | None = None,
+    context: Mapping[str, str | None] | None = None,
 ) -> int:
     """Write one row and return its id. Errors propagate: an operation must not succeed unrecorded.
 
     ``details`` must hold names, counts and hashes only, never secret values. The secrets the
-    row is about (``audit.mentions``) are written with it, in one transaction.
+    row is about (``audit.mentions``) are written with it, in one transaction. ``outcome``: a
+    finding that is no failure (``drift``), else ``ok`` or ``failed`` from ``success``.
+    ``context``: where it ran (``definition``, ``project``, ``environment``; see ``where``);
+    the row's ``origin`` is the context's (``audit.origin``).
     On SQLite the write waits for the others in ``audit_write_gate`` (see bench/README.md for
     the figures).
     """
@@ -42,9 +48,12 @@ def record(
         complete_unwritten()
     details = _storable(dict(details or {}))
     names = mentioned_secrets(resource, details)
+    started = details.get("state") == STARTED
     fields = {"timestamp": timezone.now(), "action": action, "resource": fit(resource, RESOURCE_MAX),
               "user": None if user is None else fit(user, RESOURCE_MAX), "details": details,
-              "success": bool(success)}
+              "success": bool(success),
+              "outcome": STARTED if started else (outcome or outcome_of("", bool(success))),
+              **where(context)}
     if not names:
         with audit_write_gate():
             row_id = int(AuditEntry.objects.create(**fields).pk)
@@ -54,16 +63,31 @@ def record(
             _mention(row.pk, row.timestamp, names)
         row_id = int(row.pk)
     # A row that ``finish`` will complete is forwarded then, with its outcome.
-    if details.get("state") != STARTED:
-        _forward_on_commit(*(fields[k] for k in ("timestamp", "action", "resource", "user", "details", "success")))
+    if not started:
+        _forward_on_commit(fields)
     return row_id
 
 
-def _forward_on_commit(*fields: Any) -> None:
-    """Hand the row (``as_entry``'s fields) to ``audit.forwarding`` once it is committed (at once
-    outside a transaction); nothing at all when forwarding is off."""
+CONTEXT_FIELDS = ("definition", "project", "environment", "origin")
+
+
+def where(context: Mapping[str, str | None] | None) -> dict[str, str]:
+    """The row's context columns: ``context``'s definition, project and environment (each
+    clipped to its column), and the origin of the call running now (``audit.origin``)."""
+    given = context or {}
+    return {
+        "definition": fit(given.get("definition") or "", DEFINITION_MAX),
+        "project": fit(given.get("project") or "", RESOURCE_MAX),
+        "environment": fit(given.get("environment") or "", RESOURCE_MAX),
+        "origin": fit(origin.current(), RESOURCE_MAX),
+    }
+
+
+def _forward_on_commit(row: Mapping[str, Any]) -> None:
+    """Hand the row (its columns) to ``audit.forwarding`` once it is committed (at once outside
+    a transaction); nothing at all when forwarding is off."""
     if settings.AUDIT_FORWARD is not None:
-        entry = as_entry(*fields)
+        entry = as_entry(row)
         transaction.on_commit(lambda: forward(entry))
 
 
@@ -97,6 +121,7 @@ def tally(*, key: str, at: datetime, action: str, resource: str, user: str | Non
     insert, and the increment is the database's, never read-then-write. ``user`` and
     ``details`` are the first attempt's (at ``at``); later ones only raise the count.
     """
+    context = where(None)
     params = [
         connection.ops.adapt_datetimefield_value(at),
         action,
@@ -104,19 +129,23 @@ def tally(*, key: str, at: datetime, action: str, resource: str, user: str | Non
         None if user is None else fit(user, RESOURCE_MAX),
         connection.ops.adapt_json_value({**_storable(dict(details)), "count": 1}, _DETAILS_ENCODER),
         False,
+        "failed",
+        *(context[name] for name in CONTEXT_FIELDS),
         key,
     ]
     with audit_write_gate(), connection.cursor() as cursor:
         cursor.execute(_tally_statement(connection.vendor), params)
     # Each attempt is an event for the sink; the database counts them in the one row.
-    _forward_on_commit(at, action, params[2], params[3], _storable(dict(details)), False)
+    _forward_on_commit({"timestamp": at, "action": action, "resource": params[2], "user": params[3],
+                        "details": _storable(dict(details)), "success": False, "outcome": "failed", **context})
 
 
 class RowVanished(RuntimeError):
     """The row ``finish`` was to complete is gone."""
 
 
-def begin(*, action: str, resource: str, user: str | None, details: Mapping[str, Any] | None = None) -> int:
+def begin(*, action: str, resource: str, user: str | None, details: Mapping[str, Any] | None = None,
+          context: Mapping[str, str | None] | None = None) -> int:
     """Write the row of an operation that is about to change something, before it does.
 
     The row says ``success: false`` and ``details.state: "started"`` until ``finish`` completes
@@ -124,10 +153,11 @@ def begin(*, action: str, resource: str, user: str | None, details: Mapping[str,
     reported back, instead of leaving changed files with no row at all. Returns the row's id.
     """
     return record(action=action, resource=resource, user=user, success=False,
-                  details={**(details or {}), "state": STARTED})
+                  details={**(details or {}), "state": STARTED}, context=context)
 
 
-def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = None) -> None:
+def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = None,
+           outcome: str | None = None) -> None:
     """Complete a row from ``begin`` with the outcome; errors propagate like ``record``'s.
 
     When the database cannot be reached (stopped mid-operation), the outcome is kept and written
@@ -135,17 +165,20 @@ def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = No
     ``details.completed_late`` saying why: the row does not stay ``started`` while the process
     lives. Only a process that dies before then leaves it ``started``.
     """
+    outcome = outcome or outcome_of("", success)
     try:
-        _complete(row_id, success, _storable(dict(details or {})))
+        _complete(row_id, success, _storable(dict(details or {})), outcome)
     except (OperationalError, InterfaceError):
-        keep_unwritten(row_id, success=success, details=details)
+        keep_unwritten(row_id, success=success, details=details, outcome=outcome)
         raise
 
 
-def keep_unwritten(row_id: int, *, success: bool, details: Mapping[str, Any] | None = None) -> None:
+def keep_unwritten(row_id: int, *, success: bool, details: Mapping[str, Any] | None = None,
+                   outcome: str | None = None) -> None:
     """Keep the outcome of a row the database could not take (see ``finish``), to write it later."""
     with _unwritten_lock:
-        _unwritten[row_id] = (success, {**_storable(dict(details or {})), "completed_late": COMPLETED_LATE})
+        _unwritten[row_id] = (success, {**_storable(dict(details or {})), "completed_late": COMPLETED_LATE},
+                              outcome or outcome_of("", success))
 
 
 def has_unwritten() -> bool:
@@ -156,27 +189,26 @@ def complete_unwritten() -> None:
     """Write the outcomes ``finish`` could not (oldest first); database errors propagate."""
     with _unwritten_lock:
         pending = sorted(_unwritten.items())
-    for row_id, (success, details) in pending:
+    for row_id, (success, details, outcome) in pending:
         try:
-            _complete(row_id, success, details)
+            _complete(row_id, success, details, outcome)
         except RowVanished:  # the database came back without it (restored from a backup)
             logger.warning("audit row %s vanished before its outcome could be written", row_id)
         with _unwritten_lock:
             _unwritten.pop(row_id, None)
 
 
-def _complete(row_id: int, success: bool, details: dict[str, Any]) -> None:
+def _complete(row_id: int, success: bool, details: dict[str, Any], outcome: str) -> None:
     with audit_write_gate(), transaction.atomic():
-        updated = AuditEntry.objects.filter(pk=row_id).update(success=success, details=details)
+        updated = AuditEntry.objects.filter(pk=row_id).update(success=success, details=details, outcome=outcome)
         if updated != 1:
             raise RowVanished(f"audit row {row_id} disappeared before it was completed")
         # The outcome names more secrets than the start did (a sync's lists): add them.
-        timestamp, action, resource, user = (AuditEntry.objects.filter(pk=row_id)
-                                             .values_list("timestamp", "action", "resource", "user").get())
-        names = mentioned_secrets(resource, details)
+        row = AuditEntry.objects.filter(pk=row_id).values(*FORWARDED).get()
+        names = mentioned_secrets(row["resource"], details)
         if names:
-            _mention(row_id, timestamp, names)
-        _forward_on_commit(timestamp, action, resource, user, details, success)
+            _mention(row_id, row["timestamp"], names)
+        _forward_on_commit(row)
 
 
 _TABLE = AuditEntry._meta.db_table
@@ -184,7 +216,7 @@ _DETAILS_ENCODER = AuditEntry._meta.get_field("details").encoder
 # The order of tally()'s parameters.
 _FIELDS = [
     cast("Field[Any, Any]", AuditEntry._meta.get_field(name))
-    for name in ("timestamp", "action", "resource", "user", "details", "success")
+    for name in ("timestamp", "action", "resource", "user", "details", "success", "outcome", *CONTEXT_FIELDS)
 ]
 _tally_statements: dict[str, str] = {}
 # ``details.count`` + 1, in each vendor's JSON functions (PostgreSQL's column is jsonb).
@@ -212,10 +244,13 @@ def _tally_statement(vendor: str) -> str:
 
 STARTED = "started"
 COMPLETED_LATE = "the database was unreachable when the operation ended"
-# Outcomes of this process's operations that ``finish`` could not write: row id -> (success, details).
-_unwritten: dict[int, tuple[bool, dict[str, Any]]] = {}
+# Outcomes of this process's operations that ``finish`` could not write: row id -> (success, details, outcome).
+_unwritten: dict[int, tuple[bool, dict[str, Any], str]] = {}
 _unwritten_lock = threading.Lock()
 RESOURCE_MAX = AuditEntry._meta.get_field("resource").max_length or 255
+DEFINITION_MAX = AuditEntry._meta.get_field("definition").max_length or 1024
+# The columns a forwarded line carries (``audit.forwarding.as_entry``).
+FORWARDED = ("timestamp", "action", "resource", "user", "details", "success", "outcome", *CONTEXT_FIELDS)
 # Characters PostgreSQL's jsonb and text cannot hold: NUL and lone surrogates.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 

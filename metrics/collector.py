@@ -62,12 +62,13 @@ def _operations(now: datetime) -> Iterator[Metric]:
                                 labels=["operation", "outcome"])
     histogram = HistogramMetricFamily("secretsapi_operation_duration_seconds", "How long operations took.",
                                       labels=["operation", "outcome"])
-    tallies: dict[tuple[str, bool], dict[int, tuple[int, float]]] = defaultdict(dict)
-    for action, success, bucket, count, seconds in OperationTally.objects.values_list(
-            "action", "success", "bucket", "count", "seconds"):
-        tallies[(action, success)][bucket] = (count, seconds)
-    for (action, success), buckets in sorted(tallies.items()):
-        labels = [action, "succeeded" if success else "failed"]
+    tallies: dict[tuple[str, str], dict[int, tuple[int, float]]] = defaultdict(dict)
+    for action, success, outcome, bucket, count, seconds in OperationTally.objects.values_list(
+            "action", "success", "outcome", "bucket", "count", "seconds"):
+        # ``drift``: a drift check that found drift, apart from the checks that found none.
+        tallies[(action, outcome or ("succeeded" if success else "failed"))][bucket] = (count, seconds)
+    for (action, outcome), buckets in sorted(tallies.items()):
+        labels = [action, outcome]
         cumulative, le_counts = 0, []
         for i, bound in enumerate((*BUCKETS, math.inf)):
             cumulative += buckets.get(i, (0, 0.0))[0]

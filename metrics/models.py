@@ -14,13 +14,17 @@ class OperationTally(models.Model):
 
     action = models.CharField(max_length=64)
     success = models.BooleanField()
+    # A finding that is no failure (``drift``: a drift check that found drift), counted apart from
+    # the other successes; empty otherwise.
+    outcome = models.CharField(max_length=16, blank=True, default="", db_default="")
     # Index into metrics.tally.BUCKETS: the first bound at or above the duration; len(BUCKETS) is +Inf.
     bucket = models.PositiveSmallIntegerField()
     count = models.BigIntegerField(default=0)
     seconds = models.FloatField(default=0.0)
 
     class Meta:
-        constraints = (models.UniqueConstraint(fields=["action", "success", "bucket"], name="metrics_tally_once"),)
+        constraints = (models.UniqueConstraint(fields=["action", "success", "outcome", "bucket"],
+                                               name="metrics_tally_outcome_once"),)
 
     def __str__(self) -> str:
         return f"{self.action} {'ok' if self.success else 'failed'} bucket {self.bucket}: {self.count}"

@@ -17,14 +17,19 @@ from metrics.models import DriftCheck, OperationTally, ScrapeTally
 
 # Upper bounds of the duration histogram's buckets, in seconds.
 BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0)
+# Outcomes that succeeded with a finding, each its own ``outcome`` label value.
+FINDINGS = frozenset({"drift"})
 
 
-def add(action: str, success: bool, seconds: float) -> None:
-    """Count one ended operation; runs inside the caller's transaction (the audit row's)."""
+def add(action: str, success: bool, seconds: float, outcome: str = "") -> None:
+    """Count one ended operation; runs inside the caller's transaction (the audit row's).
+    ``outcome``: a finding counted apart from the other successes (``drift``)."""
     bucket = bisect.bisect_left(BUCKETS, seconds)
-    _increment(OperationTally.objects.filter(action=action, success=success, bucket=bucket),
+    outcome = outcome if success and outcome in FINDINGS else ""
+    _increment(OperationTally.objects.filter(action=action, success=success, outcome=outcome, bucket=bucket),
                {"count": F("count") + 1, "seconds": F("seconds") + seconds},
-               OperationTally(action=action, success=success, bucket=bucket, count=1, seconds=seconds))
+               OperationTally(action=action, success=success, outcome=outcome, bucket=bucket, count=1,
+                              seconds=seconds))
 
 
 SCRAPE_SUCCEEDED, SCRAPE_FAILED = "succeeded", "failed"

@@ -420,6 +420,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Every audit row of a request names its client (behind the proxy, the forwarded address).
+    "secretsapi.api.origin.AuditOriginMiddleware",
     # Insecure mode answers only this machine: before anything else reads the request.
     "secretsapi.api.loopback.LoopbackOnlyMiddleware",
     # The admin only from SERVICE_ADMIN_NETWORKS (nothing to do when it is empty).

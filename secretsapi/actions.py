@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from audit import activity
 from audit import export as audit_export
+from audit import origin as audit_origin
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, keep_unwritten, record
 from audit.write_gate import audited_transaction
@@ -60,8 +61,8 @@ from secretsapi.service.state.lockfile_io import clear_lockfile_cache
 from secretsapi.service.state.locks import ExtraLock
 from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace as Workspace  # interfaces name it as actions.Workspace
+from webhooks import drift_seen, outbox
 from webhooks import events as webhook_events
-from webhooks import outbox
 
 # A failed row's ``message`` is clipped (a definition's errors can run long).
 MESSAGE_MAX = 1000
@@ -76,6 +77,12 @@ class Facts(dict[str, Any]):
     """
 
     succeeded: bool = True
+    # A finding that is no failure, recorded as the row's outcome (``drift``) when it succeeded.
+    finding: str | None = None
+    # Not in the row (it can be long): lock key -> every target written, for the webhook payloads.
+    written: dict[str, list[str]] | None = None
+    # A drift check's findings, for ``drift.detected`` once per new drift (``webhooks.drift_seen``).
+    drift: drift_seen.DriftFound | None = None
 
 
 # Told the id of an operation's audit row as soon as it exists (``begin``): a job keeps it, so
@@ -89,7 +96,8 @@ TIMED = frozenset({"sync", "agent_sync", "check_rotation", "execute_rotation", "
 
 @contextmanager
 def audited(
-    action: str, resource: str, actor: str | None, details: dict[str, Any] | None = None, *, changes: bool = False
+    action: str, resource: str, actor: str | None, details: dict[str, Any] | None = None, *, changes: bool = False,
+    ws: Workspace | None = None, project: str | None = None,
 ) -> Iterator[Facts]:
     """Write one audit row for the enclosed operation, successful or not.
 
@@ -99,35 +107,44 @@ def audited(
     writes no second row. A failure to write the row propagates: an operation must not complete
     unrecorded. An operation that ``changes`` targets or the lockfile gets its row before it
     starts (an audit database that refuses it stops the operation) and completed after it ends.
+    The row names the definition, project and environment of ``ws`` (or only ``project``, for a
+    definition sent in a request), and where the call came from (``audit.origin``).
     """
     facts = Facts(details or {})
-    row_id = begin(action=action, resource=resource, user=actor, details=facts) if changes else None
+    context = _context(ws, project) if changes else None
+    row_id = (begin(action=action, resource=resource, user=actor, details=facts, context=context)
+              if changes else None)
     if row_id is not None and (listener := audit_row_started.get()) is not None:
         listener(row_id)
     started = time.monotonic()
 
-    def write(success: bool, details: dict[str, Any]) -> None:
+    def write(success: bool, details: dict[str, Any], finding: str | None = None) -> None:
+        outcome = finding if success and finding else ("ok" if success else "failed")
         timed = action in TIMED
         if timed:
             details = {**details, "duration_seconds": round(time.monotonic() - started, 3)}
         # The outcome's webhook events and its count in the metrics commit with its row, or none does.
-        events = webhook_events.raised(action, success, details)
+        events = webhook_events.raised(action, success, details, facts.written)
+        row_context = context or _context(ws, project)
         try:
-            with audited_transaction() if events or timed else contextlib.nullcontext():
+            with audited_transaction() if events or timed or facts.drift else contextlib.nullcontext():
                 if row_id is None:
                     written = record(action=action, resource=resource, user=actor, success=success,
-                                     details=details)
+                                     details=details, outcome=outcome, context=row_context)
                 else:
-                    finish(row_id, success=success, details=details)
+                    finish(row_id, success=success, details=details, outcome=outcome)
                     written = row_id
-                outbox.enqueue(events, actor=actor, audit_row=written)
+                if facts.drift is not None:
+                    events += webhook_events.drift_detected(details, drift_seen.new_drift(facts.drift))
+                outbox.enqueue(events, actor=actor, audit_row=written,
+                               context={**row_context, "origin": audit_origin.current()})
                 if timed:
-                    tally.add(action, success, details["duration_seconds"])
+                    tally.add(action, success, details["duration_seconds"], outcome)
         except Exception as exc:
             # A database gone before the transaction could even start: the begun row's outcome is
             # still kept, to be written once it answers (its events and count are not).
             if row_id is not None and database_errors.unreachable(exc):
-                keep_unwritten(row_id, success=success, details=details)
+                keep_unwritten(row_id, success=success, details=details, outcome=outcome)
             raise
 
     try:
@@ -145,7 +162,19 @@ def audited(
         write(False, {**facts, "error": code})
         exc.audited = True  # type: ignore[attr-defined]
         raise
-    write(facts.succeeded, dict(facts))
+    write(facts.succeeded, dict(facts), facts.finding)
+
+
+def _context(ws: Workspace | None, project: str | None) -> dict[str, str | None]:
+    """Where an operation ran, for its row: the definition's path, ``metadata.project`` and the
+    environment in effect. A definition that cannot be read (the operation says why) names only
+    its path and the environment asked for."""
+    if ws is None:
+        return {"project": project}
+    found: tuple[str | None, str | None] = (None, ws.environment)
+    with contextlib.suppress(ServiceError, OSError, ValueError):
+        found = ws.context()
+    return {"definition": str(ws.definition_path), "project": found[0], "environment": found[1]}
 
 
 def read_audit_logs(
@@ -404,14 +433,14 @@ def _resource(secret_name: str | None) -> str:
 
 
 def list_secrets(ws: Workspace, *, actor: str | None) -> Sequence[SecretSummary]:
-    with audited("list_secrets", "secrets", actor, _lane(ws)) as facts:
+    with audited("list_secrets", "secrets", actor, _lane(ws), ws=ws) as facts:
         secrets = service.list_secrets(ws)
         facts["count"] = len(secrets)
     return secrets
 
 
 def secret_status(ws: Workspace, name: str, *, actor: str | None) -> SecretStatus:
-    with audited("get_secret_status", f"secret:{name}", actor, _lane(ws)) as facts:
+    with audited("get_secret_status", f"secret:{name}", actor, _lane(ws), ws=ws) as facts:
         found = service.secret_status(ws, name)
         facts["exists"] = found.exists
     return found
@@ -422,7 +451,7 @@ def secret_statuses(ws: Workspace, *, actor: str | None) -> list[SecretStatus]:
 
     It mentions no secret: it reads the lockfile's dates, never a value, and 20,000 mentions cost
     more than the status itself (``?secret=`` finds what was done to a secret, and its own status)."""
-    with audited("get_secrets_status", "secrets", actor, _lane(ws)) as facts:
+    with audited("get_secrets_status", "secrets", actor, _lane(ws), ws=ws) as facts:
         found = service.secret_statuses(ws)
         facts.update(count=len(found), missing=sum(1 for st in found if not st.exists))
     return found
@@ -430,7 +459,7 @@ def secret_statuses(ws: Workspace, *, actor: str | None) -> list[SecretStatus]:
 
 def secrets_overview(ws: Workspace, *, actor: str | None) -> list[overview.SecretOverview]:
     """Every declared secret with its rotation dates and last drift result (the admin's page)."""
-    with audited("read_secrets_overview", "secrets", actor, _lane(ws)) as facts:
+    with audited("read_secrets_overview", "secrets", actor, _lane(ws), ws=ws) as facts:
         rows = overview.build(service.list_secrets(ws), service.secret_statuses(ws), ws.now())
         facts.update(count=len(rows), overdue=sum(1 for row in rows if row.overdue))
     return rows
@@ -448,7 +477,7 @@ def sync(
 ) -> SyncResult:
     request = {"dry_run": dry_run, "force": force, "repair": repair, "refresh": refresh, "secret_name": secret_name,
                **_lane(ws)}
-    with audited("sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
+    with audited("sync", _resource(secret_name), actor, request, changes=not dry_run, ws=ws) as facts:
         result = service.sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair,
                               refresh=refresh, progress=progress)
         facts.update(generated=result.secrets_generated, skipped=result.secrets_skipped,
@@ -456,6 +485,7 @@ def sync(
         facts["repaired"] = result.secrets_repaired
         if result.written_targets:
             facts["written_targets"] = result.written_targets
+        facts.written = result.written
         if result.sources:
             facts["sources"] = result.sources  # imported values: the source kind, never the value
         if result.refreshed:
@@ -469,7 +499,7 @@ def sync(
 def clean_lockfile(ws: Workspace, *, actor: str | None, dry_run: bool = False) -> CleanResult:
     """SecretZero's ``clean``: drop the lockfile entries of secrets the definition no longer has."""
     request = {"dry_run": dry_run, "var_files": list(ws.var_files)}
-    with audited("clean_lockfile", "secrets", actor, request, changes=not dry_run) as facts:
+    with audited("clean_lockfile", "secrets", actor, request, changes=not dry_run, ws=ws) as facts:
         result = service.clean_lockfile(ws, dry_run=dry_run)
         facts["removed"] = result.removed
     if not dry_run:
@@ -483,7 +513,7 @@ def import_values(
     """SecretZero's ``import``: record the hashes of the values targets already hold; generates nothing."""
     request = {"dry_run": dry_run, "secret_names": list(secret_names or []), "var_files": list(ws.var_files)}
     resource = _resource(secret_names[0]) if secret_names and len(secret_names) == 1 else "secrets"
-    with audited("import_values", resource, actor, request, changes=not dry_run) as facts:
+    with audited("import_values", resource, actor, request, changes=not dry_run, ws=ws) as facts:
         result = service.import_values(ws, secret_names=secret_names, dry_run=dry_run)
         # Counts and the keys recorded, not every row with its detail.
         counts: dict[str, int] = {}
@@ -501,7 +531,7 @@ def import_values(
 
 def check_rotation(ws: Workspace, *, actor: str | None, secret_name: str | None = None) -> RotationCheckResult:
     request = {"secret_name": secret_name, **_lane(ws)}
-    with audited("check_rotation", _resource(secret_name), actor, request) as facts:
+    with audited("check_rotation", _resource(secret_name), actor, request, ws=ws) as facts:
         result = service.check_rotation(ws, secret_name=secret_name)
         facts.update(checked=result.secrets_checked, due=len(result.secrets_due), overdue=len(result.secrets_overdue))
     return result
@@ -512,11 +542,12 @@ def execute_rotation(
     progress: Progress | None = None,
 ) -> RotationResult:
     request = {"secret_name": secret_name, "force": force, **_lane(ws)}
-    with audited("execute_rotation", _resource(secret_name), actor, request, changes=True) as facts:
+    with audited("execute_rotation", _resource(secret_name), actor, request, changes=True, ws=ws) as facts:
         result = service.execute_rotation(ws, secret_name=secret_name, force=force, progress=progress)
         facts.update(rotated=result.rotated, failed=result.failed, errors=[asdict(e) for e in result.errors])
         if result.written_targets:
             facts["written_targets"] = result.written_targets
+        facts.written = result.written
         if result.sources:
             facts["sources"] = result.sources
         facts.succeeded = not (result.failed or result.errors)
@@ -526,7 +557,7 @@ def execute_rotation(
 
 def check_policy(ws: Workspace, *, actor: str | None, fail_on_warning: bool = False) -> PolicyResult:
     request = {"fail_on_warning": fail_on_warning, **_lane(ws)}
-    with audited("check_policy", "secrets", actor, request) as facts:
+    with audited("check_policy", "secrets", actor, request, ws=ws) as facts:
         result = service.check_policies(ws, fail_on_warning=fail_on_warning)
         facts.update(compliant=result.compliant, errors=len(result.errors), warnings=len(result.warnings))
     return result
@@ -537,10 +568,13 @@ def check_drift(
 ) -> DriftResult:
     request = {"secret_name": secret_name, **_lane(ws)}
     began = timezone.now()
-    with audited("check_drift", _resource(secret_name), actor, request) as facts:
+    with audited("check_drift", _resource(secret_name), actor, request, ws=ws) as facts:
         result = service.detect_drift(ws, secret_name=secret_name, progress=progress)
         facts.update(has_drift=result.has_drift, secrets_with_drift=result.secrets_with_drift,
                      findings=len(result.details))
+        if result.has_drift:
+            facts.finding = "drift"
+        facts.drift = _drift_found(ws, secret_name, result)
         # Drift is a finding, not a failure; a target the check could not read is a failure.
         unreadable = sorted({d.secret for d in result.details if d.details.get("reason") == "target_unreadable"})
         if unreadable:
@@ -552,8 +586,17 @@ def check_drift(
     return result
 
 
+def _drift_found(ws: Workspace, secret_name: str | None, result: DriftResult) -> drift_seen.DriftFound:
+    by_secret: dict[str, list[Any]] = {}
+    for item in result.details:
+        by_secret.setdefault(item.secret, []).append([item.message, item.details])
+    scope = drift_seen.scope_of(str(ws.definition_path), ws.environment, ws.var_files)
+    return drift_seen.DriftFound(scope, secret_name, {name: drift_seen.digest(found) for name, found in
+                                                      by_secret.items() if name in result.secrets_with_drift})
+
+
 def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
-    with audited("validate_config", "config", actor) as facts:
+    with audited("validate_config", "config", actor, project=_sent_project(document)) as facts:
         # The served lockfile's values are withheld from any answer that shows a definition.
         check = functools.partial(service.validate_document, document, target_roots=settings.SERVICE_TARGET_ROOTS,
                                   limits=_interpolation_limits(), marked=definition_environ())
@@ -562,9 +605,16 @@ def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
     return report
 
 
+def _sent_project(document: Any) -> str | None:
+    """A sent definition's ``metadata.project``, when it is text."""
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    project = metadata.get("project") if isinstance(metadata, dict) else None
+    return project if isinstance(project, str) else None
+
+
 def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationReport:
     request = {"file": ws.definition_path.name, **_lane(ws)}
-    with audited("validate_config", "config", actor, request) as facts:
+    with audited("validate_config", "config", actor, request, ws=ws) as facts:
         check = functools.partial(service.validate_workspace, ws)
         report: ValidationReport = service.without_recorded_values(ws, check)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
@@ -573,7 +623,7 @@ def validate_definition_file(ws: Workspace, *, actor: str | None) -> ValidationR
 
 def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any] | None = None) -> RenderResult:
     request = {**_lane(ws), "variables": sorted(variables or {})}
-    with audited("render_config", "config", actor, request) as facts:
+    with audited("render_config", "config", actor, request, ws=ws) as facts:
         result: RenderResult = service.without_recorded_values(
             ws, functools.partial(service.render_definition, ws, variables=variables), sent=variables,
         )
@@ -583,7 +633,7 @@ def render_config(ws: Workspace, *, actor: str | None, variables: dict[str, Any]
 
 def reveal_secret(ws: Workspace, name: str, *, actor: str | None) -> RevealedSecret:
     """The value endpoint: off unless SERVICE_ALLOW_VALUE_READ=true and an API key is set."""
-    with audited("read_secret_value", f"secret:{name}", actor, _lane(ws)) as facts:
+    with audited("read_secret_value", f"secret:{name}", actor, _lane(ws), ws=ws) as facts:
         if not settings.SERVICE_ALLOW_VALUE_READ:
             raise ValueReadDisabled(
                 "Reading secret values is disabled; set SERVICE_ALLOW_VALUE_READ=true to enable it."
@@ -601,7 +651,7 @@ def agent_sync(
 ) -> AgentSyncResult:
     request = {"dry_run": dry_run, "force": force, "repair": repair, "refresh": refresh, "secret_name": secret_name,
                **_lane(ws)}
-    with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run) as facts:
+    with audited("agent_sync", _resource(secret_name), actor, request, changes=not dry_run, ws=ws) as facts:
         result = service.agent_sync(ws, dry_run=dry_run, force=force, secret_name=secret_name, repair=repair,
                                     refresh=refresh, progress=progress)
         facts.update(status=result.status, generated=result.sync.secrets_generated,
@@ -614,6 +664,7 @@ def agent_sync(
             facts["refreshed"] = result.sync.refreshed
         if result.sync.written_targets:
             facts["written_targets"] = result.sync.written_targets
+        facts.written = result.sync.written
         facts.succeeded = not (result.sync.secrets_failed or result.sync.errors)
     if not dry_run:
         _index_for_status(ws)
@@ -644,7 +695,7 @@ def list_generators(*, actor: str | None) -> list[dict[str, Any]]:
 
 
 def list_secret_types(ws: Workspace, *, actor: str | None) -> list[dict[str, Any]]:
-    with audited("list_secret_types", "secret_types", actor, _lane(ws)) as facts:
+    with audited("list_secret_types", "secret_types", actor, _lane(ws), ws=ws) as facts:
         types = service.secret_types(_definition_or_none(ws))
         facts["count"] = len(types)
     return types
@@ -659,7 +710,7 @@ def list_targets(*, actor: str | None) -> list[dict[str, Any]]:
 
 def list_providers(ws: Workspace, *, actor: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Provider kinds, and the providers the definition declares (never their credentials)."""
-    with audited("list_providers", "providers", actor, _lane(ws)) as facts:
+    with audited("list_providers", "providers", actor, _lane(ws), ws=ws) as facts:
         definition = _definition_or_none(ws)
         kinds = service.provider_catalogue()
         declared = service.declared_providers(definition) if definition is not None else []

@@ -27,6 +27,7 @@ from django.conf import settings
 from django.db import transaction
 from django_tasks import TaskContext, default_task_backend, task
 
+from audit import origin as audit_origin
 from jobs import outcomes, queue, workers
 from jobs.errors import NoWorker, TooManyJobs
 from jobs.queue import JobRecord
@@ -158,15 +159,18 @@ def submit(operation: str, payload: dict[str, Any], *, actor: str | None) -> Job
     if queue.active() >= settings.SERVICE_JOBS_MAX:
         raise TooManyJobs(f"Too many jobs (too_many_jobs): the server has {settings.SERVICE_JOBS_MAX} "
                           "jobs queued or running already (SERVICE_JOBS_MAX); retry shortly.", wait=RETRY_AFTER)
-    return enqueue(operation, payload, actor=actor)
+    return enqueue(operation, payload, actor=actor, origin=audit_origin.current())
 
 
-def enqueue(operation: str, payload: dict[str, Any], *, actor: str | None) -> JobRecord:
-    """The job, queued (the scheduler's ticks come here directly: they are never refused)."""
+def enqueue(operation: str, payload: dict[str, Any], *, actor: str | None, origin: str | None = None) -> JobRecord:
+    """The job, queued (the scheduler's ticks come here directly: they are never refused).
+    ``origin``: where the request came from, which the job's audit rows name; None (a scheduled
+    run): the worker that runs it."""
     op = OPERATIONS[operation]
     with transaction.atomic():
         result = run_job.using(queue_name=queue_name(op.queue)).enqueue(
-            operation=operation, actor=actor, params=queue.text(op.params(payload)), payload=queue.text(payload))
+            operation=operation, actor=actor, params=queue.text(op.params(payload)), payload=queue.text(payload),
+            origin=origin)
     found = queue.find(str(result.id))
     if found is None:  # pruned or deleted already: the engine's own record of it
         raise ServiceError("the job was queued, then could not be found")
@@ -207,14 +211,17 @@ def as_data(result: Any) -> Any:
 
 @task(takes_context=True, queue_name=settings.JOB_QUEUES[WRITES])
 def run_job(context: TaskContext, *, operation: str, actor: str | None, params: str,
-            payload: str | None = None) -> dict[str, Any]:
+            payload: str | None = None, origin: str | None = None) -> dict[str, Any]:
     """The task every job is: run ``operation`` for ``actor`` with ``payload`` (JSON text, as
-    jobs.queue keeps it); its result as data, or raise."""
+    jobs.queue keeps it); its result as data, or raise. Its rows name ``origin`` (the request's),
+    else the worker running it."""
     job_id = str(context.task_result.id)
-    reporter = workers.Reporter(context.task_result.worker_ids[-1], job_id)
+    worker_id = context.task_result.worker_ids[-1]
+    reporter = workers.Reporter(worker_id, job_id)
     token = actions.audit_row_started.set(reporter.audit_row)
     try:
-        result = OPERATIONS[operation].run(queue.data(payload) or {}, actor, reporter)
+        with audit_origin.using(origin or audit_origin.worker(worker_id)):
+            result = OPERATIONS[operation].run(queue.data(payload) or {}, actor, reporter)
     except Exception as exc:
         raise outcomes.failing(job_id, {"failure": queue.text(failure_of(exc)), **reporter.figures()}) from None
     finally:

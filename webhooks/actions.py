@@ -63,7 +63,12 @@ def list_webhooks(*, actor: str | None) -> list[Endpoint]:
     return endpoints
 
 
-def set_webhook_enabled(webhook_id: int, enabled: bool, *, actor: str | None) -> Endpoint:
+def read_webhook(webhook_id: int | str, *, actor: str | None) -> Endpoint:
+    with audited("read_webhook", f"webhook:{webhook_id}", actor):
+        return _endpoint(webhook_id)
+
+
+def set_webhook_enabled(webhook_id: int | str, enabled: bool, *, actor: str | None) -> Endpoint:
     action = "enable_webhook" if enabled else "disable_webhook"
     with audited(action, f"webhook:{webhook_id}", actor):
         endpoint = _endpoint(webhook_id)
@@ -72,7 +77,7 @@ def set_webhook_enabled(webhook_id: int, enabled: bool, *, actor: str | None) ->
     return endpoint
 
 
-def remove_webhook(webhook_id: int, *, actor: str | None) -> None:
+def remove_webhook(webhook_id: int | str, *, actor: str | None) -> None:
     """The endpoint and its deliveries (pending ones are never sent)."""
     with audited("remove_webhook", f"webhook:{webhook_id}", actor) as facts:
         endpoint = _endpoint(webhook_id)

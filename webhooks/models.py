@@ -75,3 +75,19 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"attempt at {self.at:%Y-%m-%d %H:%M:%S}: {self.status or self.error}"
+
+
+class DriftSeen(models.Model):
+    """The drift a secret showed at its last check (``webhooks.drift_seen``): a digest, never a value."""
+
+    # A digest of the definition's path, environment and var files the check ran with.
+    scope = models.CharField(max_length=64)
+    secret = models.CharField(max_length=255)
+    digest = models.CharField(max_length=64)
+    seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = (models.UniqueConstraint(fields=["scope", "secret"], name="webhook_drift_seen_once"),)
+
+    def __str__(self) -> str:
+        return f"drift of {self.secret} seen {self.seen_at:%Y-%m-%d %H:%M:%S}"

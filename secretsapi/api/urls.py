@@ -33,6 +33,8 @@ urlpatterns = [
     path("audit/logs", audit.AuditLogListView.as_view(), name="audit-logs"),
     path("jobs", jobs.JobListView.as_view(), name="jobs"),
     path("jobs/<str:job_id>", jobs.JobDetailView.as_view(), name="job"),
+    path("webhooks", webhooks.WebhookListView.as_view(), name="webhooks"),
+    path("webhooks/<str:webhook_id>", webhooks.WebhookDetailView.as_view(), name="webhook"),
     path("webhooks/<str:webhook_id>/deliveries", webhooks.WebhookDeliveryListView.as_view(),
          name="webhook-deliveries"),
     path("metrics", metrics.MetricsView.as_view(), name="metrics"),

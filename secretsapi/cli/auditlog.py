@@ -20,11 +20,14 @@ from secretsapi.cli.program import Lane
 from secretsapi.management.base import cli_actor
 from secretsapi.management.reports import Report, table_report
 
-HEADER = ("TIME", "USER", "ACTION", "RESOURCE", "OUTCOME")
+HEADER = ("TIME", "USER", "ACTION", "RESOURCE", "PROJECT", "ENVIRONMENT", "ORIGIN", "OUTCOME")
 
 
 def _cells(row: dict[str, Any]) -> tuple[str, ...]:
-    return (row["timestamp"], row["user"] or "-", row["action"], row["resource"], "ok" if row["success"] else "failed")
+    # The project, else the definition's file name: four projects' syncs must not read alike.
+    project = row["project"] or (row["definition"] or "").rsplit("/", 1)[-1] or "-"
+    return (row["timestamp"], row["user"] or "-", row["action"], row["resource"], project,
+            row["environment"] or "-", row["origin"] or "-", row["outcome"])
 
 
 def page(lane: Lane, *, limit: int, offset: int, action: str | None, resource: str | None, secret: str | None,
@@ -63,5 +66,5 @@ def _print(row: AuditEntry, as_json: bool) -> None:
 
 def _line(cells: tuple[str, ...]) -> str:
     # Fixed widths: the rows of a follower arrive one by one, so no column can be measured first.
-    widths = (27, 20, 22, 28)
+    widths = (27, 20, 22, 28, 20, 12, 32)
     return "  ".join([*(cell.ljust(width) for cell, width in zip(cells, widths, strict=False)), cells[-1]])

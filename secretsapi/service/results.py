@@ -59,6 +59,8 @@ class SyncResult:
     sources: dict[str, str] = field(default_factory=dict)
     # With refresh: lock key -> the recorded target ids dropped (the definition no longer names them).
     refreshed: dict[str, list[str]] = field(default_factory=dict)
+    # Every unit written: lock key -> the target ids that took its new value (webhooks name them).
+    written: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ class RotationResult:
     written_targets: dict[str, list[str]] = field(default_factory=dict)
     # Secrets whose value was imported again, not generated: name -> source kind.
     sources: dict[str, str] = field(default_factory=dict)
+    # Every unit written: lock key -> the target ids that took its new value (webhooks name them).
+    written: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

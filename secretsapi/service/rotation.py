@@ -60,8 +60,9 @@ def execute_rotation(
     rotated = outcome.stored if outcome else []
     errors = without_environment(definition, planned.errors + (outcome.errors if outcome else []))
     partial = written_targets(outcome, partial_only=True, hide=definition.environment_hidden) if outcome else {}
+    written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden) if outcome else {}
     return RotationResult(rotated, failed, errors, _message(rotated, failed), partial,
-                          outcome.sources if outcome else {})
+                          outcome.sources if outcome else {}, written)
 
 
 def _message(rotated: list[str], failed: list[str]) -> str:

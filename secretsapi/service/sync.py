@@ -59,9 +59,11 @@ def sync(
     skipped = [name for name in done.plan.skipped if name not in repaired and name not in unfinished]
     partial = (written_targets(outcome, partial_only=True, hide=definition.environment_hidden)
                if outcome is not None else {})
+    written = (written_targets(outcome, partial_only=False, hide=definition.environment_hidden)
+               if outcome is not None else {})
     return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
                       sync_summary(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial,
-                      outcome.sources if outcome is not None else {}, _hidden(definition, done.refreshed))
+                      outcome.sources if outcome is not None else {}, _hidden(definition, done.refreshed), written)
 
 
 def _hidden(definition: Definition, refreshed: dict[str, list[str]]) -> dict[str, list[str]]:

@@ -174,6 +174,12 @@ class Workspace:
         path = self._named_lockfile()
         return LockfilePaths(path, path.parent / LOCAL_LOCKFILE_NAME)
 
+    def context(self) -> tuple[str | None, str | None]:
+        """The definition's ``metadata.project`` and the environment in effect (what an audit
+        row names), read from the shared plan without var files: no definition is built."""
+        plan = self._load_plan(())
+        return plan.project, plan.environments.resolve(self.environment)[0]
+
     def lane(self) -> tuple[str | None, EnvironmentProfile | None]:
         """The environment in effect and its profile, read from the definition without var files."""
         return self._load(()).environments.resolve(self.environment)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from audit import origin
 from audit.forwarding import Sink
 from audit.recorder import record
 
@@ -72,7 +73,8 @@ def test_a_row_reaches_a_udp_syslog_server_as_rfc_5424(db: None, settings: Any) 
     assert message["version"] == "1" and message["app"] == "secretsapi" and message["msgid"] == "sync"
     entry = json.loads(message["msg"])
     assert entry == {"timestamp": message["timestamp"], "action": "sync", "resource": "secret:db", "user": "ci",
-                     "details": {"generated": ["db"]}, "success": True}
+                     "details": {"generated": ["db"]}, "success": True, "outcome": "ok", "project": None,
+                     "definition": None, "environment": None, "origin": origin.process_origin()}
 
 
 @pytest.mark.server

@@ -193,6 +193,18 @@ def test_audit_lists_the_rows_newest_first(here: Project) -> None:
     assert [e["action"] for e in body["entries"][:1]] == ["sync"]
 
 
+def test_audit_names_each_rows_project_environment_origin_and_outcome(here: Project) -> None:
+    from audit import origin
+
+    run("sync", "-e", "prod")
+    (row,) = data(run("audit", "-a", "sync", "--format", "json"))["entries"]
+    assert (row["environment"], row["outcome"], row["origin"]) == ("prod", "ok", origin.process_origin())
+    assert row["definition"] == str(here.root / "Secretfile.yml")
+    lines = run("audit", "-a", "sync").stdout.splitlines()
+    assert lines[0].split() == ["TIME", "USER", "ACTION", "RESOURCE", "PROJECT", "ENVIRONMENT", "ORIGIN", "OUTCOME"]
+    assert lines[1].split()[4:] == ["Secretfile.yml", "prod", origin.process_origin(), "ok"]
+
+
 def test_an_unknown_environment_exits_1_naming_the_known_ones(here: Project) -> None:
     result = run("sync", "-e", "qa", "--format", "json")
     assert result.exit_code == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -126,6 +127,9 @@ def test_a_due_secret_is_rotated_at_the_next_tick_with_no_caller(
                       for *_, details in sqlite_rows(database(env), query)), "the rotation's row was never completed")
     rows = sqlite_rows(database(env), query)
     assert [(user, success) for user, success, _ in rows] == [("scheduler", 1)], rows
+    # Where it came from: the worker's runner that ran it (host, process, queue), not a command line.
+    (origin,) = sqlite_rows(database(env), "SELECT origin FROM audit_auditentry WHERE action = 'execute_rotation'")[0]
+    assert origin.startswith(f"worker:{socket.gethostname()}") and origin.endswith(":writes0"), origin
 
 
 def test_a_job_whose_worker_is_killed_mid_write_ends_failed_with_its_audit_row_completed(

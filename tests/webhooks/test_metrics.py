@@ -58,6 +58,21 @@ def test_operations_are_counted_by_kind_and_outcome(authed_api: APIClient, proje
     assert samples[(("operation", "check_drift"), ("outcome", "succeeded"))] == 1
 
 
+def test_a_drift_check_that_found_drift_is_counted_as_drift(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(monthly("db")))
+    authed_api.post("/sync", {}, format="json")
+    authed_api.post("/drift/check", {}, format="json")
+    (project.root / "out/a.json").write_text('{"db": "edited-by-hand"}')
+    authed_api.post("/drift/check", {}, format="json")
+    authed_api.post("/drift/check", {}, format="json")
+    samples = scrape(authed_api)
+    totals = samples["secretsapi_operations_total"]
+    assert totals[(("operation", "check_drift"), ("outcome", "succeeded"))] == 1
+    assert totals[(("operation", "check_drift"), ("outcome", "drift"))] == 2
+    assert samples["secretsapi_operation_duration_seconds_count"][
+        (("operation", "check_drift"), ("outcome", "drift"))] == 2
+
+
 def test_an_operation_begun_in_the_last_day_and_never_ended_is_unfinished(authed_api: APIClient,
                                                                           project: Project) -> None:
     record(action="execute_rotation", resource="secrets", user="t", success=False, details={"state": "started"})

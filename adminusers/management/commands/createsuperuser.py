@@ -14,7 +14,9 @@ from django.contrib.auth.management.commands import createsuperuser
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
+from adminusers import audit
 from adminusers.names import check_username
+from secretsapi.management.base import cli_actor
 
 
 class Command(createsuperuser.Command):
@@ -28,7 +30,12 @@ class Command(createsuperuser.Command):
                 check_username(username)
             except ValidationError as exc:
                 raise CommandError("; ".join(exc.messages)) from None
+        self._username = username
         super().handle(*args, **options)
+        # Django's command returns only once the account exists (an error raised before).
+        if self._username:
+            audit.account_changed(audit.CREATE, str(self._username), actor=cli_actor(), via="createsuperuser",
+                                  staff=True, superuser=True)
 
     def get_input_data(self, field: Any, message: str, default: Any = None) -> Any:
         value = super().get_input_data(field, message, default)
@@ -38,4 +45,5 @@ class Command(createsuperuser.Command):
             except ValidationError as exc:
                 self.stderr.write("Error: " + "; ".join(exc.messages))
                 return None
+            self._username = value
         return value

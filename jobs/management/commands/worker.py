@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import threading
 from argparse import ArgumentParser
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 from django_tasks_db.management.commands.db_worker import Worker
 
+from audit import origin
 from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from jobs import queue, recovery, schedules, workers
 from secretsapi import operations
@@ -49,6 +51,8 @@ class Command(BaseCommand):
                             help="Stop (as on SIGTERM) when the process that started this one ends (serve's own).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # What this process records beside its jobs (each job names its request's client, or its runner).
+        origin.set_process_origin(origin.worker(f"{socket.gethostname()}:{os.getpid()}"))
         runners = [(workers.worker_id("writes", 0), operations.queue_name(operations.WRITES))]
         runners += [(workers.worker_id("reads", n), operations.queue_name(operations.READS))
                     for n in range(1, settings.SERVICE_JOB_WORKERS)]

@@ -10,7 +10,7 @@ from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from audit.models import AuditEntry
+from audit.models import AuditEntry, outcome_of
 from secretsapi.api.pagination import PageLinksSerializer
 from secretsapi.api.serializers.strict import DB_INT_MAX, StrictQuerySerializer
 
@@ -58,9 +58,27 @@ class AuditQuerySerializer(StrictQuerySerializer):
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    # Beyond the spec's six fields (optional extras, always sent): the outcome, and where the
+    # operation ran and came from.
+    outcome = serializers.CharField(
+        required=False,
+        help_text="`ok`, `failed`, `started` (not reported back yet) or a finding that is no failure: "
+                  "`drift` (a drift check that found drift; `success` is true).")
+    project = serializers.CharField(required=False, allow_null=True,
+                                    help_text="The definition's `metadata.project`, when set.")
+    definition = serializers.CharField(required=False, allow_null=True, help_text="The definition file's path.")
+    environment = serializers.CharField(
+        required=False, allow_null=True,
+        help_text="The environment in effect (`environments.profiles.<name>`), when any.")
+    origin = serializers.CharField(
+        required=False, allow_null=True,
+        help_text="Where the call came from: `client:<address>` (the API and the admin; behind the proxy, the "
+                  "address it forwards), `cli:<os user>@<host>` (a command), `worker:<worker id>` (scheduled work).")
+
     class Meta:
         model = AuditEntry
-        fields = ("timestamp", "action", "resource", "user", "details", "success")
+        fields = ("timestamp", "action", "resource", "user", "details", "success", "outcome", "project",
+                  "definition", "environment", "origin")
 
     @cached_property
     def _zone(self) -> tzinfo:
@@ -79,6 +97,11 @@ class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-ar
             "user": instance.user,
             "details": instance.details,
             "success": instance.success,
+            "outcome": outcome_of(instance.outcome, instance.success),
+            "project": instance.project or None,
+            "definition": instance.definition or None,
+            "environment": instance.environment or None,
+            "origin": instance.origin or None,
         }
 
 

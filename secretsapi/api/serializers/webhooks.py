@@ -1,12 +1,56 @@
-"""GET /webhooks/{id}/deliveries: query parameters and the page."""
+"""The webhook endpoints (``/webhooks``, ``/webhooks/{id}``) and their deliveries' page."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
 from secretsapi.api.pagination import PageLinksSerializer
-from secretsapi.api.serializers.strict import DB_INT_MAX, StrictQuerySerializer
-from webhooks.models import Attempt, Delivery
+from secretsapi.api.serializers.strict import (
+    DB_INT_MAX,
+    StrictBooleanField,
+    StrictCharField,
+    StrictListField,
+    StrictQuerySerializer,
+    StrictRequestSerializer,
+)
+from webhooks.actions import SECRET_MAX, SECRET_MIN
+from webhooks.models import EVENTS, Attempt, Delivery, Endpoint
+
+
+class WebhookCreateRequestSerializer(StrictRequestSerializer):
+    url = StrictCharField(max_length=2048, help_text="Where to POST the signed events (https, or http with "
+                                                      "SERVICE_WEBHOOK_ALLOW_HTTP).")
+    events = StrictListField(child=serializers.ChoiceField(choices=list(EVENTS)), required=False,
+                             max_length=len(EVENTS), help_text="The events to send; every event when absent or empty.")
+    secret = StrictCharField(
+        required=False, min_length=SECRET_MIN, max_length=SECRET_MAX,
+        help_text="The signing secret; generated (and answered once) when absent.")
+
+
+class WebhookUpdateRequestSerializer(StrictRequestSerializer):
+    enabled = StrictBooleanField(help_text="false: stop sending (pending deliveries wait); true: send again.")
+
+
+class WebhookSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    url = serializers.CharField(source="shown_url", help_text="The URL, its query values and credentials redacted.")
+
+    class Meta:
+        model = Endpoint
+        fields: tuple[str, ...] = ("id", "url", "events", "enabled", "created_at")
+
+
+class WebhookCreatedSerializer(WebhookSerializer):
+    secret = serializers.CharField(
+        allow_null=True, help_text="The generated signing secret, shown this once (never again, in no list); "
+                                   "null when the request gave one.")
+
+    class Meta(WebhookSerializer.Meta):
+        fields = (*WebhookSerializer.Meta.fields, "secret")
+
+
+class WebhookListSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    webhooks = WebhookSerializer(many=True)
+    count = serializers.IntegerField()
 
 
 class DeliveryQuerySerializer(StrictQuerySerializer):

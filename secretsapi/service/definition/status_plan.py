@@ -34,6 +34,8 @@ class StatusPlan:
     # False when the definition took values from the environment: the lockfile's target ids may
     # then hold them, so what is read of it stays in this process (``state.status_index``).
     shareable: bool = True
+    # ``metadata.project`` when it is text: audit rows name it.
+    project: str | None = None
 
     def get(self, name: str) -> PlannedSecret | None:
         return self._by_name().get(name)
@@ -61,4 +63,10 @@ def _derive(definition: Definition) -> StatusPlan:
         local_keys=frozenset(unit.lock_key for s in definition.secrets if s.local for unit in s.units),
         environments=definition.environments,
         shareable=not definition.environment_values,
+        project=_project(definition.metadata),
     )
+
+
+def _project(metadata: Mapping[str, object]) -> str | None:
+    project = metadata.get("project") if isinstance(metadata, Mapping) else None
+    return project if isinstance(project, str) and project else None

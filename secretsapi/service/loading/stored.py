@@ -26,7 +26,7 @@ from secretsapi.service.errors import ServiceError
 from secretsapi.service.generators import STATIC_KINDS
 
 # Bumped when what a parse makes changes in a way the code fingerprint cannot see.
-_STORE_FORMAT = "3"
+_STORE_FORMAT = "4"
 _SERVICE_ROOT = Path(__file__).resolve().parent.parent
 _code_key: str | None = None
 
