@@ -107,7 +107,7 @@ class SignedFiles:
 
     def _write(self, key: str, payload: bytes) -> None:
         folder = self._folder()
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _private_folders(folder)
         expiry = int(time.time() + float(_option("TIMEOUT"))).to_bytes(_EXPIRY_BYTES, "big")
         signed = expiry + payload
         fd, temp = tempfile.mkstemp(dir=folder, prefix=".entry.", suffix=".tmp")  # 0600
@@ -146,3 +146,17 @@ def _mac(key: str, signed: bytes) -> bytes:
 
 
 STORE = SignedFiles()
+
+
+def _private_folders(folder: Path) -> None:
+    """``folder`` and each missing folder above it made 0700 (``mkdir(parents=True)`` would make
+    the ones above with the umask's mode: ``cache/`` 0755 in the private data folder)."""
+    missing = []
+    for level in (folder, *folder.parents):
+        if level.exists():
+            break
+        missing.append(level)
+    for level in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it first
+            level.mkdir(mode=0o700)
+
