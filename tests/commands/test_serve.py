@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes.live import free_port, http, wait_for
+from tests.processes.live import START_DEADLINE_S, free_port, http, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "project" / "gunicorn.conf.py"
@@ -30,7 +30,7 @@ def serve_until_healthy(args: list[str], env: dict[str, str], port: int) -> tupl
     proc = subprocess.Popen([sys.executable, "manage.py", "serve", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        wait_for(f"http://127.0.0.1:{port}/health")
+        wait_for(f"http://127.0.0.1:{port}/health", deadline_s=START_DEADLINE_S)
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=30)
     finally:
@@ -56,7 +56,7 @@ def server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
-        wait_for(f"http://127.0.0.1:{port}/health")
+        wait_for(f"http://127.0.0.1:{port}/health", deadline_s=START_DEADLINE_S)
         yield proc, port
     finally:
         if proc.poll() is None:
@@ -219,7 +219,7 @@ def test_serve_alone_starts_a_job_worker_that_runs_a_sync_and_stops_with_it(tmp_
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     try:
-        wait_for(f"http://127.0.0.1:{port}/health")
+        wait_for(f"http://127.0.0.1:{port}/health", deadline_s=START_DEADLINE_S)
         status, _, body = http("GET", f"http://127.0.0.1:{port}/health")
         assert (body["status"], body["workers"]) == ("healthy", "up")
         status, _, body = http("POST", f"http://127.0.0.1:{port}/sync", {}, headers={"X-API-Key": "serve-test-key"},
@@ -255,7 +255,7 @@ def test_serve_told_not_to_start_a_worker_says_so_and_long_operations_answer_503
                              "--worker", "no"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     try:
-        wait_for(f"http://127.0.0.1:{port}/health")
+        wait_for(f"http://127.0.0.1:{port}/health", deadline_s=START_DEADLINE_S)
         status, _, body = http("GET", f"http://127.0.0.1:{port}/health")
         assert (status, body["status"], body["workers"]) == (200, "degraded", "down")
         started = time.monotonic()
