@@ -181,6 +181,24 @@ def keep_unwritten(row_id: int, *, success: bool, details: Mapping[str, Any] | N
                               outcome or outcome_of("", success))
 
 
+def complete_kept(row_id: int) -> bool:
+    """Write the outcome ``finish`` kept for ``row_id`` in this process, if it kept one (with its
+    ``details.completed_late``); whether it did. It stays kept until the write commits (in the
+    caller's transaction, if any); database errors propagate."""
+    with _unwritten_lock:
+        kept = _unwritten.get(row_id)
+    if kept is None:
+        return False
+    _complete(row_id, *kept)
+
+    def forget() -> None:
+        with _unwritten_lock:
+            _unwritten.pop(row_id, None)
+
+    transaction.on_commit(forget)
+    return True
+
+
 def has_unwritten() -> bool:
     return bool(_unwritten)
 

@@ -26,9 +26,10 @@ from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
 # Rows the service writes on its own when it first starts (the secret key's fingerprint, the
-# schedules a worker installs): an install that holds only these is empty, and a restore
-# replaces them with the backup's.
-START_UP_MODELS = ("deployment.secretkeyfingerprint", "django_q.schedule")
+# schedules a worker installs: jobs.Schedule since the move from django-q2, whose
+# ``django_q.schedule`` model no longer exists): an install that holds only these is empty, and a
+# restore replaces them with the backup's.
+START_UP_MODELS = ("deployment.secretkeyfingerprint", "jobs.schedule")
 # Made by `migrate` itself, never backed up.
 MIGRATE_MODELS = ("contenttypes.contenttype", "auth.permission")
 EXCLUDED_FROM_FIXTURE = ("contenttypes", "auth.permission")

@@ -35,6 +35,13 @@ def failing(job_id: str, outcome: dict[str, Any]) -> JobFailed:
     return JobFailed(queue.data(outcome["failure"])["code"])
 
 
+def take_failing(job_id: Any) -> dict[str, Any] | None:
+    """The outcome ``failing`` kept for a job whose end the engine could not write (the database
+    gone as it ended), if this process kept one; it is no longer kept."""
+    with _failing_lock:
+        return _failing.pop(str(job_id), None)
+
+
 def finished(job_id: str, *, status: str, worker: str | None) -> None:
     """After the engine ended the job: its failure written (and ``job.failed`` raised), its request
     cleared, its worker's row no longer naming it. One transaction."""

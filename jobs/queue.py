@@ -80,6 +80,17 @@ def data(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
+# How long after the engine ended a job its operation's failure may still be on its way (written
+# by the runner right after, in its own transaction); past this it never will be.
+FAILURE_PENDING = timedelta(seconds=10)
+_JOB_FAILED = "jobs.outcomes.JobFailed"
+
+
+def _failure_pending(row: DBTaskResult[..., Any]) -> bool:
+    return (row.exception_class_path == _JOB_FAILED and row.finished_at is not None
+            and row.finished_at > timezone.now() - FAILURE_PENDING)
+
+
 def record_of(row: DBTaskResult[..., Any], beat: WorkerBeat | None = None) -> JobRecord:
     kwargs = _kwargs(row)
     outcome = row.return_value if isinstance(row.return_value, dict) else {}
@@ -87,13 +98,20 @@ def record_of(row: DBTaskResult[..., Any], beat: WorkerBeat | None = None) -> Jo
     if beat is not None and beat.job is not None and str(beat.job) == str(row.id):
         done, total = beat.done, beat.total
     failure = data(outcome.get("failure"))
+    state = STATES.get(row.status, row.status.lower())
+    finished_at = row.finished_at
     if row.status == "FAILED" and not failure and "legacy" not in outcome:
-        # Failed without saying why (the engine's own failure, e.g. a result it could not store).
-        failure = {"code": "internal_error", "message": None}
+        if _failure_pending(row):
+            # The engine ended the job (clearing its result) and its runner is about to store the
+            # operation's failure (jobs.outcomes.finished): still running, not an internal error.
+            state, finished_at = "running", None
+        else:
+            # Failed without saying why (the engine's own failure, e.g. a result it could not store).
+            failure = {"code": "internal_error", "message": None}
     return JobRecord(
-        id=str(row.id), operation=str(kwargs.get("operation", "")), state=STATES.get(row.status, row.status.lower()),
+        id=str(row.id), operation=str(kwargs.get("operation", "")), state=state,
         done=int(done or 0), total=total, actor=kwargs.get("actor"), params=data(kwargs.get("params")) or {},
-        created_at=row.enqueued_at, started_at=row.started_at, finished_at=row.finished_at,
+        created_at=row.enqueued_at, started_at=row.started_at, finished_at=finished_at,
         result=data(outcome.get("result")), failure=failure, legacy=data(outcome.get("legacy")),
     )
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from audit.models import AuditEntry
-from audit.recorder import STARTED, finish
+from audit.recorder import STARTED, complete_kept, finish
 from audit.write_gate import audited_transaction
 from jobs import outcomes, queue
 from jobs.models import WorkerBeat
@@ -70,17 +70,25 @@ def _take_back(row: DBTaskResult[..., Any], audit_row: int | None, *, requeue: b
     if requeue:
         with transaction.atomic():
             return bool(still_running.update(status="READY", started_at=None))
-    failure = {"failure": queue.text({"code": WorkerDied.code, "message": WORKER_DIED})}
-    # One transaction: a process stopped between the two never leaves the job ended and its row open.
-    with audited_transaction():
-        if not still_running.update(status="FAILED", finished_at=timezone.now()):
-            return False
-        outcomes.fail(job_id, failure, audit_row=audit_row)
-        queue.forget_request(job_id)
-        if audit_row is not None:
-            details = AuditEntry.objects.filter(pk=audit_row).values_list("details", flat=True).first() or {}
-            if details.get("state") == STARTED:
-                # The operation's own row, begun before it wrote: completed, never a second one.
-                finish(audit_row, success=False, details={
-                    **{k: v for k, v in details.items() if k != "state"}, "error": WorkerDied.code})
+    # A runner of this process whose job ended while the database was away (``gone``) kept the
+    # job's failure and its audit row's outcome: those are written, not "the worker died".
+    kept = outcomes.take_failing(job_id)
+    failure = kept or {"failure": queue.text({"code": WorkerDied.code, "message": WORKER_DIED})}
+    try:
+        # One transaction: a process stopped between the two never leaves the job ended and its row open.
+        with audited_transaction():
+            if not still_running.update(status="FAILED", finished_at=timezone.now()):
+                return False
+            outcomes.fail(job_id, failure, audit_row=audit_row)
+            queue.forget_request(job_id)
+            if audit_row is not None:
+                details = AuditEntry.objects.filter(pk=audit_row).values_list("details", flat=True).first() or {}
+                if details.get("state") == STARTED and not complete_kept(audit_row):
+                    # The operation's own row, begun before it wrote: completed, never a second one.
+                    finish(audit_row, success=False, details={
+                        **{k: v for k, v in details.items() if k != "state"}, "error": WorkerDied.code})
+    except Exception:
+        if kept is not None:
+            outcomes.failing(job_id, kept)  # kept for the next try
+        raise
     return True

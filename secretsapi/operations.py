@@ -189,7 +189,13 @@ def wait(job: JobRecord, seconds: float) -> JobRecord:
         time.sleep(min(delay, left))
         delay = min(delay * 2, WAIT_STEP_MAX)
         result.refresh()
-    return queue.find(job.id) or job
+    found = queue.find(job.id) or job
+    # Ended by the engine, its failure not stored yet (jobs.queue.record_of): read until it is.
+    while result.is_finished and found.state not in ("succeeded", "failed") and time.monotonic() < deadline:
+        time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
+        delay = min(delay * 2, WAIT_STEP_MAX)
+        found = queue.find(job.id) or found
+    return found
 
 
 def failure_of(exc: Exception) -> dict[str, Any]:

@@ -198,12 +198,13 @@ def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_l
         server = LiveServer(proc, port, log_path)
         try:
             if _wait_ready(server):
+                readied = server.log().count(WORKER_READY)
                 with open(log_path, "ab") as log:
                     server.jobs = subprocess.Popen(
                         [*prefix, sys.executable, "manage.py", "worker"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                     )
-                _wait_worker(server)
+                _wait_worker(server, readied)
                 return server
         except BaseException:
             server.kill()
@@ -214,14 +215,21 @@ def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_l
     raise AssertionError(f"serve did not start; its output:\n{server.log()[-4000:]}")
 
 
-def _wait_worker(server: LiveServer) -> None:
-    """Until /health counts the job worker (its heartbeat): a long operation sent earlier is 503."""
+WORKER_READY = "Job worker ready: "
+
+
+def _wait_worker(server: LiveServer, readied: int) -> None:
+    """Until /health counts the job worker (its heartbeat) and this server's own worker said it is
+    ready (its runners started): a long operation sent earlier is 503. /health counts the workers
+    of every instance on the database, so another instance's worker alone is not enough (its
+    queue is not this one's)."""
     end = time.monotonic() + START_DEADLINE_S
     while time.monotonic() < end:
         assert server.jobs is not None and server.jobs.poll() is None, f"the worker exited:\n{server.log()[-4000:]}"
         with contextlib.suppress(OSError):
             _, _, body = http("GET", server.url + "/health", timeout=2)
-            if isinstance(body, dict) and body.get("workers") == "up":
+            if (isinstance(body, dict) and body.get("workers") == "up"
+                    and server.log().count(WORKER_READY) > readied):
                 return
         time.sleep(0.05)
     raise AssertionError(f"the job worker never sent a heartbeat:\n{server.log()[-4000:]}")

@@ -30,7 +30,7 @@ from django_tasks_db.management.commands.db_worker import Worker
 from audit import origin
 from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from jobs import queue, recovery, schedules, workers
-from secretsapi import operations
+from secretsapi import database_errors, operations
 from secretsapi.management.base import as_failure, migrate_pending
 from secretsapi.service.errors import LockTimeout
 from webhooks.delivery import deliver_due
@@ -132,8 +132,13 @@ def _runner(engine: Worker, stop: threading.Event) -> Callable[[], None]:
         while not stop.is_set():
             try:
                 engine.run()
-            except Exception:
-                logger.exception("job runner %s failed; starting it again", engine.worker_id)
+            except Exception as exc:
+                if database_errors.unreachable(exc):
+                    # The database away for a while: one line, not a traceback every second.
+                    logger.warning("job runner %s: database unavailable (%s); starting it again", engine.worker_id,
+                                   _first_line(exc))
+                else:
+                    logger.exception("job runner %s failed; starting it again", engine.worker_id)
                 stop.wait(1.0)
                 with contextlib.suppress(Exception):
                     close_old_connections()
@@ -142,6 +147,12 @@ def _runner(engine: Worker, stop: threading.Event) -> Callable[[], None]:
                 continue
             return
     return run
+
+
+def _first_line(exc: BaseException) -> str:
+    """An error's first line (a database error's message runs over several)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _housekeeping(stop: threading.Event, ids: list[str]) -> None:
@@ -173,7 +184,11 @@ def _deliveries(stop: threading.Event) -> None:
         try:
             close_old_connections()
             deliver_due()
-        except Exception:
-            logger.exception("webhook deliveries failed; trying again in a second")
+        except Exception as exc:
+            if database_errors.unreachable(exc):
+                logger.warning("webhook deliveries: database unavailable (%s); trying again in a second",
+                               _first_line(exc))
+            else:
+                logger.exception("webhook deliveries failed; trying again in a second")
         if stop.wait(1.0):
             return
