@@ -35,6 +35,12 @@ def failing(job_id: str, outcome: dict[str, Any]) -> JobFailed:
     return JobFailed(queue.data(outcome["failure"])["code"])
 
 
+def kept(job_id: Any) -> dict[str, Any] | None:
+    """The outcome ``failing`` kept for the job, if any (left for ``finished``)."""
+    with _failing_lock:
+        return _failing.get(str(job_id))
+
+
 def finished(job_id: str, *, status: str, worker: str | None) -> None:
     """After the engine ended the job: its failure written (and ``job.failed`` raised), its request
     cleared, its worker's row no longer naming it. One transaction."""

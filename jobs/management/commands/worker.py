@@ -25,11 +25,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
-from django_tasks_db.management.commands.db_worker import Worker
 
 from audit import origin
 from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from jobs import queue, recovery, schedules, workers
+from jobs.engine import Worker
 from secretsapi import operations
 from secretsapi.management.base import as_failure, migrate_pending
 from secretsapi.service.errors import LockTimeout
