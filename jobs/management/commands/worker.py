@@ -31,7 +31,7 @@ from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from jobs import queue, recovery, schedules, workers
 from jobs.engine import Worker
 from secretsapi import operations
-from secretsapi.management.base import as_failure, migrate_pending
+from secretsapi.management.base import as_failure, migrate_pending, say
 from secretsapi.service.errors import LockTimeout
 from webhooks.delivery import deliver_due
 
@@ -66,8 +66,8 @@ class Command(BaseCommand):
             verify_secret_key()
             schedules.install()
             for job in recovery.recover():
-                self.stderr.write(f"job {job.job}: its worker had stopped; "
-                                  f"{'queued again' if job.requeued else 'ended failed'}")
+                say(logger, logging.WARNING, f"job {job.job}: its worker had stopped; "
+                    f"{'queued again' if job.requeued else 'ended failed'}", self.stderr)
             if not registered:
                 workers.register(runners)
         except SecretKeyMismatch as exc:
@@ -97,7 +97,8 @@ class Command(BaseCommand):
                    for engine in engines]
         for thread in threads:
             thread.start()
-        self.stdout.write(f"Job worker ready: {len(runners)} runners ({', '.join(w for w, _ in runners)})")
+        say(logger, logging.INFO, f"Job worker ready: {len(runners)} runners ({', '.join(w for w, _ in runners)})",
+            self.stdout)
         self.stdout.flush()
         for thread in [*threads, service[0]]:
             while thread.is_alive():
