@@ -42,6 +42,12 @@ def take_failing(job_id: Any) -> dict[str, Any] | None:
         return _failing.pop(str(job_id), None)
 
 
+def kept(job_id: Any) -> dict[str, Any] | None:
+    """The outcome ``failing`` kept for the job, if any (left for ``finished``)."""
+    with _failing_lock:
+        return _failing.get(str(job_id))
+
+
 def finished(job_id: str, *, status: str, worker: str | None) -> None:
     """After the engine ended the job: its failure written (and ``job.failed`` raised), its request
     cleared, its worker's row no longer naming it. One transaction."""

@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from django_tasks.signals import task_enqueued
-from django_tasks_db.management.commands.db_worker import Worker
 
 from jobs import workers
+from jobs.engine import Worker
 
 IN_PROCESS = "tests:in-process"
 _real_alive = workers.alive

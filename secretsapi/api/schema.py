@@ -3,6 +3,7 @@ request bodies."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
@@ -10,6 +11,7 @@ from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 
 from secretsapi.api.authentication import BEARER, HEADER, insecure_mode
 from secretsapi.api.docs import HeaderedResponse
+from secretsapi.api.serializers.strict import StrictRequestSerializer
 
 
 class ApiKeySchemeExtension(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
@@ -36,6 +38,8 @@ class AutoSchema(SpectacularAutoSchema):
     components ``SyncRequest`` rather than ``SyncRequestRequest``."""
 
     def _get_serializer_name(self, serializer: Any, direction: Any, *args: Any, **kwargs: Any) -> str:
+        if isinstance(serializer, StrictRequestSerializer):
+            serializer = whole(serializer)  # a PATCH body is validated whole: no "Patched" component
         name: str = super()._get_serializer_name(serializer, direction, *args, **kwargs)
         # COMPONENT_SPLIT_REQUEST appends "Request" to request components; ours already say so.
         return name.removesuffix("Request") if name.endswith("RequestRequest") else name
@@ -48,15 +52,27 @@ class AutoSchema(SpectacularAutoSchema):
 
 
 class StrictRequestExtension(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
-    """A request body takes its declared fields only (the server answers 422 for any other)."""
+    """A request body takes its declared fields only (the server answers 422 for any other), and
+    its required fields are required on PATCH too: drf-spectacular maps a PATCH body as partial
+    (every field optional, as DRF's ``partial=True``), but a view here validates its body whole
+    (``PATCH /webhooks/{id}`` needs ``enabled``), so the schema says what the server checks."""
 
     target_class = "secretsapi.api.serializers.strict.StrictRequestSerializer"
     match_subclasses = True
 
     def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
-        schema: dict[str, Any] = auto_schema._map_basic_serializer(self.target, direction)
+        schema: dict[str, Any] = auto_schema._map_basic_serializer(whole(self.target), direction)
         schema["additionalProperties"] = False
         return schema
+
+
+def whole(serializer: Any) -> Any:
+    """``serializer`` as the view validates it: never partial."""
+    if not getattr(serializer, "partial", False):
+        return serializer
+    serializer = copy.copy(serializer)
+    serializer.partial = False
+    return serializer
 
 
 # --- Postprocessing: what every operation may answer, and what no string may hold -------------

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.checks import Tags
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
@@ -45,6 +46,16 @@ WEB_CHECKS = frozenset({Tags.urls, Tags.admin, Tags.templates})
 
 ENVIRONMENT_HELP = ("Environment: a key of the definition's environments.profiles; its var files, lockfile "
                     "and target_profile apply (default: environments.default).")
+
+
+def say(log: logging.Logger, level: int, text: str, stream: OutputWrapper) -> None:
+    """What a long-running command (serve, worker) says about itself: under SERVICE_LOG_FORMAT=json
+    a record of ``log`` (one JSON line, like every other line of the process); else ``text`` as
+    written to ``stream``."""
+    if settings.SERVICE_LOG_FORMAT == "json":
+        log.log(level, " ".join(line.strip(" *") for line in text.splitlines() if line.strip(" *")))
+    else:
+        stream.write(text)
 
 
 def cli_actor() -> str:

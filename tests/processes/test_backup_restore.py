@@ -12,6 +12,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -44,7 +45,7 @@ def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=300, check=False)
 
 
-def rows(env: dict[str, str]) -> list[dict[str, object]]:
+def rows(env: dict[str, str]) -> list[dict[str, Any]]:
     """Every row of the database (Django's fixture, by model and key), less the restore's own audit row."""
     dumped = manage(env, "dumpdata", "--natural-foreign", "--natural-primary", *FIXTURE_EXCLUDES)
     assert dumped.returncode == 0, dumped.stderr
@@ -99,7 +100,7 @@ def backup_and_restore(tmp_path: Path, servers: Callable[..., LiveServer], url_a
     # move from django-q2's jobs.Job: the sync and the rotation are in it.
     assert {o["model"] for o in before} >= {"apikeys.apikey", "audit.auditentry", "auth.user",
                                             "django_tasks_database.dbtaskresult"}
-    jobs = [o["fields"] for o in before if o["model"] == "django_tasks_database.dbtaskresult"]
+    jobs: list[dict[str, Any]] = [o["fields"] for o in before if o["model"] == "django_tasks_database.dbtaskresult"]
     assert {job["args_kwargs"]["kwargs"]["operation"] for job in jobs} >= {"sync", "execute_rotation"}
     assert after == before
     # Every file: the lockfile's entries, the target files, the definition, the secret key.

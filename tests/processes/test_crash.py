@@ -83,7 +83,10 @@ def test_kill_9_during_syncs_and_rotations_never_corrupts_files_or_hides_a_value
     project.mkdir()
     definition = write_definition(project, many_secrets(
         SECRETS, files=FILES, kinds=("random_hex", "random_password"), rotation_period="90d"))
-    env = server_env(data_dir=tmp_path / "data", config=definition)
+    # One key sends every request, and the jobs a killed worker held are queued again when its
+    # successor starts: the bound on one key's jobs (SERVICE_JOBS_PER_KEY, tested on its own in
+    # tests/security/test_job_queues_live.py) is not what this test is about.
+    env = server_env(data_dir=tmp_path / "data", config=definition, extra={"SERVICE_JOBS_PER_KEY": "200"})
     log = tmp_path / "serve.log"
     rng = random.Random(SEED)
     server = servers(env, log)

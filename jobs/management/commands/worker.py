@@ -25,13 +25,13 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
-from django_tasks_db.management.commands.db_worker import Worker
 
 from audit import origin
 from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from jobs import queue, recovery, schedules, workers
+from jobs.engine import Worker
 from secretsapi import database_errors, operations
-from secretsapi.management.base import as_failure, migrate_pending
+from secretsapi.management.base import as_failure, migrate_pending, say
 from secretsapi.service.errors import LockTimeout
 from webhooks.delivery import deliver_due
 
@@ -66,8 +66,8 @@ class Command(BaseCommand):
             verify_secret_key()
             schedules.install()
             for job in recovery.recover():
-                self.stderr.write(f"job {job.job}: its worker had stopped; "
-                                  f"{'queued again' if job.requeued else 'ended failed'}")
+                say(logger, logging.WARNING, f"job {job.job}: its worker had stopped; "
+                    f"{'queued again' if job.requeued else 'ended failed'}", self.stderr)
             if not registered:
                 workers.register(runners)
         except SecretKeyMismatch as exc:
@@ -97,7 +97,8 @@ class Command(BaseCommand):
                    for engine in engines]
         for thread in threads:
             thread.start()
-        self.stdout.write(f"Job worker ready: {len(runners)} runners ({', '.join(w for w, _ in runners)})")
+        say(logger, logging.INFO, f"Job worker ready: {len(runners)} runners ({', '.join(w for w, _ in runners)})",
+            self.stdout)
         self.stdout.flush()
         for thread in [*threads, service[0]]:
             while thread.is_alive():

@@ -28,7 +28,7 @@ from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from jobs import workers
 from secretsapi.api.authentication import insecure_mode
 from secretsapi.api.loopback import HOW_TO_LEAVE, is_loopback_address
-from secretsapi.management.base import as_failure, migrate_pending
+from secretsapi.management.base import as_failure, migrate_pending, say
 from secretsapi.service.errors import LockTimeout
 
 logger = logging.getLogger("secretsapi.serve")
@@ -75,10 +75,7 @@ class Command(BaseCommand):
     @staticmethod
     def _say(level: int, text: str, stream: OutputWrapper) -> None:
         """Under SERVICE_LOG_FORMAT=json a log record (one JSON line, like every other); else as written."""
-        if settings.SERVICE_LOG_FORMAT == "json":
-            logger.log(level, " ".join(line.strip(" *") for line in text.splitlines() if line.strip(" *")))
-        else:
-            stream.write(text)
+        say(logger, level, text, stream)
 
     def _job_worker(self, choice: str) -> None:
         """Start the embedded job worker, or say why there is none (see the module docstring)."""
