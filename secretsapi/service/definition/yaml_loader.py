@@ -238,7 +238,8 @@ def read_definition(path: Path, max_bytes: int = MAX_BYTES) -> str:
 
 def read_text(path: Path, *, source: str, max_bytes: int = MAX_BYTES) -> str:
     """A YAML file's text with universal newlines (as SecretZero's read_text() sees it, so text
-    hashes agree), refused past ``max_bytes`` after reading one byte more, never the whole file.
+    hashes agree), refused past ``max_bytes``: unread when its size says so, else after reading
+    one byte more (a file that grows while read), never the whole file.
 
     FileNotFoundError propagates (callers word it); every other failure is DefinitionInvalid.
     """
@@ -247,10 +248,12 @@ def read_text(path: Path, *, source: str, max_bytes: int = MAX_BYTES) -> str:
             # read(n) allocates n bytes up front: ask for what the file holds (plus one byte,
             # to see a file that grew), not for the limit.
             size = os.fstat(handle.fileno()).st_size
-            data = handle.read(min(size, max_bytes) + 1)
+            if size > max_bytes:  # refused unread: its size is known
+                raise DefinitionInvalid([f"{source}: file is too large (over the limit of {max_bytes} bytes)"])
+            data = handle.read(size + 1)
             if size < len(data) <= max_bytes:  # it grew meanwhile: the rest, still bounded
                 data += handle.read(max_bytes + 1 - len(data))
-    except FileNotFoundError:
+    except (FileNotFoundError, DefinitionInvalid):
         raise
     except OSError:
         raise DefinitionInvalid([f"{source}: cannot be read"]) from None
