@@ -92,6 +92,16 @@ def env_paths(name: str) -> tuple[Path, ...]:
 
 def env_patterns(name: str) -> tuple[str, ...] | None:
     """Comma-separated variable names or ``*``/``?`` patterns; None when unset or empty, () for "-"."""
+    return _env_items(name, r"[A-Za-z0-9_*?]+", "variable names or patterns (letters, digits, _, * and ?)")
+
+
+def env_names(name: str) -> tuple[str, ...] | None:
+    """Comma-separated names (letters, digits and ``._@:/-``); None when unset or empty, () for "-"."""
+    return _env_items(name, r"[A-Za-z0-9_.@:/+=-]+", "names")
+
+
+def _env_items(name: str, item_pattern: str, what: str) -> tuple[str, ...] | None:
+    """Comma-separated items each matching ``item_pattern``; None when unset or empty, () for "-"."""
     value = _given(name)
     if value is None:
         return None
@@ -99,9 +109,9 @@ def env_patterns(name: str) -> tuple[str, ...] | None:
         return ()
     items = tuple(item.strip() for item in value.split(",") if item.strip())
     for number, item in enumerate(items, 1):
-        if not re.fullmatch(r"[A-Za-z0-9_*?]+", item):
-            raise ImproperlyConfigured(f"{name} must list variable names or patterns (letters, digits, _, * and ?) "
-                                       f"separated by commas, or be -: item {number} is not one.")
+        if not re.fullmatch(item_pattern, item):
+            raise ImproperlyConfigured(f"{name} must list {what} separated by commas, or be -: item {number} "
+                                       "is not one.")
     return items
 
 
@@ -296,21 +306,6 @@ SERVICE_PROVIDER_READ = env_locations("SERVICE_PROVIDER_READ")
 # with those credentials (another team's path in the operator's store); unset or empty: anywhere
 # the addresses allow (SecretZero's behaviour), "-": nowhere. Its own credentials are not limited.
 SERVICE_PROVIDER_WRITE = env_locations("SERVICE_PROVIDER_WRITE")
-
-
-def env_names(name: str) -> tuple[str, ...] | None:
-    """Comma-separated names (letters, digits and ``._@:/-``); None when unset or empty, () for "-"."""
-    value = _given(name)
-    if value is None:
-        return None
-    if value == "-":
-        return ()
-    items = tuple(item.strip() for item in value.split(",") if item.strip())
-    for number, item in enumerate(items, 1):
-        if not re.fullmatch(r"[A-Za-z0-9_.@:/+=-]+", item):
-            raise ImproperlyConfigured(f"{name} must list names separated by commas, or be -: item {number} "
-                                       "is not one.")
-    return items
 
 
 # Which of the operator's identities a definition may select by name: profiles of the server's AWS

@@ -6,6 +6,7 @@ kind's settings are written down once, in its module.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,4 +99,4 @@ def generated(text: str) -> str:
 
 
 if __name__ == "__main__":
-    print(KINDS_BEGIN, kinds_table(), END, "", PROVIDERS_BEGIN, providers_table(), END, sep="\n")
+    sys.stdout.write("\n".join((KINDS_BEGIN, kinds_table(), END, "", PROVIDERS_BEGIN, providers_table(), END)) + "\n")
