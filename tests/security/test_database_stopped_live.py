@@ -69,6 +69,9 @@ def test_health_and_other_calls_are_503_while_the_database_is_away(server: LiveS
     assert "Traceback" not in server.log()
 
 
+JOB_SAW_IT = "Database unavailable during a job"
+
+
 def sync_rows(database_url: str) -> list[tuple[Any, ...]]:
     return pg_rows(database_url, "SELECT details, success FROM audit_auditentry WHERE action = 'sync'")
 
@@ -85,6 +88,13 @@ def test_a_sync_whose_database_goes_away_midway_does_not_stay_started(server: Li
             time.sleep(0.02)
         with database_away(pg_database):
             sync.join(120)
+            # The request's wait fails on its own connection and may answer before the job has
+            # tried to write its outcome: keep the database away until the job has tried (it logs
+            # this after keeping the outcome it could not write).
+            deadline = time.monotonic() + 60
+            while JOB_SAW_IT not in server.log():
+                assert time.monotonic() < deadline, f"the job never met the database away:\n{server.log()[-4000:]}"
+                time.sleep(0.05)
     finally:
         sync.join(120)
     (status, body), = answers
