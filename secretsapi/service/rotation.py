@@ -13,6 +13,7 @@ from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.state.outcome import written_targets
 from secretsapi.service.state.plans import RotationRequest
 from secretsapi.service.state.rendered import with_rendered
+from secretsapi.service.state.superseded import revoke_superseded
 from secretsapi.service.sync import without_environment
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.util.progress import Progress
@@ -58,7 +59,8 @@ def execute_rotation(
     planned, outcome = write.write(ws.write_place, definition, request, progress)
     failed = [e.secret for e in planned.errors] + (outcome.failed if outcome else [])
     rotated = outcome.stored if outcome else []
-    errors = without_environment(definition, planned.errors + (outcome.errors if outcome else []))
+    revoked = revoke_superseded(ws.write_place, definition, request.secrets, outcome)
+    errors = without_environment(definition, planned.errors + (outcome.errors if outcome else []) + revoked)
     partial = written_targets(outcome, partial_only=True, hide=definition.environment_hidden) if outcome else {}
     written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden) if outcome else {}
     return RotationResult(rotated, failed, errors, _message(rotated, failed), partial,

@@ -13,6 +13,7 @@ from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.outcome import written_targets
 from secretsapi.service.state.plans import SyncRequest
 from secretsapi.service.state.rendered import with_rendered
+from secretsapi.service.state.superseded import revoke_superseded
 from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace
 
@@ -53,6 +54,8 @@ def sync(
     generated = outcome.stored if outcome is not None else []
     failed = blocked + (outcome.failed if outcome is not None else [])
     errors = done.plan.errors + done.fixes.errors + (outcome.errors if outcome is not None else [])
+    # Tokens the new ones replaced are revoked once the lockfile is committed (and retried here).
+    errors += revoke_superseded(ws.write_place, definition, request.secrets, outcome)
     repaired = done.repaired
     # A secret with a target that does not hold its value is in errors on every sync until it does.
     unfinished = {error.secret for error in done.fixes.errors + (outcome.errors if outcome is not None else [])}

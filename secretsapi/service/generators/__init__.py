@@ -1,5 +1,5 @@
 """Value generators (random_password, random_string, random_hex, uuid, static, azure_app_reg,
-script)."""
+script) and the provider-backed ones that create tokens at their source (``tokens``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from secretsapi.service.definition.model import GeneratorSpec
 from secretsapi.service.errors import GeneratorError
 from secretsapi.service.generators.random_draws import Draw, password
 from secretsapi.service.generators.script_runner import run_script
+from secretsapi.service.generators.tokens import issuer_of, token_kinds
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_LENGTH = 65_536  # a bound so a typo cannot make the server build a gigabyte string
@@ -40,10 +41,7 @@ PASSWORD_CLASSES: dict[str, str] = {
 
 # SecretZero's generator kinds this service does not run: a definition using them is valid,
 # and those secrets fail at sync (named in the validation warnings).
-SECRETZERO_ONLY_GENERATORS = (
-    "azdo_pat", "entra-agent-blueprint", "github_pat", "gitlab_group_service_account",
-    "gitlab_group_token", "gitlab_project_token", "provider_backed",
-)  # fmt: skip
+SECRETZERO_ONLY_GENERATORS = ("entra-agent-blueprint", "provider_backed")
 # SecretZero's azure_app_reg is its static generator under another name (Entra app registration
 # credentials typed in by hand); it makes no remote call.
 STATIC_KINDS = ("static", "azure_app_reg")
@@ -118,6 +116,10 @@ GENERATORS: dict[str, dict[str, Any]] = {
 
 
 GENERATORS["azure_app_reg"]["options"] = GENERATORS["static"]["options"]
+for _kind in token_kinds():
+    _issuer = issuer_of(_kind)
+    if _issuer is not None:
+        GENERATORS[_kind] = {"description": _issuer.description, "options": _issuer.options}
 
 
 def _int_option(config: Mapping[str, Any], name: str, default: int, where: str, errors: list[str]) -> int:
@@ -261,6 +263,8 @@ def validate_generator(
         _validate_static(config, where, errors)
     elif spec.kind == "script":
         _validate_script(config, where, errors)
+    elif (issuer := issuer_of(spec.kind)) is not None:
+        issuer.validate(config, where, errors)
     return errors
 
 
@@ -283,6 +287,8 @@ def generate(spec: GeneratorSpec, *, allow_scripts: bool, cwd: Path | None = Non
     """
     if spec.unavailable is not None:
         raise GeneratorError(spec.unavailable)
+    if issuer_of(spec.kind) is not None:  # created at its source: ``tokens.issue``, with the providers
+        raise GeneratorError(f"{spec.kind} creates its token at sync, through its provider")
     if spec.kind == "script" and not allow_scripts:
         raise GeneratorError("script generator is disabled; set SERVICE_ALLOW_SCRIPTS=true to enable it")
     errors = validate_generator(spec, "generator")

@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from secretsapi.service.errors import LockEntryCorrupted
+from secretsapi.service.generators.tokens import with_issued
 from secretsapi.service.state import changes
 from secretsapi.service.state.changes import with_change
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
@@ -61,12 +62,14 @@ def _entry(doc: LockDocument, item: Written, stamp: str, rotation: bool) -> Lock
             hash=value_hash, created_at=stamp, updated_at=stamp,
             last_rotated=stamp if rotation else None, rotation_count=1 if rotation else 0,
             definition_hash=item.secret.definition_hash, targets=hashes,
-            extra=with_change({}, changes.ROTATED if rotation else changes.GENERATED, stamp),
+            extra=with_issued(with_change({}, changes.ROTATED if rotation else changes.GENERATED, stamp),
+                              item.issued, {}),
         )
     return LockEntry(
         hash=value_hash, created_at=old.created_at, updated_at=stamp,
         last_rotated=stamp if rotation else old.last_rotated,
         rotation_count=old.rotation_count + 1 if rotation else old.rotation_count,
         definition_hash=item.secret.definition_hash, targets=hashes,
-        extra=with_change(old.extra, changes.ROTATED if rotation else changes.REGENERATED, stamp),
+        extra=with_issued(with_change(old.extra, changes.ROTATED if rotation else changes.REGENERATED, stamp),
+                          item.issued, old.extra),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from secretsapi.service.definition.model import SecretDef
 from secretsapi.service.errors import LockfileUnwritable, LockLost
@@ -19,6 +20,8 @@ class Written:
     lock_key: str
     value_hash: str
     targets: dict[str, str]  # target id -> recorded hash, in definition order
+    # A token created at its source for this value: its record (``generators.tokens``), never the token.
+    issued: dict[str, Any] | None = None
 
 
 @dataclass
@@ -35,6 +38,8 @@ class StoreOutcome:
     companions: list[Written] = field(default_factory=list)
     # The repairs written beside the work (``store``'s ``repairs``): lock key -> {target id: hash}.
     repaired: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Tokens created at their source that no target took (their secret failed): revoke them.
+    unused_tokens: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 def written_targets(

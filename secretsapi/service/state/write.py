@@ -92,7 +92,7 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
     now = place.clock()
     known = {repair.unit.lock_key: repair.value for repair in repairs}
     values = generate_values(definition, doc, work, allow_scripts=place.allow_scripts, progress=progress,
-                             known=known)
+                             known=known, now=now)
     expected = values.expected()
     ahead = doc.fork()
     record(ahead, expected, now=now, rotation=rotation)
