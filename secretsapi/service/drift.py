@@ -9,6 +9,7 @@ from typing import Any
 
 from secretsapi.service.definition.model import Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
+from secretsapi.service.generators.tokens import ACTIVE, issued_record, issuer_of
 from secretsapi.service.results import DriftItem, DriftResult
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
@@ -44,6 +45,10 @@ MESSAGES = {
     "definition_changed": "secret definition changed since it was last synced",
     "stale_output": "template output was not rendered with the secret's current value",
     "unverifiable": "target is write-only: its value cannot be read back, only when the store last wrote it",
+    "token_revoked": "the token the targets hold was revoked at its source",
+    "token_expired": "the token the targets hold has expired at its source",
+    "token_missing": "the token the targets hold no longer exists at its source",
+    "token_unchecked": "the token's state at its source cannot be read",
 }
 
 
@@ -116,7 +121,25 @@ def _entry_findings(
             found += _per_target(secret.name, unit, ctx, "definition_changed", definition=str(ws.definition_path))
         for placement in unit.placements:
             found.extend(_plan_read(secret.name, unit.lock_key, placement, entry, ctx, checks))
+        found.extend(_token_findings(secret.name, unit, entry, ctx, ws))
     return found
+
+
+def _token_findings(secret: str, unit: Unit, entry: LockEntry, ctx: TargetContext, ws: Workspace) -> list[DriftItem]:
+    """A token created at its source (``generators.tokens``) that no longer works there: the
+    targets hold a dead credential, which their hashes cannot show."""
+    record = issued_record(entry.extra)
+    issuer = issuer_of(unit.generator.kind)
+    if record is None or issuer is None or record.get("kind") != unit.generator.kind:
+        return []
+    facts = {"key": unit.lock_key, "token_id": record.get("id"), "expires_at": record.get("expires_at")}
+    try:
+        state = issuer.state(record, ctx, ws.now())
+    except TargetError as exc:
+        return [_item(secret, "token_unchecked", None, str(record.get("owner")), **facts, problem=exc.message)]
+    if state == ACTIVE:
+        return []
+    return [_item(secret, f"token_{state}", None, str(record.get("owner")), **facts)]
 
 
 def _per_target(secret: str, unit: Unit, ctx: TargetContext, reason: str, **extra: Any) -> list[DriftItem]:

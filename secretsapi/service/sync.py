@@ -10,10 +10,11 @@ from secretsapi.service.definition.model import Definition
 from secretsapi.service.results import CleanResult, ImportResult, OperationError, SyncResult, sync_summary
 from secretsapi.service.state import upkeep, write
 from secretsapi.service.state.lock_state import read_state
-from secretsapi.service.state.outcome import written_targets
+from secretsapi.service.state.outcome import StoreOutcome, written_targets
 from secretsapi.service.state.plans import SyncRequest
 from secretsapi.service.state.rendered import with_rendered
-from secretsapi.service.state.superseded import revoke_superseded
+from secretsapi.service.state.superseded import dead_tokens, revoke_superseded
+from secretsapi.service.targets import TargetContext
 from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace
 
@@ -48,8 +49,9 @@ def sync(
                           True, sync_summary(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets,
                           refreshed=_hidden(definition, dry.refreshed))
 
+    renewed = _renew_dead_tokens(ws, definition, request) if repair else None
     done = write.sync_write(ws.write_place, definition, request, repair=repair, refresh=refresh, progress=progress)
-    outcome = done.outcome
+    outcome = _merged(renewed, done.outcome)
     blocked = [error.secret for error in done.plan.errors]
     generated = outcome.stored if outcome is not None else []
     failed = blocked + (outcome.failed if outcome is not None else [])
@@ -67,6 +69,25 @@ def sync(
     return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
                       sync_summary(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial,
                       outcome.sources if outcome is not None else {}, _hidden(definition, done.refreshed), written)
+
+
+def _renew_dead_tokens(ws: Workspace, definition: Definition, request: SyncRequest) -> StoreOutcome | None:
+    """A repair creates a new token for each secret whose token was revoked, expired or deleted at
+    its source (``generators.tokens``): its targets' hashes still match, but what they hold is
+    dead. A forced sync of those secrets alone, before the repair of the others."""
+    dead = dead_tokens(read_state(ws.lockfiles, definition), request.secrets, TargetContext.of(definition), ws.now())
+    if not dead:
+        return None
+    return write.write(ws.write_place, definition, SyncRequest(tuple(dead), force=True))[1]
+
+
+def _merged(first: StoreOutcome | None, second: StoreOutcome | None) -> StoreOutcome | None:
+    if first is None or second is None:
+        return first or second
+    return StoreOutcome(first.stored + second.stored, first.failed + second.failed, first.errors + second.errors,
+                        first.written + second.written, {**first.sources, **second.sources},
+                        first.companions + second.companions, {**first.repaired, **second.repaired},
+                        first.unused_tokens + second.unused_tokens)
 
 
 def _hidden(definition: Definition, refreshed: dict[str, list[str]]) -> dict[str, list[str]]:

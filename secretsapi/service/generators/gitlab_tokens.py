@@ -165,17 +165,22 @@ def _state(found: Mapping[str, Any] | None, now: datetime) -> str:
     return EXPIRED if found.get("active") is False else ACTIVE
 
 
-class _AccessTokens:
+class AccessTokens:
     """Project and group access tokens: the same API under ``/projects`` or ``/groups``."""
 
-    owner: str  # config key: project or group
-    collection: str  # projects or groups
     default_provider = "gitlab"
-    description: str
-    options: dict[str, dict[str, Any]]
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, owner: str, collection: str) -> None:
         self.kind = kind
+        self.owner = owner  # config key: project or group
+        self.collection = collection  # projects or groups
+        self.description = f"A GitLab {owner} access token, created through GitLab's API (the value is the token)."
+        self.options: dict[str, dict[str, Any]] = {
+            owner: _opt("string", "auto", f"{owner.title()} path or numeric id, or auto."), **_COMMON,
+            "access_level": _opt("integer", 40, "The token's role: 10, 15, 20, 30, 40 or 50."),
+            "revoke_existing": _opt("boolean", True, "Revoke the previous token (and others of its name) once "
+                                                     "the targets hold the new one."),
+        }
 
     def validate(self, config: Mapping[str, Any], where: str, errors: list[str]) -> None:
         _problems(config, where, errors, owner=self.owner, account=False)
@@ -202,7 +207,10 @@ class _AccessTokens:
 
     def revoke(self, record: Mapping[str, Any], ctx: TargetContext) -> None:
         api = _Api(record, ctx, self.kind)
-        api.call("DELETE", self._item(record), "token revocation", (204, 404))
+        status, _ = api.call("DELETE", self._item(record), "token revocation", (204, 400, 404))
+        # GitLab answers 400 for a token it cannot revoke, one already revoked among them.
+        if status == 400 and self.state(record, ctx, datetime.now(UTC)) == ACTIVE:
+            raise TargetError(f"{api.where}: token revocation rejected (400: the store refused the request)")
 
     def state(self, record: Mapping[str, Any], ctx: TargetContext, now: datetime) -> str:
         api = _Api(record, ctx, self.kind)
@@ -219,21 +227,5 @@ class _AccessTokens:
                 and not t.get("revoked")]
 
 
-class ProjectTokens(_AccessTokens):
-    owner, collection = "project", "projects"
-    description = "A GitLab project access token, created through GitLab's API (the value is the token)."
-    options = {"project": _opt("string", "auto", "Project path or id, or auto."), **_COMMON,
-               "access_level": _opt("integer", 40, "The token's role: 10, 15, 20, 30, 40 or 50."),
-               "revoke_existing": _opt("boolean", True, "Revoke the previous token once the targets hold the new one.")}
-
-
-class GroupTokens(_AccessTokens):
-    owner, collection = "group", "groups"
-    description = "A GitLab group access token, created through GitLab's API (the value is the token)."
-    options = {"group": _opt("string", "auto", "Group path or id, or auto."), **_COMMON,
-               "access_level": _opt("integer", 40, "The token's role: 10, 15, 20, 30, 40 or 50."),
-               "revoke_existing": _opt("boolean", True, "Revoke the previous token once the targets hold the new one.")}
-
-
-register(ProjectTokens("gitlab_project_token"))
-register(GroupTokens("gitlab_group_token"))
+register(AccessTokens("gitlab_project_token", "project", "projects"))
+register(AccessTokens("gitlab_group_token", "group", "groups"))

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from secretsapi.service.definition.model import Definition, SecretDef
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.generators.tokens import (
+    ACTIVE,
     SUPERSEDED,
     describe,
     issued_record,
@@ -27,6 +29,7 @@ from secretsapi.service.generators.tokens import (
 )
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lock_state import read_state, write_state
+from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.state.outcome import StoreOutcome
 from secretsapi.service.state.write import Place, write_lock
 from secretsapi.service.targets import TargetContext
@@ -111,3 +114,27 @@ def _revoke(record: dict[str, Any], ctx: TargetContext) -> None:
     if issuer is None:
         raise TargetError(f"unknown token kind {record.get('kind')!r}")
     issuer.revoke(record, ctx)
+
+
+def dead_tokens(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetContext, now: datetime) -> list[SecretDef]:
+    """The secrets whose recorded token is revoked, expired or gone at its source (a repair
+    creates a new one); a token whose state cannot be read is left to drift to report."""
+    dead = []
+    for secret in token_secrets(secrets):
+        for unit in secret.units:
+            issuer = issuer_of(unit.generator.kind)
+            try:
+                entry = doc.entry(unit.lock_key)
+            except LockEntryCorrupted:
+                continue
+            record = issued_record(entry.extra) if entry is not None else None
+            if issuer is None or record is None or record.get("kind") != unit.generator.kind:
+                continue
+            try:
+                state = issuer.state(record, ctx, now)
+            except TargetError:
+                continue
+            if state != ACTIVE:
+                dead.append(secret)
+                break
+    return dead

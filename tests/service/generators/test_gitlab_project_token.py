@@ -136,8 +136,8 @@ def test_drift_reports_a_token_revoked_or_expired_at_gitlab(
     assert not detect_drift(ws).has_drift
     getattr(gitlab, change)(gitlab.token_named("secretzero-ci-deploy")[0]["id"])
     report = detect_drift(ws)
-    assert report.has_drift and report.drifted_secrets == ["ci_deploy_token"]
-    reasons = [item.details["reason"] for item in report.items]
+    assert report.has_drift and report.secrets_with_drift == ["ci_deploy_token"]
+    reasons = [item.details["reason"] for item in report.details]
     assert reasons == ["token_revoked" if change == "revoke" else "token_expired"]
 
 
