@@ -61,7 +61,7 @@ _COMMON = {
 }
 
 
-def _problems(config: Mapping[str, Any], where: str, errors: list[str], *, owner: str, account: bool) -> None:
+def problems(config: Mapping[str, Any], where: str, errors: list[str], *, owner: str, account: bool) -> None:
     for key in ("token_name",) + (("service_account_name",) if account else ()):
         if not isinstance(config.get(key), str) or not config.get(key):
             errors.append(f"{where}.config.{key}: required")
@@ -92,7 +92,7 @@ def _problems(config: Mapping[str, Any], where: str, errors: list[str], *, owner
                       "resource, access_level}}")
 
 
-class _Api:
+class Api:
     """Calls to one GitLab instance with one provider's token, through the targets' transport."""
 
     def __init__(self, config: Mapping[str, Any], ctx: TargetContext, kind: str) -> None:
@@ -122,11 +122,11 @@ class _Api:
         return response.status_code, (json_body(response, self.where, operation) if response.content else None)
 
 
-def _path(ident: Any) -> str:
+def quoted(ident: Any) -> str:
     return quote(str(ident), safe="")
 
 
-def _resolve(config: Mapping[str, Any], api: _Api, owner: str) -> str:
+def resolve(config: Mapping[str, Any], api: Api, owner: str) -> str:
     """SecretZero's ``auto``: the provider's setting, GitLab CI's variables, the project's group."""
     given = config.get(owner, "auto")
     if given not in (None, "", "auto"):
@@ -149,11 +149,11 @@ def _resolve(config: Mapping[str, Any], api: _Api, owner: str) -> str:
                       f"name the {owner}")
 
 
-def _expiry(config: Mapping[str, Any], now: datetime) -> str:
+def expiry(config: Mapping[str, Any], now: datetime) -> str:
     return (now.astimezone(UTC) + timedelta(days=int(config.get("expires_in_days", 90)))).strftime("%Y-%m-%d")
 
 
-def _state(found: Mapping[str, Any] | None, now: datetime) -> str:
+def token_state(found: Mapping[str, Any] | None, now: datetime) -> str:
     """A token's state from GitLab's answer: revoked, expired (its date passed), else active."""
     if found is None:
         return MISSING
@@ -183,18 +183,19 @@ class AccessTokens:
         }
 
     def validate(self, config: Mapping[str, Any], where: str, errors: list[str]) -> None:
-        _problems(config, where, errors, owner=self.owner, account=False)
+        problems(config, where, errors, owner=self.owner, account=False)
 
-    def issue(self, spec: GeneratorSpec, ctx: TargetContext, now: datetime) -> Issued:
+    def issue(self, spec: GeneratorSpec, ctx: TargetContext, now: datetime,
+              previous: Mapping[str, Any] | None = None) -> Issued:
         config = spec.config
-        api = _Api(config, ctx, self.kind)
-        owner = _resolve(config, api, self.owner)
+        api = Api(config, ctx, self.kind)
+        owner = resolve(config, api, self.owner)
         check_server_credential(ctx, f"{api.provider.alias}/{self.kind}", owner, api.server)
-        body = {"name": config["token_name"], "scopes": list(config["scopes"]), "expires_at": _expiry(config, now),
+        body = {"name": config["token_name"], "scopes": list(config["scopes"]), "expires_at": expiry(config, now),
                 "access_level": config.get("access_level", 40)}
         if config.get("description"):
             body["description"] = config["description"]
-        _, made = api.call("POST", f"/{self.collection}/{_path(owner)}/access_tokens", "token creation", (201,),
+        _, made = api.call("POST", f"/{self.collection}/{quoted(owner)}/access_tokens", "token creation", (201,),
                            body, missing=f"no such {self.owner}")
         if not isinstance(made, dict) or not isinstance(made.get("token"), str) or not made["token"]:
             raise TargetError(f"{api.where}: token creation failed (the answer has no token)")
@@ -203,23 +204,23 @@ class AccessTokens:
                                       "created_at": made.get("created_at")})
 
     def _item(self, record: Mapping[str, Any]) -> str:
-        return f"/{self.collection}/{_path(record.get('owner'))}/access_tokens/{_path(record.get('id'))}"
+        return f"/{self.collection}/{quoted(record.get('owner'))}/access_tokens/{quoted(record.get('id'))}"
 
     def revoke(self, record: Mapping[str, Any], ctx: TargetContext) -> None:
-        api = _Api(record, ctx, self.kind)
+        api = Api(record, ctx, self.kind)
         status, _ = api.call("DELETE", self._item(record), "token revocation", (204, 400, 404))
         # GitLab answers 400 for a token it cannot revoke, one already revoked among them.
         if status == 400 and self.state(record, ctx, datetime.now(UTC)) == ACTIVE:
             raise TargetError(f"{api.where}: token revocation rejected (400: the store refused the request)")
 
     def state(self, record: Mapping[str, Any], ctx: TargetContext, now: datetime) -> str:
-        api = _Api(record, ctx, self.kind)
+        api = Api(record, ctx, self.kind)
         status, found = api.call("GET", self._item(record), "token check", (200, 404))
-        return _state(found if status == 200 and isinstance(found, dict) else None, now)
+        return token_state(found if status == 200 and isinstance(found, dict) else None, now)
 
     def same_name(self, record: Mapping[str, Any], ctx: TargetContext) -> list[dict[str, Any]]:
-        api = _Api(record, ctx, self.kind)
-        _, listed = api.call("GET", f"/{self.collection}/{_path(record.get('owner'))}/access_tokens?state=active"
+        api = Api(record, ctx, self.kind)
+        _, listed = api.call("GET", f"/{self.collection}/{quoted(record.get('owner'))}/access_tokens?state=active"
                              "&per_page=100", "token listing", (200,))
         return [{**record, "id": t.get("id"), "expires_at": t.get("expires_at")}
                 for t in (listed if isinstance(listed, list) else [])

@@ -53,7 +53,10 @@ class Issuer(Protocol):
 
     def validate(self, config: Mapping[str, Any], where: str, errors: list[str]) -> None: ...
 
-    def issue(self, spec: GeneratorSpec, ctx: TargetContext, now: datetime) -> Issued: ...
+    def issue(self, spec: GeneratorSpec, ctx: TargetContext, now: datetime,
+              previous: Mapping[str, Any] | None = None) -> Issued:
+        """A new token; ``previous`` is the record of the one it replaces (None: the first)."""
+        ...
 
     def revoke(self, record: Mapping[str, Any], ctx: TargetContext) -> None:
         """Revoke the token ``record`` names (a token already gone is revoked); TargetError when not."""
@@ -86,10 +89,11 @@ def token_kinds() -> tuple[str, ...]:
 
 def _load() -> None:
     if not _ISSUERS:
-        from secretsapi.service.generators import gitlab_tokens  # noqa: F401
+        from secretsapi.service.generators import gitlab_service_accounts, gitlab_tokens  # noqa: F401
 
 
-def issue(spec: GeneratorSpec, ctx: TargetContext, now: datetime) -> Issued:
+def issue(spec: GeneratorSpec, ctx: TargetContext, now: datetime,
+          previous: Mapping[str, Any] | None = None) -> Issued:
     """A new token for ``spec``; GeneratorError (naming no value) when it cannot be created."""
     issuer = issuer_of(spec.kind)
     if issuer is None:
@@ -99,7 +103,7 @@ def issue(spec: GeneratorSpec, ctx: TargetContext, now: datetime) -> Issued:
     if errors:
         raise GeneratorError("; ".join(errors))
     try:
-        issued = issuer.issue(spec, ctx, now)
+        issued = issuer.issue(spec, ctx, now, previous)
     except TargetError as exc:
         raise GeneratorError(f"{spec.kind}: {exc.message}") from None
     return Issued(issued.value, {"kind": spec.kind, **issued.record,

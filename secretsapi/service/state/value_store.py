@@ -16,7 +16,7 @@ from typing import Any
 from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
 from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, LockLost, TargetError
 from secretsapi.service.generators import generate
-from secretsapi.service.generators.tokens import issue, issuer_of
+from secretsapi.service.generators.tokens import issue, issued_record, issuer_of
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.state.locks import ALL_STRIPES, Held, stripe_of
@@ -93,7 +93,7 @@ def generate_values(definition: Definition, doc: LockDocument, work: Sequence[tu
             issued = None
             try:
                 if unit.generator.source is None and issuer_of(unit.generator.kind) is not None:
-                    token = issue(unit.generator, ctx, now or datetime.now(UTC))
+                    token = issue(unit.generator, ctx, now or datetime.now(UTC), _previous_token(doc, unit))
                     value, kind, issued = token.value, None, token.record
                 else:
                     value, kind = _new_value(secret, unit, definition, ctx, allow_scripts=allow_scripts)
@@ -120,6 +120,15 @@ def _new_value(secret: SecretDef, unit: Unit, definition: Definition, ctx: Targe
                 raise GeneratorError(f"source resolution failed: {exc.message}") from None
             # ``required: false``: SecretZero falls back to the generator.
     return generate(unit.generator, allow_scripts=allow_scripts, cwd=definition.base_dir), None
+
+
+def _previous_token(doc: LockDocument, unit: Unit) -> dict[str, Any] | None:
+    """The record of the token the unit's targets hold now (``generators.tokens``), if any."""
+    try:
+        entry = doc.entry(unit.lock_key)
+    except LockEntryCorrupted:
+        return None
+    return issued_record(entry.extra) if entry is not None else None
 
 
 def store(values: Values, locks: Held, repairs: Sequence[tuple[SecretDef, Unit, str]] = ()) -> StoreOutcome:
