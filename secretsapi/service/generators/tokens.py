@@ -89,7 +89,7 @@ def token_kinds() -> tuple[str, ...]:
 
 def _load() -> None:
     if not _ISSUERS:
-        from secretsapi.service.generators import gitlab_service_accounts, gitlab_tokens  # noqa: F401
+        from secretsapi.service.generators import azdo_pat, gitlab_service_accounts, gitlab_tokens  # noqa: F401
 
 
 def issue(spec: GeneratorSpec, ctx: TargetContext, now: datetime,

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.peers.azure_devops_server import AzureDevOpsServer
 from tests.peers.gitlab_tokens_server import GitLabTokenServer
 
 SERVER_ENVIRONMENT = ("GITLAB_TOKEN", "GITLAB_PRIVATE_TOKEN", "GITLAB_URL", "CI_SERVER_URL", "GITLAB_CI",
@@ -25,4 +26,10 @@ def gitlab(clean_env: None) -> Iterator[GitLabTokenServer]:
     with GitLabTokenServer() as server:
         server.add("projects", "team/app")
         server.add("groups", "team")
+        yield server
+
+
+@pytest.fixture
+def azdo(clean_env: None) -> Iterator[AzureDevOpsServer]:
+    with AzureDevOpsServer() as server:
         yield server
