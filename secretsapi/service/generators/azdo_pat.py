@@ -144,7 +144,7 @@ class AzdoPat:
               previous: Mapping[str, Any] | None = None) -> Issued:
         config = spec.config
         api = _Api(config, ctx)
-        check_server_credential(ctx, f"{api.provider.alias}/{self.kind}", api.organization, api.server)
+        check_server_credential(ctx, f"{api.provider.kind}/{self.kind}", api.organization, api.server)
         body: dict[str, Any] = {"displayName": config["display_name"], "scope": " ".join(config["scopes"]),
                                 "allOrgs": False}
         if config.get("valid_to") is not None:

@@ -58,7 +58,7 @@ class ServiceAccounts:
         api = Api(config, ctx, self.kind)
         group = resolve(config, api, "group")
         top = group.strip("/").split("/")[0]
-        check_server_credential(ctx, f"{api.provider.alias}/{self.kind}", group, api.server)
+        check_server_credential(ctx, f"{api.provider.kind}/{self.kind}", group, api.server)
         user, username = self._account(config, api, top, previous)
         body: dict[str, Any] = {"name": config["token_name"], "scopes": list(config["scopes"]),
                                 "expires_at": expiry(config, now)}

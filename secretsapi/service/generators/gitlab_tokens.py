@@ -190,7 +190,7 @@ class AccessTokens:
         config = spec.config
         api = Api(config, ctx, self.kind)
         owner = resolve(config, api, self.owner)
-        check_server_credential(ctx, f"{api.provider.alias}/{self.kind}", owner, api.server)
+        check_server_credential(ctx, f"{api.provider.kind}/{self.kind}", owner, api.server)
         body = {"name": config["token_name"], "scopes": list(config["scopes"]), "expires_at": expiry(config, now),
                 "access_level": config.get("access_level", 40)}
         if config.get("description"):
