@@ -89,7 +89,12 @@ def token_kinds() -> tuple[str, ...]:
 
 def _load() -> None:
     if not _ISSUERS:
-        from secretsapi.service.generators import azdo_pat, gitlab_service_accounts, gitlab_tokens  # noqa: F401
+        from secretsapi.service.generators import (  # noqa: F401
+            azdo_pat,
+            github_app_token,
+            gitlab_service_accounts,
+            gitlab_tokens,
+        )
 
 
 def issue(spec: GeneratorSpec, ctx: TargetContext, now: datetime,

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.peers.azure_devops_server import AzureDevOpsServer
+from tests.peers.github_app_server import GitHubAppServer
 from tests.peers.gitlab_tokens_server import GitLabTokenServer
 
 SERVER_ENVIRONMENT = ("GITLAB_TOKEN", "GITLAB_PRIVATE_TOKEN", "GITLAB_URL", "CI_SERVER_URL", "GITLAB_CI",
@@ -32,4 +33,11 @@ def gitlab(clean_env: None) -> Iterator[GitLabTokenServer]:
 @pytest.fixture
 def azdo(clean_env: None) -> Iterator[AzureDevOpsServer]:
     with AzureDevOpsServer() as server:
+        yield server
+
+
+@pytest.fixture
+def github_app(clean_env: None) -> Iterator[GitHubAppServer]:
+    with GitHubAppServer() as server:
+        server.add_repo("my-org", "my-service")
         yield server
