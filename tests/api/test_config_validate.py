@@ -217,9 +217,9 @@ def test_an_unsupported_target_kind_is_a_warning_naming_the_kind_and_the_secret(
 
 
 def test_an_unsupported_generator_kind_of_secretzero_is_a_warning(authed_api: APIClient) -> None:
-    body = validate(authed_api, definition(file_secret("token", kind="gitlab_group_token", rotation_period="30d")))
+    body = validate(authed_api, definition(file_secret("token", kind="provider_backed", rotation_period="30d")))
     assert body["valid"] is True, body["errors"]
-    assert ("secrets[0].kind: generator kind 'gitlab_group_token' is not supported by this service: "
+    assert ("secrets[0].kind: generator kind 'provider_backed' is not supported by this service: "
             "secret 'token' will fail at sync") in body["warnings"]
 
 

@@ -77,6 +77,8 @@ BLOCKS = {
     ("docs/operations.md", "export SERVICE_DOMAIN="):
         "tests/commands/test_doc_production.py::"
         "test_the_compose_secrets_step_makes_what_the_compose_file_and_check_deploy_need",
+    ("docs/definitions.md", ".venv/bin/python manage.py validate --definition examples/provider-tokens.yml"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_provider_tokens_example_validates_without_calling_a_vendor",
     # Against the server of a richer definition than the example's, with more examples.
     ("docs/operations.md", ".venv/bin/schemathesis run"):
         "tests/fuzz/test_schemathesis_cli.py::test_schemathesis_with_every_check_and_phase_finds_nothing",
@@ -222,6 +224,14 @@ def test_the_health_command_exits_0_when_the_database_answers(installed: Path, p
     done = subprocess.run(["bash", "-c", health.text], cwd=installed, env=clean_env(python_shim), capture_output=True,
                           text=True, timeout=120)
     assert (done.returncode, done.stdout.strip()) == (0, "database: up"), (health.where, done.stderr)
+
+
+def test_the_provider_tokens_example_validates_without_calling_a_vendor(clone: Path, python_shim: Path) -> None:
+    (check,) = block("docs/definitions.md", ".venv/bin/python manage.py validate --definition examples/").commands
+    (clone / ".venv").symlink_to(ROOT / ".venv")  # validating installs nothing: this checkout's virtualenv
+    done = subprocess.run(["bash", "-c", check.text], cwd=clone, env=clean_env(python_shim), capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "Valid."), (check.where, done.stdout, done.stderr)
 
 
 @pytest.mark.postgres

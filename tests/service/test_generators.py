@@ -193,8 +193,9 @@ def test_static_default_wins_over_value_as_in_secretzero() -> None:
 
 
 def test_a_generator_that_is_unavailable_fails_with_its_reason() -> None:
-    spec = GeneratorSpec("github_pat", {}, unavailable="generator kind 'github_pat' is not supported by this service")
-    with pytest.raises(GeneratorError, match="github_pat"):
+    spec = GeneratorSpec("provider_backed", {},
+                         unavailable="generator kind 'provider_backed' is not supported by this service")
+    with pytest.raises(GeneratorError, match="provider_backed"):
         generate(spec, allow_scripts=False)
 
 

@@ -29,7 +29,7 @@ def _workspace(tmp_path: Path, *secrets: dict[str, Any], environ: dict[str, str]
 
 
 _GOOD = {"name": "db_password", "kind": "random_password", "targets": [_file()]}
-_PAT = {"name": "gh_token", "kind": "github_pat", "config": {"scopes": ["repo"]}, "targets": [_file()]}
+_PAT = {"name": "gh_token", "kind": "provider_backed", "config": {"scopes": ["repo"]}, "targets": [_file()]}
 _UNSET = {"name": "stripe_key", "kind": "static", "config": {"default": "${STRIPE_SECRET}"}, "targets": [_file()]}
 
 
@@ -38,7 +38,7 @@ def test_an_unsupported_generator_kind_fails_only_its_secret_at_sync(tmp_path: P
     assert result.secrets_generated == ["db_password"]
     assert result.secrets_failed == ["gh_token"]
     (error,) = result.errors
-    assert "generator kind 'github_pat' is not supported by this service" in error.message
+    assert "generator kind 'provider_backed' is not supported by this service" in error.message
 
 
 def test_a_static_without_a_value_fails_only_its_secret_with_a_message_naming_the_variable(tmp_path: Path) -> None:

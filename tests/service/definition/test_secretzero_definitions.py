@@ -215,7 +215,7 @@ def test_an_unsupported_target_kind_is_a_warning_naming_the_kind_and_the_secret(
             "secret 'db' will not be written there") in checker.warnings
 
 
-@pytest.mark.parametrize("kind", ["github_pat", "gitlab_group_token", "entra-agent-blueprint"])
+@pytest.mark.parametrize("kind", ["provider_backed", "entra-agent-blueprint"])
 def test_an_unsupported_generator_kind_is_a_warning_and_loads_marked_to_fail_at_sync(
     tmp_path: Path, kind: str
 ) -> None:
