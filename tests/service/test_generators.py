@@ -303,7 +303,8 @@ def test_interpolated_values_are_not_echoed_in_messages() -> None:
 
 def test_catalogue_describes_every_kind_and_option() -> None:
     assert set(GENERATORS) == {"random_password", "random_string", "random_hex", "uuid", "static", "azure_app_reg",
-                               "script"}
+                               "script", "gitlab_project_token", "gitlab_group_token", "gitlab_group_service_account",
+                               "azdo_pat", "github_pat"}
     for entry in GENERATORS.values():
         assert isinstance(entry["description"], str) and entry["description"]
         for option in entry["options"].values():

@@ -230,11 +230,11 @@ def test_an_unsupported_generator_kind_is_a_warning_and_loads_marked_to_fail_at_
 
 
 def test_an_unsupported_generator_kind_in_a_template_field_is_a_warning(tmp_path: Path) -> None:
-    doc = {"templates": {"t": {"fields": {"f": {"generator": {"kind": "github_pat"}}}}},
+    doc = {"templates": {"t": {"fields": {"f": {"generator": {"kind": "provider_backed"}}}}},
            "secrets": [{"name": "x", "kind": "templates.t"}]}
     definition = load(tmp_path, doc)
     assert definition.secret("x").units[0].generator.unavailable is not None
-    assert any("generator kind 'github_pat'" in w for w in definition.warnings)
+    assert any("generator kind 'provider_backed'" in w for w in definition.warnings)
 
 
 # -- what stays an error ---------------------------------------------------------------------------
