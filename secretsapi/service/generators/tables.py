@@ -11,7 +11,8 @@ from typing import Any
 
 from secretsapi.service.generators import GENERATORS
 
-BEGIN = "<!-- generator kinds: generated from each generator's options (python -m secretsapi.service.generators.tables) -->"
+BEGIN = ("<!-- generator kinds: generated from each generator's options "
+         "(python -m secretsapi.service.generators.tables) -->")
 END = "<!-- end of generated table -->"
 
 
