@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from secretsapi.service.definition.model import GeneratorSpec
@@ -174,6 +174,19 @@ def with_issued(extra: Mapping[str, Any], record: Mapping[str, Any] | None,
     updated[ISSUED] = dict(record)
     updated[SUPERSEDED] = pending  # an empty list, not no key: the lockfile keeps keys an entry drops
     return updated
+
+
+def expires_at(record: Mapping[str, Any]) -> datetime | None:
+    """When the recorded token stops working: its ``expires_at`` (GitLab's date is the day it
+    expires, from midnight UTC); None when unknown."""
+    text = record.get("expires_at")
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def describe(record: Mapping[str, Any]) -> str:

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from secretsapi.service.definition.model import SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
+from secretsapi.service.generators.tokens import expires_at, issued_record, issuer_of
 from secretsapi.service.results import RotationStatus
 from secretsapi.service.state.lockfile import LockDocument, parse_time
 from secretsapi.service.targets import TargetContext, get_kind
@@ -46,17 +47,38 @@ def rotation_status(doc: LockDocument, secret: SecretDef, now: datetime, warning
         return RotationStatus(secret.name, False, "not generated yet")
     if secret.one_time:
         return RotationStatus(secret.name, False, "up to date (one-time secret, never rotated automatically)")
-    if secret.rotation_days is None:
+    expiry = token_expiry(doc, secret)
+    by_period = reference + timedelta(days=secret.rotation_days) if secret.rotation_days is not None else None
+    if by_period is not None and (expiry is None or by_period <= expiry):
+        due_at, why = by_period, ""
+    elif expiry is not None:  # a token is replaced before it stops working
+        due_at, why = expiry, " (its token expires then)"
+    else:
         return RotationStatus(secret.name, False, "up to date (no rotation period)")
-    due_at = reference + timedelta(days=secret.rotation_days)
     left = due_at - now
-    window = warning_days if warning_days is not None else min(DEFAULT_WINDOW_DAYS, secret.rotation_days / 10)
+    span = max((due_at - reference) / timedelta(days=1), 0)
+    window = warning_days if warning_days is not None else min(DEFAULT_WINDOW_DAYS, span / 10)
     stamp = due_at.isoformat()
     if left <= timedelta(0):
-        return RotationStatus(secret.name, True, f"overdue by {(-left).days} days", stamp)
+        return RotationStatus(secret.name, True, f"overdue by {(-left).days} days{why}", stamp)
     if left <= timedelta(days=window):
-        return RotationStatus(secret.name, True, f"due in {math.ceil(left / timedelta(days=1))} days", stamp)
+        return RotationStatus(secret.name, True, f"due in {math.ceil(left / timedelta(days=1))} days{why}", stamp)
     return RotationStatus(secret.name, False, "up to date", stamp)
+
+
+def token_expiry(doc: LockDocument, secret: SecretDef) -> datetime | None:
+    """The earliest expiry of the tokens the secret's units hold (``generators.tokens``); other
+    kinds' entries are not read again (a status of every secret reads each entry once)."""
+    found = []
+    for unit in secret.units:
+        if issuer_of(unit.generator.kind) is None:
+            continue
+        entry = doc.entry(unit.lock_key)
+        record = issued_record(entry.extra) if entry is not None else None
+        moment = expires_at(record) if record is not None else None
+        if moment is not None:
+            found.append(moment)
+    return min(found) if found else None
 
 
 def move_problem(doc: LockDocument, secret: SecretDef, ctx: TargetContext, var_files: Sequence[str]) -> str | None:
