@@ -68,10 +68,15 @@ class ServiceAccounts:
                            "token creation", (201,), body, missing="no such group or service account")
         if not isinstance(made, dict) or not isinstance(made.get("token"), str) or not made["token"]:
             raise TargetError(f"{api.where}: token creation failed (the answer has no token)")
-        self._join(config, api, user)
-        return Issued(made["token"], {"provider": api.provider.alias, "owner": top, "group": group, "user_id": user,
-                                      "username": username, "id": made.get("id"), "name": made.get("name"),
-                                      "expires_at": made.get("expires_at"), "created_at": made.get("created_at")})
+        record = {"provider": api.provider.alias, "owner": top, "group": group, "user_id": user, "username": username,
+                  "id": made.get("id"), "name": made.get("name"), "expires_at": made.get("expires_at"),
+                  "created_at": made.get("created_at")}
+        try:
+            self._join(config, api, user)
+        except TargetError:
+            self.revoke(record, ctx)  # no target will hold it: it must not stay valid
+            raise
+        return Issued(made["token"], record)
 
     def _account(self, config: Mapping[str, Any], api: Api, top: str,
                  previous: Mapping[str, Any] | None) -> tuple[int, str | None]:

@@ -75,3 +75,14 @@ def test_drift_reports_the_accounts_token_revoked_at_gitlab(tmp_path: Path, gitl
     sync(ws)
     gitlab.revoke(gitlab.token_named("secretzero-ci-token")[0]["id"])
     assert [item.details["reason"] for item in detect_drift(ws).details] == ["token_revoked"]
+
+
+def test_a_membership_that_fails_revokes_the_new_token_and_fails_the_secret(
+    tmp_path: Path, gitlab: GitLabTokenServer
+) -> None:
+    ws = _workspace(tmp_path, gitlab)
+    text = ws.definition_path.read_text().replace("resource: auto", "resource: team/missing")
+    ws.definition_path.write_text(text)
+    result = sync(ws)
+    assert result.secrets_failed == ["ci_automation_bot"] and "membership failed (404" in result.errors[0].message
+    assert [t["revoked"] for t in gitlab.token_named("secretzero-ci-token")] == [True]
