@@ -101,6 +101,8 @@ def issue(spec: GeneratorSpec, ctx: TargetContext, now: datetime,
           previous: Mapping[str, Any] | None = None) -> Issued:
     """A new token for ``spec``; GeneratorError (naming no value) when it cannot be created."""
     issuer = issuer_of(spec.kind)
+    if spec.unavailable is not None:
+        raise GeneratorError(spec.unavailable)
     if issuer is None:
         raise GeneratorError(f"generator kind '{spec.kind}' does not create tokens")
     errors: list[str] = []

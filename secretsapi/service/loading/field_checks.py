@@ -27,6 +27,7 @@ from secretsapi.service.generators import (
     static_value,
     validate_generator,
 )
+from secretsapi.service.generators.tokens import issuer_of
 from secretsapi.service.loading.sources import importable, source_canon, sourced, with_override
 from secretsapi.service.targets.ids import mark_shared
 from secretsapi.service.targets.registry import kinds
@@ -298,11 +299,14 @@ class FieldChecks:
                 )
         spec = GeneratorSpec(kind=kind, config=mapping)
         problems = validate_generator(spec, where, interpolated=self._interpolator.interpolated)
-        self.errors.extend(problems)
         if kind in GENERATORS and isinstance(config, Mapping):
             for key in config:
                 if key not in GENERATORS[kind]["options"]:
                     self.warnings.append(f"{where}.config: unknown option '{key}' for {kind} (ignored)")
+        if problems and issuer_of(kind) is not None:  # SecretZero checks them when it creates the token, not before
+            self.warnings.extend(f"{problem}: {owner} will fail at sync" for problem in problems)
+            return GeneratorSpec(kind=kind, config=mapping, unavailable="; ".join(problems))
+        self.errors.extend(problems)
         return None if problems else spec
 
     def _static(
