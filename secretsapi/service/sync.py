@@ -42,9 +42,13 @@ def sync(
         doc = read_state(ws.lockfiles, definition)
         dry = write.plan_pass(doc, definition, request, repair=repair, refresh=refresh)
         generated = [secret.name for secret, _ in dry.plan.work]
+        if repair:  # a token revoked or expired at its source is replaced (``_renew_dead_tokens``)
+            ctx = TargetContext.of(definition)
+            generated += [s.name for s in dead_tokens(doc, request.secrets, ctx, ws.now()) if s.name not in generated]
         fixes = dry.fixes
         unfinished = {error.secret for error in fixes.errors}
-        skipped = [name for name in dry.plan.skipped if name not in fixes.secrets and name not in unfinished]
+        skipped = [name for name in dry.plan.skipped
+                   if name not in fixes.secrets and name not in unfinished and name not in generated]
         return SyncResult(generated, skipped, [], without_environment(definition, dry.plan.errors + fixes.errors),
                           True, sync_summary(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets,
                           refreshed=_hidden(definition, dry.refreshed))

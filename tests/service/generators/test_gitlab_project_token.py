@@ -163,3 +163,14 @@ def test_a_failed_creation_fails_the_secret_naming_the_status_not_the_answer(
     assert "not authenticated (401" in result.errors[0].message
     assert not (tmp_path / "out" / "ci.env").exists()
     assert "ci_deploy_token" not in json.loads(ws.lockfile_path.read_text())["secrets"]
+
+
+def test_a_dry_run_repair_names_the_revoked_token_and_creates_nothing(
+    tmp_path: Path, gitlab: GitLabTokenServer
+) -> None:
+    ws = _workspace(tmp_path, gitlab)
+    sync(ws)
+    gitlab.revoke(gitlab.token_named("secretzero-ci-deploy")[0]["id"])
+    result = sync(ws, repair=True, dry_run=True)
+    assert result.secrets_generated == ["ci_deploy_token"] and result.secrets_skipped == []
+    assert len(gitlab.tokens) == 1
