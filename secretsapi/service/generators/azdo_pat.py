@@ -29,6 +29,7 @@ from secretsapi.service.generators.tokens import (
     MISSING,
     Issued,
     check_server_credential,
+    option,
     provider_for,
     register,
 )
@@ -50,10 +51,6 @@ AZDO = ProviderSchema(
     hosted=(DEFAULT_URL,),
     addressed=True,
 )
-
-
-def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
-    return {"type": type_, "default": default, "description": description}
 
 
 class _Api:
@@ -121,11 +118,11 @@ class AzdoPat:
 
     def __init__(self) -> None:
         self.options: dict[str, dict[str, Any]] = {
-            "provider": _opt("string", "azdo", "Provider alias (an azure_devops provider)."),
-            "display_name": _opt("string", None, "The token's name (required)."),
-            "scopes": _opt("array", None, "Azure DevOps scopes, e.g. [vso.code, vso.build] (required)."),
-            "valid_to": _opt("string", None, "Expiry as an ISO 8601 date-time; the organization's default if unset."),
-            "revoke_existing": _opt("boolean", True, "Revoke the previous token once the targets hold the new one."),
+            "provider": option("string", "azdo", "Provider alias (an azure_devops provider)."),
+            "display_name": option("string", None, "The token's name (required)."),
+            "scopes": option("array", None, "Azure DevOps scopes, e.g. [vso.code, vso.build] (required)."),
+            "valid_to": option("string", None, "Expiry as an ISO 8601 date-time; the organization's default if unset."),
+            "revoke_existing": option("boolean", True, "Revoke the previous token once the targets hold the new one."),
         }
 
     def validate(self, config: Mapping[str, Any], where: str, errors: list[str]) -> None:

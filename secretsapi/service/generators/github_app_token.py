@@ -39,6 +39,7 @@ from secretsapi.service.generators.tokens import (
     EXPIRED,
     Issued,
     check_server_credential,
+    option,
     provider_for,
     register,
 )
@@ -62,10 +63,6 @@ PERMISSIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
-    return {"type": type_, "default": default, "description": description}
-
-
 def _jwt(app_id: str, private_key: str) -> str:
     """GitHub's App JWT: issued a minute ago (clock drift), valid ten minutes, signed RS256."""
     jwt = load_sdk("jwt", "pyjwt[crypto]", "github_pat")
@@ -84,13 +81,13 @@ class GitHubAppToken:
 
     def __init__(self) -> None:
         self.options: dict[str, dict[str, Any]] = {
-            "provider": _opt("string", "github", "Provider alias (a github provider with the App's settings)."),
-            "permissions": _opt("object", None, "Permission name to read, write or admin (default: the "
+            "provider": option("string", "github", "Provider alias (a github provider with the App's settings)."),
+            "permissions": option("object", None, "Permission name to read, write or admin (default: the "
                                                 "installation's own)."),
-            "repositories": _opt("array", None, "Repository names the token is limited to."),
-            "repository": _opt("string", None, "One owner/name repository (when repositories is unset)."),
-            "token_name": _opt("string", None, "A label kept in the lockfile record (GitHub names no token)."),
-            "expires_in_hours": _opt("integer", 1, "Accepted for SecretZero; GitHub's tokens last one hour."),
+            "repositories": option("array", None, "Repository names the token is limited to."),
+            "repository": option("string", None, "One owner/name repository (when repositories is unset)."),
+            "token_name": option("string", None, "A label kept in the lockfile record (GitHub names no token)."),
+            "expires_in_hours": option("integer", 1, "Accepted for SecretZero; GitHub's tokens last one hour."),
         }
 
     def validate(self, config: Mapping[str, Any], where: str, errors: list[str]) -> None:

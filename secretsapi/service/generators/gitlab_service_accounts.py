@@ -21,13 +21,17 @@ from typing import Any
 
 from secretsapi.service.definition.model import GeneratorSpec
 from secretsapi.service.errors import TargetError
-from secretsapi.service.generators.gitlab_tokens import _COMMON, Api, expiry, problems, quoted, resolve, token_state
-from secretsapi.service.generators.tokens import ACTIVE, MISSING, Issued, check_server_credential, register
+from secretsapi.service.generators.gitlab_tokens import (
+    COMMON_OPTIONS,
+    Api,
+    expiry,
+    problems,
+    quoted,
+    resolve,
+    token_state,
+)
+from secretsapi.service.generators.tokens import ACTIVE, MISSING, Issued, check_server_credential, option, register
 from secretsapi.service.targets.base import TargetContext
-
-
-def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
-    return {"type": type_, "default": default, "description": description}
 
 
 class ServiceAccounts:
@@ -38,15 +42,15 @@ class ServiceAccounts:
 
     def __init__(self) -> None:
         self.options: dict[str, dict[str, Any]] = {
-            "group": _opt("string", "auto", "Group path or numeric id (its top-level group holds the account), "
+            "group": option("string", "auto", "Group path or numeric id (its top-level group holds the account), "
                                             "or auto."),
-            "service_account_name": _opt("string", None, "The service account's name (required)."),
-            **_COMMON,
-            "rotate_existing": _opt("boolean", True, "Revoke the previous token once the targets hold the new one."),
-            "memberships": _opt("array", None, "Groups and projects the account joins: "
+            "service_account_name": option("string", None, "The service account's name (required)."),
+            **COMMON_OPTIONS,
+            "rotate_existing": option("boolean", True, "Revoke the previous token once the targets hold the new one."),
+            "memberships": option("array", None, "Groups and projects the account joins: "
                                                "[{resource_type: group|project, resource, access_level}]."),
-            "service_account_user_id": _opt("integer", None, "An existing service account's user id to use."),
-            "token_id": _opt("integer", None, "SecretZero's id of a token to rotate (the recorded one is used)."),
+            "service_account_user_id": option("integer", None, "An existing service account's user id to use."),
+            "token_id": option("integer", None, "SecretZero's id of a token to rotate (the recorded one is used)."),
         }
 
     def validate(self, config: Mapping[str, Any], where: str, errors: list[str]) -> None:

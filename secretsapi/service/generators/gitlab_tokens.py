@@ -34,6 +34,7 @@ from secretsapi.service.generators.tokens import (
     REVOKED,
     Issued,
     check_server_credential,
+    option,
     provider_for,
     register,
 )
@@ -48,16 +49,12 @@ ACCESS_LEVELS = (10, 15, 20, 30, 40, 50)  # GitLab's roles: guest ... owner
 MAX_DAYS = 400  # GitLab's longest token lifetime (365 days, 400 from 17.6 when allowed)
 
 
-def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
-    return {"type": type_, "default": default, "description": description}
-
-
-_COMMON = {
-    "provider": _opt("string", "gitlab", "Provider alias (a gitlab provider) whose token creates the token."),
-    "token_name": _opt("string", None, "The token's name in GitLab (required)."),
-    "scopes": _opt("array", None, "GitLab scopes, e.g. [read_repository] (required): " + ", ".join(SCOPES) + "."),
-    "expires_in_days": _opt("integer", 90, "Days until GitLab expires the token."),
-    "description": _opt("string", None, "The token's description in GitLab."),
+COMMON_OPTIONS = {
+    "provider": option("string", "gitlab", "Provider alias (a gitlab provider) whose token creates the token."),
+    "token_name": option("string", None, "The token's name in GitLab (required)."),
+    "scopes": option("array", None, "GitLab scopes, e.g. [read_repository] (required): " + ", ".join(SCOPES) + "."),
+    "expires_in_days": option("integer", 90, "Days until GitLab expires the token."),
+    "description": option("string", None, "The token's description in GitLab."),
 }
 
 
@@ -176,9 +173,9 @@ class AccessTokens:
         self.collection = collection  # projects or groups
         self.description = f"A GitLab {owner} access token, created through GitLab's API (the value is the token)."
         self.options: dict[str, dict[str, Any]] = {
-            owner: _opt("string", "auto", f"{owner.title()} path or numeric id, or auto."), **_COMMON,
-            "access_level": _opt("integer", 40, "The token's role: 10, 15, 20, 30, 40 or 50."),
-            "revoke_existing": _opt("boolean", True, "Revoke the previous token (and others of its name) once "
+            owner: option("string", "auto", f"{owner.title()} path or numeric id, or auto."), **COMMON_OPTIONS,
+            "access_level": option("integer", 40, "The token's role: 10, 15, 20, 30, 40 or 50."),
+            "revoke_existing": option("boolean", True, "Revoke the previous token (and others of its name) once "
                                                      "the targets hold the new one."),
         }
 

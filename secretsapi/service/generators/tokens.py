@@ -72,6 +72,11 @@ class Issuer(Protocol):
 _ISSUERS: dict[str, Issuer] = {}
 
 
+def option(type_: str, default: Any, description: str) -> dict[str, Any]:
+    """One config key as ``GENERATORS`` lists it (``GET /secret-types``, the docs' table)."""
+    return {"type": type_, "default": default, "description": description}
+
+
 def register(issuer: Issuer) -> Issuer:
     _ISSUERS[issuer.kind] = issuer
     return issuer
