@@ -15,6 +15,14 @@ from typing import Any
 
 from secretsapi.service.definition.model import GeneratorSpec
 from secretsapi.service.errors import GeneratorError
+
+# The token kinds register themselves with ``tokens`` (they import it; it imports none of them).
+from secretsapi.service.generators import (  # noqa: F401
+    azdo_pat,
+    github_app_token,
+    gitlab_service_accounts,
+    gitlab_tokens,
+)
 from secretsapi.service.generators.random_draws import Draw, password
 from secretsapi.service.generators.script_runner import run_script
 from secretsapi.service.generators.tokens import issuer_of, token_kinds

@@ -83,23 +83,12 @@ def register(issuer: Issuer) -> Issuer:
 
 
 def issuer_of(kind: str) -> Issuer | None:
-    _load()
+    """The issuer of a token kind (the package registers them all: ``generators/__init__``)."""
     return _ISSUERS.get(kind)
 
 
 def token_kinds() -> tuple[str, ...]:
-    _load()
     return tuple(_ISSUERS)
-
-
-def _load() -> None:
-    if not _ISSUERS:
-        from secretsapi.service.generators import (  # noqa: F401
-            azdo_pat,
-            github_app_token,
-            gitlab_service_accounts,
-            gitlab_tokens,
-        )
 
 
 def issue(spec: GeneratorSpec, ctx: TargetContext, now: datetime,
