@@ -189,7 +189,8 @@ class DriftItemSerializer(serializers.Serializer):  # type: ignore[type-arg]
     message = serializers.CharField()
     details = serializers.DictField(
         help_text="`reason` (not_generated, target_missing, value_changed, misencoded, untracked_target, "
-        "corrupted_entry, definition_changed, target_unreadable, unverifiable), `target`, `path`; "
+        "corrupted_entry, definition_changed, target_unreadable, unverifiable, token_revoked, token_expired, "
+        "token_missing, token_unchecked), `target`, `path`; `token_id` and `expires_at` for a token's state; "
         "`expected_hash` and `actual_hash` for a changed value; `store_updated_at`, `recorded_at` and "
         "`changed_after_record` for a write-only target (unverifiable)."
     )
