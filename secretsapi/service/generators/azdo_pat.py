@@ -156,6 +156,7 @@ class AzdoPat:
 
     def revoke(self, record: Mapping[str, Any], ctx: TargetContext) -> None:
         api = _Api(record, ctx)
+        check_server_credential(ctx, f"{api.provider.kind}/{self.kind}", api.organization, api.server)
         api.call("DELETE", "token revocation", (204, 404), f"&authorizationId={quote(str(record.get('id')))}")
 
     def state(self, record: Mapping[str, Any], ctx: TargetContext, now: datetime) -> str:

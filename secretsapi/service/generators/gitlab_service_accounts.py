@@ -115,6 +115,11 @@ class ServiceAccounts:
 
     def revoke(self, record: Mapping[str, Any], ctx: TargetContext) -> None:
         api = Api(record, ctx, self.kind)
+        # The lockfile is untrusted too: the server's token revokes only where it may mint.
+        group = str(record.get("group"))
+        if record.get("owner") != group.strip("/").split("/")[0]:
+            raise TargetError(f"{api.where}: the lockfile's record of the token does not hold together")
+        check_server_credential(ctx, f"{api.provider.kind}/{self.kind}", group, api.server)
         path = (f"/groups/{quoted(record.get('owner'))}/service_accounts/{quoted(record.get('user_id'))}"
                 f"/personal_access_tokens/{quoted(record.get('id'))}")
         status, _ = api.call("DELETE", path, "token revocation", (204, 400, 404))

@@ -205,6 +205,8 @@ class AccessTokens:
 
     def revoke(self, record: Mapping[str, Any], ctx: TargetContext) -> None:
         api = Api(record, ctx, self.kind)
+        # The lockfile is untrusted too: the server's token revokes only where it may mint.
+        check_server_credential(ctx, f"{api.provider.kind}/{self.kind}", str(record.get("owner")), api.server)
         status, _ = api.call("DELETE", self._item(record), "token revocation", (204, 400, 404))
         # GitLab answers 400 for a token it cannot revoke, one already revoked among them.
         if status == 400 and self.state(record, ctx, datetime.now(UTC)) == ACTIVE:

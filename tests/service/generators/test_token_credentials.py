@@ -5,6 +5,7 @@ and goes only to an address the operator allows (a definition is untrusted input
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,21 @@ def test_the_definitions_own_token_is_not_limited_by_the_operators_list(
               "targets": [target("local", "file", path="out/deploy.env", format="dotenv")]}
     ws = dataclasses.replace(workspace(tmp_path, {"gitlab": provider}, secret), egress=egress_of({}, {}))
     assert sync(ws).errors == []
+
+
+def test_the_servers_token_never_revokes_a_token_a_lockfile_names_outside_the_listed_projects(
+    tmp_path: Path, server_token: GitLabTokenServer
+) -> None:
+    """The lockfile comes with the definition: an entry listing another team's token as superseded
+    must not make the server's token revoke it."""
+    server_token.add("projects", "other/app")
+    theirs = server_token.add_token("projects", "other/app", "their-deploy")
+    ws = _workspace(tmp_path, server_token.url, {"gitlab/gitlab_project_token": "team/"})
+    sync(ws)
+    lock = json.loads(ws.lockfile_path.read_text())
+    lock["secrets"]["deploy"]["superseded_tokens"] = [
+        {"kind": "gitlab_project_token", "provider": "gitlab", "owner": "other/app", "id": theirs, "name": "x"}]
+    ws.lockfile_path.write_text(json.dumps(lock))
+    result = sync(ws)
+    assert any("SERVICE_PROVIDER_READ" in e.message for e in result.errors)
+    assert server_token.tokens[theirs]["revoked"] is False
