@@ -10,6 +10,7 @@ from typing import Any
 from secretsapi.service.definition.model import Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.generators.tokens import ACTIVE, issued_record, issuer_of
+from secretsapi.service.generators.tokens import state as token_state
 from secretsapi.service.results import DriftItem, DriftResult
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
@@ -134,7 +135,7 @@ def _token_findings(secret: str, unit: Unit, entry: LockEntry, ctx: TargetContex
         return []
     facts = {"key": unit.lock_key, "token_id": record.get("id"), "expires_at": record.get("expires_at")}
     try:
-        state = issuer.state(record, ctx, ws.now())
+        state = token_state(record, ctx, ws.now())
     except TargetError as exc:
         return [_item(secret, "token_unchecked", None, str(record.get("owner")), **facts, problem=exc.message)]
     if state == ACTIVE:

@@ -121,8 +121,11 @@ class GitHubAppToken:
             app_id, installation = os.environ.get("GITHUB_APP_ID"), os.environ.get("GITHUB_APP_INSTALLATION_ID")
             key = os.environ.get("GITHUB_APP_PRIVATE_KEY")
             if key is None and os.environ.get("GITHUB_APP_PRIVATE_KEY_PATH"):
-                with open(os.environ["GITHUB_APP_PRIVATE_KEY_PATH"], encoding="utf-8") as handle:
-                    key = handle.read()
+                try:
+                    with open(os.environ["GITHUB_APP_PRIVATE_KEY_PATH"], encoding="utf-8") as handle:
+                        key = handle.read()
+                except (OSError, UnicodeDecodeError):
+                    raise TargetError("github_pat: the server's GITHUB_APP_PRIVATE_KEY_PATH cannot be read") from None
         if not app_id or not installation or not key:
             raise TargetError(f"provider '{provider.alias}': github_pat needs a GitHub App: app_id, installation_id "
                               "and private_key (or private_key_path), or GITHUB_APP_ID, GITHUB_APP_INSTALLATION_ID "

@@ -77,7 +77,7 @@ class ServiceAccounts:
                   "created_at": made.get("created_at")}
         try:
             self._join(config, api, user)
-        except TargetError:
+        except Exception:
             self.revoke(record, ctx)  # no target will hold it: it must not stay valid
             raise
         return Issued(made["token"], record)

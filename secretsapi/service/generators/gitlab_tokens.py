@@ -83,10 +83,11 @@ def problems(config: Mapping[str, Any], where: str, errors: list[str], *, owner:
     memberships = config.get("memberships")
     if account and memberships is not None and not (
         isinstance(memberships, list)
-        and all(isinstance(m, Mapping) and m.get("resource_type") in ("group", "project") for m in memberships)
+        and all(isinstance(m, Mapping) and m.get("resource_type") in ("group", "project")
+                and m.get("access_level", 30) in ACCESS_LEVELS for m in memberships)
     ):
         errors.append(f"{where}.config.memberships: must be a list of {{resource_type: group|project, "
-                      "resource, access_level}}")
+                      "resource, access_level: one of 10, 15, 20, 30, 40, 50}}")
 
 
 class Api:

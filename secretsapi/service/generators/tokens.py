@@ -18,7 +18,7 @@ read out of the operator's account, so a definition may not mint one for another
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -107,8 +107,41 @@ def issue(spec: GeneratorSpec, ctx: TargetContext, now: datetime,
         issued = issuer.issue(spec, ctx, now, previous)
     except TargetError as exc:
         raise GeneratorError(f"{spec.kind}: {exc.message}") from None
+    except Exception as exc:  # never its text: it can quote an answer, which holds the token
+        raise GeneratorError(f"{spec.kind}: token creation failed ({type(exc).__name__})") from None
     return Issued(issued.value, {"kind": spec.kind, **issued.record,
                                  "revoke_existing": _revokes(spec)})
+
+
+def revoke(record: Mapping[str, Any], ctx: TargetContext) -> None:
+    """Revoke the recorded token; TargetError (naming no value) when that fails."""
+    issuer = issuer_of(str(record.get("kind")))
+    if issuer is None:
+        raise TargetError(f"unknown token kind {str(record.get('kind'))[:40]!r}")
+    _contained(lambda: issuer.revoke(record, ctx), "token revocation")
+
+
+def state(record: Mapping[str, Any], ctx: TargetContext, now: datetime) -> str:
+    """The recorded token's state at its source; TargetError when it cannot be read."""
+    issuer = issuer_of(str(record.get("kind")))
+    if issuer is None:
+        raise TargetError(f"unknown token kind {str(record.get('kind'))[:40]!r}")
+    return str(_contained(lambda: issuer.state(record, ctx, now), "token check"))
+
+
+def same_name(record: Mapping[str, Any], ctx: TargetContext) -> list[dict[str, Any]]:
+    """The other active tokens of the record's name at its owner (``Issuer.same_name``)."""
+    issuer = issuer_of(str(record.get("kind")))
+    return [] if issuer is None else list(_contained(lambda: issuer.same_name(record, ctx), "token listing"))
+
+
+def _contained(call: Callable[[], Any], operation: str) -> Any:
+    try:
+        return call()
+    except TargetError:
+        raise
+    except Exception as exc:  # never its text: it can quote an answer
+        raise TargetError(f"{operation} failed ({type(exc).__name__})") from None
 
 
 def _revokes(spec: GeneratorSpec) -> bool:

@@ -26,6 +26,9 @@ from secretsapi.service.generators.tokens import (
     issued_record,
     issuer_of,
     records_to_revoke,
+    revoke,
+    same_name,
+    state,
 )
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lock_state import read_state, write_state
@@ -51,7 +54,7 @@ def revoke_superseded(place: Place, definition: Definition, secrets: Sequence[Se
     fresh = {item.lock_key for item in outcome.written if item.issued is not None} if outcome else set()
     for name, record in outcome.unused_tokens if outcome else []:
         try:
-            _revoke(record, ctx)
+            revoke(record, ctx)
         except TargetError as exc:
             errors.append(OperationError(name, None, f"the token {describe(record)} no target took could not be "
                                          f"revoked: {exc.message}; it expires by itself"))
@@ -83,11 +86,8 @@ def revoke_superseded(place: Place, definition: Definition, secrets: Sequence[Se
 
 def _same_name(current: dict[str, Any], ctx: TargetContext, pending: list[dict[str, Any]], secret: str,
                errors: list[OperationError]) -> list[dict[str, Any]]:
-    issuer = issuer_of(str(current["kind"]))
-    if issuer is None:
-        return []
     try:
-        found = issuer.same_name(current, ctx)
+        found = same_name(current, ctx)
     except TargetError as exc:
         errors.append(OperationError(secret, None, f"the other tokens named like {describe(current)} could not be "
                                      f"listed: {exc.message}"))
@@ -101,7 +101,7 @@ def _revoke_all(pending: list[dict[str, Any]], ctx: TargetContext, secret: str,
     left = []
     for record in pending:
         try:
-            _revoke(record, ctx)
+            revoke(record, ctx)
         except TargetError as exc:
             left.append(record)
             errors.append(OperationError(secret, None, f"the previous token {describe(record)} could not be "
@@ -109,11 +109,6 @@ def _revoke_all(pending: list[dict[str, Any]], ctx: TargetContext, secret: str,
     return left
 
 
-def _revoke(record: dict[str, Any], ctx: TargetContext) -> None:
-    issuer = issuer_of(str(record.get("kind")))
-    if issuer is None:
-        raise TargetError(f"unknown token kind {record.get('kind')!r}")
-    issuer.revoke(record, ctx)
 
 
 def dead_tokens(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetContext, now: datetime) -> list[SecretDef]:
@@ -131,10 +126,10 @@ def dead_tokens(doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetCont
             if issuer is None or record is None or record.get("kind") != unit.generator.kind:
                 continue
             try:
-                state = issuer.state(record, ctx, now)
+                found = state(record, ctx, now)
             except TargetError:
                 continue
-            if state != ACTIVE:
+            if found != ACTIVE:
                 dead.append(secret)
                 break
     return dead

@@ -39,3 +39,13 @@ def test_a_bad_token_option_fails_only_its_secret_without_calling_the_vendor(
     assert result.secrets_generated == ["plain"] and result.secrets_failed == ["bad_token"]
     assert "unknown scopes: bogus_scope" in result.errors[0].message
     assert gitlab.requests == []
+
+
+def test_a_membership_role_gitlab_does_not_have_is_a_warning_naming_the_roles(tmp_path: Path) -> None:
+    secret = {"name": "bot", "kind": "gitlab_group_service_account",
+              "config": {"group": "team", "service_account_name": "bot", "token_name": "bot", "scopes": ["api"],
+                         "memberships": [{"resource_type": "project", "resource": "team/app", "access_level": "dev"}]},
+              "targets": [target("local", "file", path="out/bot.env")]}
+    report = validate_file(workspace(tmp_path, {}, secret).definition_path)
+    assert report.valid
+    assert any("config.memberships" in w and "one of 10, 15, 20, 30, 40, 50" in w for w in report.warnings)
