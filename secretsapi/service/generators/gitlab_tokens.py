@@ -8,7 +8,8 @@
 
 Config (SecretZero's keys): ``provider`` (default ``gitlab``), ``project`` / ``group`` (a path,
 a numeric id, or ``auto``: the provider's ``project``/``group``, else GitLab CI's
-CI_PROJECT_PATH / CI_PROJECT_NAMESPACE, else the group of the provider's project),
+CI_PROJECT_PATH / CI_PROJECT_NAMESPACE, else the project of the definition folder's git remote, or
+for a group the group of that project),
 ``token_name``, ``scopes``, ``access_level`` (40), ``expires_in_days`` (90), ``description``,
 ``revoke_existing`` / ``rotate_existing`` (true). The value is the token text.
 
@@ -20,10 +21,13 @@ gitlab targets' (``targets.gitlab_variable``): the same token, address and trans
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from secretsapi.service.definition.model import GeneratorSpec
 from secretsapi.service.errors import TargetError
@@ -105,6 +109,7 @@ class Api:
                                    server_credential=None if own else "the server's GITLAB_TOKEN")
         self.server = own is None
         self.provider = provider
+        self.folder = ctx.base_dir
         self.url = base_url(str(address), provider.alias, "url") + "/api/v4"
         self.timeout = provider.timeout
         self.where = f"{kind} (provider '{provider.alias}')"
@@ -125,7 +130,8 @@ def quoted(ident: Any) -> str:
 
 
 def resolve(config: Mapping[str, Any], api: Api, owner: str) -> str:
-    """SecretZero's ``auto``: the provider's setting, GitLab CI's variables, the project's group."""
+    """SecretZero's ``auto``: the provider's setting, GitLab CI's variables, else the project of
+    the definition folder's git remote ``origin`` (for a group: that project's group)."""
     given = config.get(owner, "auto")
     if given not in (None, "", "auto"):
         return str(given)
@@ -134,17 +140,35 @@ def resolve(config: Mapping[str, Any], api: Api, owner: str) -> str:
         if value not in (None, "", "auto"):
             return str(value)
     ci = os.environ.get("GITLAB_CI") == "true"
-    if owner == "project" and ci and os.environ.get("CI_PROJECT_PATH"):
-        return os.environ["CI_PROJECT_PATH"]
-    if owner == "group":
-        if ci and os.environ.get("CI_PROJECT_NAMESPACE"):
-            return os.environ["CI_PROJECT_NAMESPACE"]
-        project = next((str(v) for k in ("project", "project_id")
-                        if (v := api.provider.settings.get(k)) not in (None, "", "auto")), None)
-        if project is not None and "/" in project:
-            return project.rsplit("/", 1)[0]
-    raise TargetError(f"{owner}: auto needs the provider's {owner} setting (or GitLab CI's variables); "
-                      f"name the {owner}")
+    if ci and os.environ.get("CI_PROJECT_NAMESPACE" if owner == "group" else "CI_PROJECT_PATH"):
+        return os.environ["CI_PROJECT_NAMESPACE" if owner == "group" else "CI_PROJECT_PATH"]
+    project = next((str(v) for k in ("project", "project_id")
+                    if (v := api.provider.settings.get(k)) not in (None, "", "auto")), None)
+    project = (os.environ.get("CI_PROJECT_PATH") if ci else None) or project or remote_project(api.folder)
+    if project is not None and owner == "project":
+        return project
+    if project is not None and "/" in project:
+        return project.rsplit("/", 1)[0]
+    raise TargetError(f"{owner}: auto needs the provider's {owner} setting, GitLab CI's variables or a git "
+                      f"remote origin on GitLab; name the {owner}")
+
+
+def remote_project(folder: Path) -> str | None:
+    """The ``group/project`` of the folder's git remote ``origin`` (SSH or HTTPS), as SecretZero
+    reads it; the repository's own config file only (no hook or other config runs)."""
+    config = folder / ".git" / "config"
+    if not config.is_file():
+        return None
+    try:
+        done = subprocess.run(["git", "config", "--file", str(config), "--get", "remote.origin.url"],  # noqa: S603, S607
+                              capture_output=True, text=True, timeout=10, check=False,
+                              env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    url = done.stdout.strip() if done.returncode == 0 else ""
+    ssh = re.fullmatch(r"git@[^:]+:(.+?)(?:\.git)?", url)
+    path = ssh.group(1) if ssh else urlsplit(url).path.removesuffix(".git") if "://" in url else ""
+    return path.strip("/") or None
 
 
 def expiry(config: Mapping[str, Any], now: datetime) -> str:

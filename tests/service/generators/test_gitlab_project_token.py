@@ -5,6 +5,7 @@ a failed revoke reported and retried, drift of a token revoked or expired at Git
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,14 @@ def test_a_dry_run_repair_names_the_revoked_token_and_creates_nothing(
     result = sync(ws, repair=True, dry_run=True)
     assert result.secrets_generated == ["ci_deploy_token"] and result.secrets_skipped == []
     assert len(gitlab.tokens) == 1
+
+
+@pytest.mark.parametrize("origin", ["git@gitlab.example.com:team/app.git", "https://gitlab.example.com/team/app.git"])
+def test_project_auto_is_the_definition_folders_git_remote_as_in_secretzero(
+    tmp_path: Path, gitlab: GitLabTokenServer, origin: str
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", origin], check=True)
+    ws = _workspace(tmp_path, gitlab, project="auto")
+    assert sync(ws).errors == []
+    assert lock_entries(ws)["ci_deploy_token"]["issued_token"]["owner"] == "team/app"
