@@ -112,7 +112,6 @@ def _pat(answer: Any, where: str, operation: str) -> dict[str, Any]:
 
 class AzdoPat:
     kind = "azdo_pat"
-    default_provider = "azdo"
     description = ("An Azure DevOps personal access token, created through its PAT lifecycle API "
                    "(the value is the token).")
 

@@ -75,7 +75,6 @@ def _jwt(app_id: str, private_key: str) -> str:
 
 class GitHubAppToken:
     kind = "github_pat"
-    default_provider = "github"
     description = ("A GitHub App installation token scoped like a fine-grained PAT (GitHub's API cannot create a "
                    "PAT; this is what SecretZero's github_pat creates). The value is the token.")
 

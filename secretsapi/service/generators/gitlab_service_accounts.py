@@ -36,7 +36,6 @@ from secretsapi.service.targets.base import TargetContext
 
 class ServiceAccounts:
     kind = "gitlab_group_service_account"
-    default_provider = "gitlab"
     description = ("A GitLab group service account (created once) and a personal access token of it, "
                    "through GitLab's API (the value is the token).")
 

@@ -190,7 +190,6 @@ def token_state(found: Mapping[str, Any] | None, now: datetime) -> str:
 class AccessTokens:
     """Project and group access tokens: the same API under ``/projects`` or ``/groups``."""
 
-    default_provider = "gitlab"
 
     def __init__(self, kind: str, owner: str, collection: str) -> None:
         self.kind = kind

@@ -47,7 +47,6 @@ class Issued:
 
 class Issuer(Protocol):
     kind: str
-    default_provider: str
     description: str
     options: dict[str, dict[str, Any]]
 
