@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from secretsapi.cli import handover
 from secretsapi.cli.app import cli
 from tests.factories import Project
 
@@ -35,16 +36,35 @@ def served(lanes: Project, live_server: Any, api_key: str, monkeypatch: pytest.M
 
 
 @pytest.fixture
-def remote(served: str) -> Callable[..., Result]:
-    """``secretsctl --addr <the service> ...``."""
-    return lambda *args, **kw: invoke("--addr", served, *args, **kw)
+def local_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every hand-over to the local mode's operations: a remote run must make none."""
+    runs: list[str] = []
+    real = handover.operations
+
+    def counted() -> Any:
+        runs.append("local")
+        return real()
+
+    monkeypatch.setattr(handover, "operations", counted)
+    return runs
 
 
 @pytest.fixture
-def both(served: str) -> Callable[..., tuple[Result, Result]]:
+def remote(served: str, local_runs: list[str]) -> Callable[..., Result]:
+    """``secretsctl --addr <the service> ...``, which must not run anything locally."""
+    def run(*args: str, **kw: Any) -> Result:
+        before = len(local_runs)
+        result = invoke("--addr", served, *args, **kw)
+        assert len(local_runs) == before, "the remote mode ran the operation on local files"
+        return result
+    return run
+
+
+@pytest.fixture
+def both(remote: Callable[..., Result]) -> Callable[..., tuple[Result, Result]]:
     """The same command line run locally, then against the service: (local, remote)."""
     def run(*args: str) -> tuple[Result, Result]:
-        return invoke(*args), invoke("--addr", served, *args)
+        return invoke(*args), remote(*args)
     return run
 
 
