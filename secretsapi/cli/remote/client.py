@@ -48,8 +48,9 @@ class Client:
         self.session.headers["Accept"] = "application/json"
         if remote.key:
             self.session.headers["X-API-Key"] = remote.key
-        # True: the system's trust (certifi, or REQUESTS_CA_BUNDLE); never False.
-        self.session.verify = remote.ca_bundle or True
+        # True: certifi's bundle (or REQUESTS_CA_BUNDLE's); never False. Given with each request:
+        # requests lets REQUESTS_CA_BUNDLE override a session's own setting, not a request's.
+        self.verify: str | bool = remote.ca_bundle or True
 
     def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         return self._answer(self._send("GET", path, params=params))
@@ -93,7 +94,8 @@ class Client:
     def _send(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         url = self.remote.url(path)
         try:
-            return self.session.request(method, url, timeout=TIMEOUTS, allow_redirects=False, **kwargs)
+            return self.session.request(method, url, timeout=TIMEOUTS, allow_redirects=False, verify=self.verify,
+                                        **kwargs)
         except requests.exceptions.SSLError as exc:
             raise Unreachable(f"TLS verification failed for {self.remote.addr} ({_reason(exc)}); name the "
                               "server's CA with --ca-bundle or SECRETSCTL_CA_BUNDLE") from None
