@@ -9,8 +9,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import keyring.core
 import pytest
 from click.testing import CliRunner, Result
+from keyring.backends import fail
 
 from secretsapi.cli import handover
 from secretsapi.cli.app import cli
@@ -31,7 +33,8 @@ def served(lanes: Project, live_server: Any, api_key: str, monkeypatch: pytest.M
     monkeypatch.delenv("SECRETSCTL_ADDR", raising=False)
     monkeypatch.delenv("SECRETSCTL_PROJECT", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    # No keyring of the machine's: login's keys go to the file under XDG_CONFIG_HOME.
+    monkeypatch.setattr(keyring.core, "_keyring_backend", fail.Keyring())
     return str(live_server.url)
 
 
