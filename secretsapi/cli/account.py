@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -44,7 +44,7 @@ def _whoami(remote: address.Remote, as_json: bool) -> dict[str, Any]:
         _fail("unreachable", str(exc), EXIT_UNREACHABLE, as_json)
 
 
-def _fail(error: str, detail: str, code: int, as_json: bool) -> Any:
+def _fail(error: str, detail: str, code: int, as_json: bool) -> NoReturn:
     if as_json:
         click.echo(json.dumps({"error": error, "detail": detail}, indent=2))
     else:

@@ -30,14 +30,14 @@ from django.db.migrations.executor import MigrationExecutor
 
 from secretsapi import actions
 from secretsapi.database_locks import migration_lock
-from secretsapi.management.output import (  # noqa: F401 - also where the commands import them from
-    EXIT_ERROR,
-    EXIT_FINDING,
-    Failure,
-    columns,
-    error_json,
-    to_the_second,
-)
+
+# Also where the commands and their tests import these from.
+from secretsapi.management.output import EXIT_ERROR as EXIT_ERROR
+from secretsapi.management.output import EXIT_FINDING as EXIT_FINDING
+from secretsapi.management.output import Failure as Failure
+from secretsapi.management.output import columns as columns
+from secretsapi.management.output import error_json as error_json
+from secretsapi.management.output import to_the_second as to_the_second
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined, ServiceError
 
 logger = logging.getLogger("secretsapi.management")

@@ -34,7 +34,7 @@ def served(lanes: Project, live_server: Any, api_key: str, monkeypatch: pytest.M
     monkeypatch.delenv("SECRETSCTL_PROJECT", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     # No keyring of the machine's: login's keys go to the file under XDG_CONFIG_HOME.
-    monkeypatch.setattr(keyring.core, "_keyring_backend", fail.Keyring())
+    monkeypatch.setattr(keyring.core, "_keyring_backend", fail.Keyring())  # type: ignore[no-untyped-call]
     return str(live_server.url)
 
 

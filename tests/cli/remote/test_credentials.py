@@ -23,10 +23,10 @@ ADDR = "https://secrets.example.com"
 
 
 class MemoryKeyring(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
+    priority = 1
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.kept: dict[tuple[str, str], str] = {}
 
     def get_password(self, service: str, username: str) -> str | None:
@@ -54,7 +54,7 @@ def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def no_keyring() -> Iterator[None]:
     previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
+    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
     yield
     keyring.set_keyring(previous)
 
@@ -110,7 +110,7 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(no_keyring: Non
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(credentials.json, "dump", broken)
+    monkeypatch.setattr("secretsapi.cli.remote.credentials.json.dump", broken)
     with pytest.raises(OSError, match="No space"):
         credentials.store("https://b.example.com", "k-2")
     assert os.listdir(config_home / "secretsctl") == ["credentials.json"]
