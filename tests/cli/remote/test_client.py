@@ -14,6 +14,7 @@ import pytest
 from click.testing import Result
 
 from secretsapi.cli import handover, progress
+from secretsapi.cli.remote import auditlog as remote_auditlog
 from secretsapi.cli.remote import client
 from secretsapi.cli.remote.address import Remote
 from tests.cli.remote.conftest import invoke
@@ -236,3 +237,30 @@ def test_plain_http_to_another_host_is_warned_about(capsys: pytest.CaptureFixtur
 def test_loopback_or_https_is_not_warned_about(addr: str, capsys: pytest.CaptureFixture[str]) -> None:
     handover.warn_plain_http(Remote(addr))
     assert capsys.readouterr().err == ""
+
+
+# -- audit --follow ------------------------------------------------------------------------------
+
+
+def row(at: str, action: str) -> dict[str, object]:
+    return {"timestamp": at, "action": action, "resource": "secrets", "user": "ci", "details": {}, "success": True,
+            "outcome": "ok", "project": None, "definition": "/srv/Secretfile.yml", "environment": None,
+            "origin": None}
+
+
+def test_follow_prints_the_last_rows_oldest_first_then_only_new_ones(server: Recorder,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    first = [row("2026-01-01T00:00:02Z", "rotate"), row("2026-01-01T00:00:01Z", "sync")]
+    server.answer("GET", "/audit/logs", (200, {"entries": first}),
+                  (200, {"entries": [row("2026-01-01T00:00:03Z", "drift"), *first]}))
+    looks = iter([None])
+
+    def interval(seconds: float) -> None:
+        if next(looks, "stop") == "stop":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(remote_auditlog, "sleep", interval)
+    result = run(server, "audit", "--follow", "--json", "-n", "2", "-a", "sync")
+    assert [json.loads(line)["action"] for line in result.stdout.splitlines()] == ["sync", "rotate", "drift"]
+    assert server.sent[0].query == {"limit": ["2"], "offset": ["0"], "action": ["sync"]}
+    assert result.exit_code == 130
