@@ -5,8 +5,10 @@ followed at ``GET /jobs/{id}`` with its progress drawn as the local mode draws t
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,6 +22,9 @@ from secretsapi.cli.remote.address import Remote
 # Connect, then read: a synchronous POST waits up to the server's SERVICE_JOB_WAIT_SECONDS (30 s
 # by default) before it answers 202, so the read bound is well above it.
 TIMEOUTS = (10.0, 120.0)
+# Requests at once for one read per secret (status): the server's gunicorn has 2 workers of 4
+# threads by default; more would only queue there.
+CONNECTIONS = 4
 # How long a followed job may run before secretsctl stops waiting (it keeps running on the server).
 JOB_TIMEOUT_ENV = "SECRETSCTL_JOB_TIMEOUT"
 JOB_TIMEOUT_S = 3600.0
@@ -43,17 +48,50 @@ class Unreachable(Exception):
 class Client:
     def __init__(self, remote: Remote) -> None:
         self.remote = remote
-        self.session = requests.Session()
-        self.session.headers["User-Agent"] = f"secretsctl/{__version__}"
-        self.session.headers["Accept"] = "application/json"
-        if remote.key:
-            self.session.headers["X-API-Key"] = remote.key
+        self.session = self._new_session()
+        # Sessions of the threads of ``get_each`` (a requests Session is not meant to be shared).
+        self._local = threading.local()
+        self._sessions: list[requests.Session] = [self.session]
+        self._sessions_lock = threading.Lock()
         # True: certifi's bundle (or REQUESTS_CA_BUNDLE's); never False. Given with each request:
         # requests lets REQUESTS_CA_BUNDLE override a session's own setting, not a request's.
         self.verify: str | bool = remote.ca_bundle or True
 
+    def _new_session(self) -> requests.Session:
+        session = requests.Session()
+        session.headers["User-Agent"] = f"secretsctl/{__version__}"
+        session.headers["Accept"] = "application/json"
+        if self.remote.key:
+            session.headers["X-API-Key"] = self.remote.key
+        return session
+
     def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         return self._answer(self._send("GET", path, params=params))
+
+    def get_each(self, paths: Sequence[str], params: Mapping[str, Any] | None, *,
+                 advance: Callable[[], None]) -> list[Any]:
+        """``GET`` of each path, answers in order, ``CONNECTIONS`` at a time (each its own
+        kept-alive connection); ``advance`` after each answer. The first error stops the rest."""
+        def one(path: str) -> Any:
+            return self._answer(self._send("GET", path, params=params, session=self._thread_session()))
+
+        answers = []
+        pool = ThreadPoolExecutor(max_workers=CONNECTIONS, thread_name_prefix="secretsctl")
+        try:
+            for answer in pool.map(one, paths):
+                answers.append(answer)
+                advance()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return answers
+
+    def _thread_session(self) -> requests.Session:
+        session: requests.Session | None = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = self._new_session()
+            with self._sessions_lock:
+                self._sessions.append(session)
+        return session
 
     def post(self, path: str, body: Mapping[str, Any]) -> Any:
         """A POST answered in the request (200)."""
@@ -91,11 +129,12 @@ class Client:
                           f"{os.environ.get(JOB_TIMEOUT_ENV) or int(JOB_TIMEOUT_S)} s; it goes on on the "
                           f"server: GET {self.remote.url('/jobs/' + job_id)}")
 
-    def _send(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+    def _send(self, method: str, path: str, *, session: requests.Session | None = None,
+              **kwargs: Any) -> requests.Response:
         url = self.remote.url(path)
         try:
-            return self.session.request(method, url, timeout=TIMEOUTS, allow_redirects=False, verify=self.verify,
-                                        **kwargs)
+            return (session or self.session).request(method, url, timeout=TIMEOUTS, allow_redirects=False,
+                                                     verify=self.verify, **kwargs)
         except requests.exceptions.SSLError as exc:
             raise Unreachable(f"TLS verification failed for {self.remote.addr} ({_reason(exc)}); name the "
                               "server's CA with --ca-bundle or SECRETSCTL_CA_BUNDLE") from None
@@ -157,4 +196,5 @@ def connected(remote: Remote) -> Iterator[Client]:
     try:
         yield client
     finally:
-        client.session.close()
+        for session in client._sessions:
+            session.close()

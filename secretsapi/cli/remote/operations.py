@@ -230,11 +230,9 @@ def status(api: Client, lane: Lane, *, secrets: Sequence[str], verbose: bool) ->
         if not named:
             raise
         due = {}  # the named secrets' statuses stand on the lockfile alone, as locally
-    statuses = []
     with steps(len(names), "status", quiet=lane.quiet) as advance:
-        for name in names:
-            statuses.append(_status(api.get(f"/secrets/{_segment(name)}/status", query), due.get(name)))
-            advance()
+        answers = api.get_each([f"/secrets/{_segment(name)}/status" for name in names], query, advance=advance)
+    statuses = [_status(answer, due.get(answer["name"])) for answer in answers]
     missing = [st.name for st in statuses if not st.exists]
     if named and missing:
         _require_declared(api, lane, missing)
