@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
-from secretsapi.cli.program import EXIT_ERROR, EXIT_UNREACHABLE, json_option
+from secretsapi.cli.program import EXIT_ERROR, EXIT_UNREACHABLE, examples, json_option
 from secretsapi.cli.remote import address, credentials
 from secretsapi.cli.remote.client import ServerError, Unreachable, connected
 
@@ -62,7 +62,8 @@ def _read_key(from_stdin: bool) -> str:
     return key
 
 
-@click.command()
+@click.command(epilog=examples("secretsctl login --addr https://secrets.example.com      # prompts for the key",
+                               "secretsctl login --api-key-stdin < key.txt                # SECRETSCTL_ADDR's"))
 @click.option("--addr", "addr", default=None, metavar="URL", help=ADDR_HELP)
 @click.option("--api-key-stdin", "from_stdin", is_flag=True,
               help="Read the key from standard input (one line) rather than a prompt.")
@@ -83,7 +84,7 @@ def login(ctx: click.Context, /, addr: str | None, from_stdin: bool, as_json: bo
     click.echo(f"Logged in to {where} as {who.get('name') or '-'}; the key is kept in {kept}.")
 
 
-@click.command()
+@click.command(epilog=examples("secretsctl logout --addr https://secrets.example.com"))
 @click.option("--addr", "addr", default=None, metavar="URL", help=ADDR_HELP)
 @click.pass_context
 def logout(ctx: click.Context, /, addr: str | None) -> None:
@@ -95,7 +96,8 @@ def logout(ctx: click.Context, /, addr: str | None) -> None:
         click.echo(f"No key was stored for {where}.")
 
 
-@click.command()
+@click.command(epilog=examples("secretsctl whoami --addr https://secrets.example.com",
+                               "secretsctl --addr https://secrets.example.com whoami --json"))
 @click.option("--addr", "addr", default=None, metavar="URL", help=ADDR_HELP)
 @json_option()
 @click.pass_context

@@ -27,6 +27,7 @@ from secretsapi.cli.program import (
     PROG,
     Program,
     environment_option,
+    examples,
     json_option,
     lane,
     lane_options,
@@ -48,11 +49,6 @@ class Instant(click.ParamType[datetime, Any]):
             return parse_instant(str(value), datetime.now(UTC))
         except PeriodError as exc:
             self.fail(str(exc), param, ctx)
-
-
-def examples(*lines: str) -> str:
-    """A subcommand's epilog: its examples, kept as written (``\\b`` stops Click rewrapping them)."""
-    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 @click.group(name=PROG, cls=Program, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},

@@ -98,6 +98,11 @@ def _reader_gone() -> Iterator[None]:
         raise
 
 
+def examples(*lines: str) -> str:
+    """A subcommand's epilog: its examples, kept as written (``\\b`` stops Click rewrapping them)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def json_wanted(argv: Sequence[str]) -> bool:
     return ("--json" in argv or "--format=json" in argv
             or any(a == "--format" and b == "json" for a, b in itertools.pairwise(argv)))
