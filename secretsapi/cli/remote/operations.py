@@ -89,6 +89,9 @@ def run(remote: Remote, lane: Lane, operation: str, arguments: dict[str, Any]) -
 
 def _refuse_local_flags(lane: Lane, operation: str) -> None:
     # validate sends the local file (-f) to the service's validator: that one is meant.
+    if operation == "validate" and (lane.var_files or lane.environment):
+        raise Failure("usage", "validate with --addr sends the definition file alone to the service: -v and -e "
+                      "are not applied there (run validate without --addr to merge them)", returncode=EXIT_ERROR)
     if lane.file is not None and operation != "validate":
         raise Failure("usage", "-f/--file names a local definition: with --addr the service uses its own "
                       "(choose another with --project)", returncode=EXIT_ERROR)

@@ -205,3 +205,8 @@ def test_the_address_comes_from_secretsctl_addr_too(served: str, local_runs: lis
     monkeypatch.setenv("SECRETSCTL_ADDR", served)
     assert invoke("sync").exit_code == 0 and local_runs == []
     assert data(invoke("audit", "-a", "sync", "--json"))["entries"][0]["user"] == "service"
+
+
+def test_validate_refuses_var_files_it_could_not_apply(remote: Remote, lanes: Project) -> None:
+    result = remote("validate", "-v", "prod.szvar")
+    assert result.exit_code == 1 and "-v and -e are not applied" in result.stderr
