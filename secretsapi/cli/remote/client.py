@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+import click
 import requests
 from rich.console import Console
 
@@ -93,10 +94,6 @@ class Client:
                 self._sessions.append(session)
         return session
 
-    def post(self, path: str, body: Mapping[str, Any]) -> Any:
-        """A POST answered in the request (200)."""
-        return self._answer(self._send("POST", path, json=dict(body)))
-
     def operation(self, path: str, body: Mapping[str, Any], *, label: str, quiet: bool) -> Any:
         """A long operation's result: its POST, then, if it answered 202, its job until it ends.
 
@@ -111,7 +108,7 @@ class Client:
             return self._follow(str(job["id"]), report)
 
     def _follow(self, job_id: str, report: Callable[[int, int], None]) -> Any:
-        deadline = clock() + float(os.environ.get(JOB_TIMEOUT_ENV) or JOB_TIMEOUT_S)
+        deadline = clock() + _job_timeout()
         for delay in _delays():
             job = self.get(f"/jobs/{job_id}")
             progress = job.get("progress") or {}
@@ -176,11 +173,17 @@ def _server_error(status: int, body: Any) -> ServerError:
 
 
 def _reason(exc: BaseException) -> str:
-    """The innermost cause's text, on one line (requests nests urllib3's several deep)."""
-    while exc.__context__ is not None and exc.__cause__ is None and exc.__context__ is not exc:
-        exc = exc.__context__
+    """The exception's text on one line, bounded (requests nests urllib3's reasons in it)."""
     text = " ".join(str(exc).split())
     return text[:300] or type(exc).__name__
+
+
+def _job_timeout() -> float:
+    given = os.environ.get(JOB_TIMEOUT_ENV) or ""
+    try:
+        return float(given) if given else JOB_TIMEOUT_S
+    except ValueError:
+        raise click.UsageError(f"{JOB_TIMEOUT_ENV} must be a number of seconds, not {given!r}") from None
 
 
 def _delays() -> Iterator[float]:
