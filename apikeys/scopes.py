@@ -32,6 +32,9 @@ ALL_SCOPES: frozenset[str] = frozenset(SCOPES)
 # (secretsapi/api/views/jobs.py).
 OPERATION_SCOPED: frozenset[str] = frozenset({"jobs", "job"})
 
+# Endpoints any valid key reaches, whatever its scopes: the key's own description (GET /whoami).
+ANY_KEY: frozenset[str] = frozenset({"whoami"})
+
 # URL name -> the scope it needs; an endpoint listed in no scope is refused to every key.
 REQUIRED_SCOPE: dict[str, str] = {url_name: scope for scope, names in SCOPES.items() for url_name in names}
 

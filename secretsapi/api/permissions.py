@@ -9,7 +9,7 @@ from django.urls import URLPattern
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from apikeys.scopes import OPERATION_SCOPED, REQUIRED_SCOPE
+from apikeys.scopes import ANY_KEY, OPERATION_SCOPED, REQUIRED_SCOPE
 from secretsapi.api.authentication import request_principal
 
 if TYPE_CHECKING:
@@ -28,6 +28,8 @@ class HasScope(BasePermission):
         match = request.resolver_match
         if match is not None and match.url_name in OPERATION_SCOPED:
             return True  # the view checks each job's operation's scope
+        if match is not None and match.url_name in ANY_KEY:
+            return True
         scope = REQUIRED_SCOPE.get(match.url_name or "") if match is not None else None
         if scope is None:
             return False  # an endpoint no scope lists is refused to every key: fail closed

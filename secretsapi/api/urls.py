@@ -7,7 +7,7 @@ from django.urls import path
 # Registers the OpenAPI extensions (the key's security scheme) wherever the API is served or its
 # schema generated: not at Django's start, which would load drf-spectacular in every command.
 from secretsapi.api import schema  # noqa: F401
-from secretsapi.api.views import audit, config, discovery, jobs, meta, metrics, operations, secrets, webhooks
+from secretsapi.api.views import audit, config, discovery, jobs, meta, metrics, operations, secrets, webhooks, whoami
 
 urlpatterns = [
     path("", meta.RootView.as_view(), name="root"),
@@ -38,4 +38,5 @@ urlpatterns = [
     path("webhooks/<str:webhook_id>/deliveries", webhooks.WebhookDeliveryListView.as_view(),
          name="webhook-deliveries"),
     path("metrics", metrics.MetricsView.as_view(), name="metrics"),
+    path("whoami", whoami.WhoamiView.as_view(), name="whoami"),
 ]

@@ -21,17 +21,19 @@ from typing import Any
 import click
 
 from secretsapi import __version__
-from secretsapi.cli import completion
+from secretsapi.cli import account, completion
 from secretsapi.cli.handover import finish
 from secretsapi.cli.program import (
     PROG,
     Program,
     environment_option,
+    examples,
     json_option,
     lane,
     lane_options,
     secrets_option,
 )
+from secretsapi.cli.remote import address
 from secretsapi.service.definition.periods import DURATION_UNITS, PeriodError, parse_instant
 
 
@@ -49,11 +51,6 @@ class Instant(click.ParamType[datetime, Any]):
             self.fail(str(exc), param, ctx)
 
 
-def examples(*lines: str) -> str:
-    """A subcommand's epilog: its examples, kept as written (``\\b`` stops Click rewrapping them)."""
-    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
-
-
 @click.group(name=PROG, cls=Program, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
              epilog=examples(
                  "secretsctl -f Secretfile.yml sync           # generate what is missing, write the targets",
@@ -61,6 +58,7 @@ def examples(*lines: str) -> str:
                  "secretsctl drift --json | jq .              # what differs from the lockfile, as JSON",
                  "secretsctl rotate --dry-run                 # which secrets are due (exit 2 when any is)",
                  "secretsctl audit --since 2h --user cli:alice",
+                 "secretsctl --addr https://secrets.example.com status   # ask a running service",
                  'eval "$(_SECRETSCTL_COMPLETE=bash_source secretsctl)"   # completion in bash'))
 @click.version_option(__version__, prog_name=PROG)
 @click.option("-f", "--file", "file", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -70,11 +68,21 @@ def examples(*lines: str) -> str:
 @json_option()
 @click.option("-n", "--non-interactive", is_flag=True, default=False,
               help="Accepted for SecretZero's scripts: secretsctl never prompts.")
-def cli(file: Path | None, environment: str | None, quiet: bool, as_json: bool, non_interactive: bool) -> None:
+@click.option("--addr", "addr", envvar=address.ADDR_ENV, default=None, metavar="URL",
+              help="A running service (https://host): every subcommand runs there, with the key of "
+                   "SECRETSCTL_API_KEY or `secretsctl login` (env: SECRETSCTL_ADDR; none: local files).")
+@click.option("--project", "project", envvar=address.PROJECT_ENV, default=None, metavar="NAME",
+              help="With --addr: the service's project to work on (env: SECRETSCTL_PROJECT).")
+@click.option("--ca-bundle", "ca_bundle", envvar=address.CA_BUNDLE_ENV, default=None, metavar="PATH",
+              help="With --addr: verify the service's TLS certificate with this CA bundle "
+                   "(env: SECRETSCTL_CA_BUNDLE).")
+def cli(file: Path | None, environment: str | None, quiet: bool, as_json: bool, non_interactive: bool,
+        addr: str | None, project: str | None, ca_bundle: str | None) -> None:
     """Secrets orchestration: SecretZero's command line over this service.
 
     Exit codes: 0 clean, 1 error, 2 a finding (drift, rotation due, not compliant, invalid,
-    not generated); 141 when the reader of the output went away (| head).
+    not generated); 3 the service at --addr could not be reached; 141 when the reader of the
+    output went away (| head).
     """
 
 
@@ -270,5 +278,8 @@ def audit(ctx: click.Context, /, limit: int, offset: int, action: str | None, re
         finish(ctx, where, "audit_follow", limit=limit, interval=interval, **filters)
     finish(ctx, where, "audit", limit=limit, offset=offset, **filters)
 
+
+for command in (account.login, account.logout, account.whoami):
+    cli.add_command(command)
 
 __all__ = ["cli"]

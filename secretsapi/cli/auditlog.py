@@ -7,38 +7,22 @@ line (JSON lines), since the output has no end.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
-from typing import Any
-
-import click
 
 from audit.export import AuditFilter, entry
 from audit.models import AuditEntry
 from secretsapi import actions
+from secretsapi.cli import auditrows
 from secretsapi.cli.program import Lane
 from secretsapi.management.base import cli_actor
-from secretsapi.management.reports import Report, table_report
-
-HEADER = ("TIME", "USER", "ACTION", "RESOURCE", "PROJECT", "ENVIRONMENT", "ORIGIN", "OUTCOME")
-
-
-def _cells(row: dict[str, Any]) -> tuple[str, ...]:
-    # The project, else the definition's file name: four projects' syncs must not read alike.
-    project = row["project"] or (row["definition"] or "").rsplit("/", 1)[-1] or "-"
-    return (row["timestamp"], row["user"] or "-", row["action"], row["resource"], project,
-            row["environment"] or "-", row["origin"] or "-", row["outcome"])
+from secretsapi.management.reports import Report
 
 
 def page(lane: Lane, *, limit: int, offset: int, action: str | None, resource: str | None, secret: str | None,
          user: str | None, since: datetime | None, until: datetime | None) -> Report:
     entries = actions.read_audit_logs(actor=cli_actor(), limit=limit, offset=offset, action=action,
                                       resource=resource, secret=secret, user=user, since=since, until=until)
-    rows = [entry(row) for row in entries]
-    report = table_report("entries", rows, HEADER, _cells)
-    # The shape of GET /audit/logs' entries.
-    report.data = {"entries": rows, "count": len(rows)}
-    return report
+    return auditrows.page_report([entry(row) for row in entries])
 
 
 def follow(lane: Lane, *, limit: int, action: str | None, resource: str | None, secret: str | None,
@@ -48,7 +32,7 @@ def follow(lane: Lane, *, limit: int, action: str | None, resource: str | None, 
     last = actions.read_audit_logs(actor=cli_actor(), limit=limit, offset=0, action=action, resource=resource,
                                    secret=secret, user=user, since=since, until=until)
     if not as_json:
-        click.echo(_line(HEADER))
+        auditrows.echo_header()
     after_id = 0
     for row in reversed(last):
         _print(row, as_json)
@@ -59,12 +43,4 @@ def follow(lane: Lane, *, limit: int, action: str | None, resource: str | None, 
 
 
 def _print(row: AuditEntry, as_json: bool) -> None:
-    shown = entry(row)
-    # Flushed a row at a time: a reader at the other end of a pipe sees each row at once.
-    click.echo(json.dumps(shown, separators=(",", ":")) if as_json else _line(_cells(shown)))
-
-
-def _line(cells: tuple[str, ...]) -> str:
-    # Fixed widths: the rows of a follower arrive one by one, so no column can be measured first.
-    widths = (27, 20, 22, 28, 20, 12, 32)
-    return "  ".join([*(cell.ljust(width) for cell, width in zip(cells, widths, strict=False)), cells[-1]])
+    auditrows.echo(entry(row), as_json)

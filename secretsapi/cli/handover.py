@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 import click
 
 from secretsapi.cli.program import Lane
+from secretsapi.cli.remote import address
 
 
 def operations() -> ModuleType:
@@ -28,5 +29,18 @@ def operations() -> ModuleType:
 
 def finish(ctx: click.Context, /, where: Lane, operation: str, **arguments: Any) -> NoReturn:
     """Run ``operation`` of ``secretsapi.cli.operations``, print its report (or its error) and
-    exit with its code."""
+    exit with its code. With an address (``--addr``, SECRETSCTL_ADDR) the service runs it, and
+    Django is not set up here at all."""
+    remote = address.of(ctx)
+    if remote is not None:
+        from secretsapi.cli.remote import operations as remote_operations
+
+        warn_plain_http(remote)
+        ctx.exit(remote_operations.run(remote, where, operation, arguments))
     ctx.exit(operations().run(where, operation, arguments))
+
+
+def warn_plain_http(remote: address.Remote) -> None:
+    if remote.plain_http_elsewhere():
+        click.echo(f"Warning: {remote.addr} is plain http:// to another machine: the API key and every "
+                   "answer cross the network unencrypted; use https://", err=True)

@@ -7,20 +7,17 @@ Imported by ``handover.operations`` once Django is set up; the Click declaration
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import click
-import yaml
 from django.conf import settings
 
 from secretsapi import actions
-from secretsapi.cli import auditlog
+from secretsapi.cli import auditlog, listings
 from secretsapi.cli.program import SECRETZERO_DEFAULT_LOCKFILE, Lane
 from secretsapi.cli.progress import reporting, steps
-from secretsapi.management.base import as_failure, cli_actor, error_json, migrate_pending, require_declared
+from secretsapi.management.base import as_failure, cli_actor, migrate_pending, require_declared
 from secretsapi.management.reports import (
     Report,
     clean_report,
@@ -35,7 +32,6 @@ from secretsapi.management.reports import (
     show_report,
     status_report,
     sync_report,
-    table_report,
     validation_report,
 )
 from secretsapi.service.errors import SecretNotDefined
@@ -47,18 +43,8 @@ def run(lane: Lane, operation: str, arguments: dict[str, Any]) -> int:
         migrate_pending()  # a fresh database, as the management commands find it
         report = OPERATIONS[operation](lane, **arguments)
     except Exception as exc:
-        failure = as_failure(exc)
-        if lane.output_format == "json":
-            click.echo(error_json(failure))
-        else:
-            click.echo(f"Error: {failure.detail}", err=True)
-        return failure.returncode
-    if report is None:  # it printed as it went (audit --follow)
-        return 0
-    click.echo(json.dumps(report.data, indent=2, default=str) if lane.output_format == "json" else report.text)
-    if report.problem is not None and lane.output_format != "json":
-        click.echo(report.problem.detail, err=True)
-    return report.exit_code
+        return listings.emit_failure(as_failure(exc), lane.output_format)
+    return listings.emit(report, lane.output_format)
 
 
 def workspace(lane: Lane) -> actions.Workspace:
@@ -170,56 +156,25 @@ def validate(lane: Lane) -> Report:
 
 
 def render(lane: Lane, *, output: Path | None, as_yaml: bool) -> Report:
-    result = actions.render_config(workspace(lane), actor=cli_actor())
-    text = yaml.safe_dump(result.config, sort_keys=False) if as_yaml else json.dumps(result.config, indent=2)
-    if output is None:
-        return Report(result.config, text)
-    output.write_text(text if text.endswith("\n") else text + "\n")
-    return Report({"output": str(output)}, f"Rendered to {output}")
+    return listings.rendered(actions.render_config(workspace(lane), actor=cli_actor()).config, output=output,
+                             as_yaml=as_yaml)
 
 
 def list_secrets(lane: Lane, *, name_filter: str | None) -> Report:
-    rows = [
-        {"name": s.name, "kind": s.kind, "one_time": s.one_time, "rotation_period": s.rotation_period,
-         "targets_count": len(s.targets),
-         "targets": [dict(zip(("provider", "kind"), t.split("/", 1), strict=False)) for t in s.targets]}
-        for s in actions.list_secrets(workspace(lane), actor=cli_actor())
-        if not name_filter or name_filter.lower() in s.name.lower()
-    ]
-    return table_report("secrets", rows, ("NAME", "KIND", "ONE-TIME", "ROTATION", "TARGETS"),
-                        lambda r: (r["name"], r["kind"], "yes" if r["one_time"] else "no", r["rotation_period"],
-                                   [f"{t['provider']}/{t.get('kind', '')}" for t in r["targets"]]))
+    return listings.secrets_listing(actions.list_secrets(workspace(lane), actor=cli_actor()), name_filter)
 
 
 def list_targets(lane: Lane) -> Report:
-    config = actions.render_config(workspace(lane), actor=cli_actor()).config
-    rows = [
-        {"secret": secret.get("name"), "provider": target.get("provider"), "kind": target.get("kind"),
-         "config": target.get("config") or {}}
-        for secret in _items(config.get("secrets")) for target in _items(secret.get("targets"))
-    ]
-    return table_report("targets", rows, ("SECRET", "PROVIDER", "KIND", "CONFIG"),
-                        lambda r: (r["secret"], r["provider"], r["kind"], r["config"]))
+    return listings.targets_listing(actions.render_config(workspace(lane), actor=cli_actor()).config)
 
 
 def list_providers(lane: Lane) -> Report:
     _, declared = actions.list_providers(workspace(lane), actor=cli_actor())
-    rows = [{"name": p["alias"], "kind": p["kind"], "auth_kind": p["auth_kind"], "config": p["config"]}
-            for p in declared]
-    return table_report("providers", rows, ("NAME", "KIND", "AUTH"), lambda r: (r["name"], r["kind"], r["auth_kind"]))
+    return listings.providers_listing(declared)
 
 
 def list_variables(lane: Lane, *, name_filter: str | None) -> Report:
-    variables = actions.render_config(workspace(lane), actor=cli_actor()).config.get("variables") or {}
-    rows = [{"name": name, "value": value} for name, value in variables.items()
-            if not name_filter or name_filter.lower() in name.lower()]
-    report = table_report("variables", rows, ("NAME", "VALUE"), lambda r: (r["name"], json.dumps(r["value"])))
-    report.data = {"variables": {row["name"]: row["value"] for row in rows}, "total": len(rows)}
-    return report
-
-
-def _items(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    return listings.variables_listing(actions.render_config(workspace(lane), actor=cli_actor()).config, name_filter)
 
 
 OPERATIONS: dict[str, Callable[..., Report | None]] = {

@@ -28,6 +28,8 @@ PROG = "secretsctl"
 # SecretZero's lockfile flag default: given as is, it names no lockfile of its own.
 SECRETZERO_DEFAULT_LOCKFILE = ".gitsecrets.lock"
 EXIT_ERROR = 1
+# --addr: the service could not be reached (refused, timed out, TLS): not the operation's failure.
+EXIT_UNREACHABLE = 3
 INTERRUPTED = 130
 # A reader that went away (``secretsctl audit | head``): the code of a process SIGPIPE ended.
 BROKEN_PIPE = 128 + 13
@@ -94,6 +96,11 @@ def _reader_gone() -> Iterator[None]:
         if exc.errno == errno.EPIPE:
             raise ReaderGone from exc
         raise
+
+
+def examples(*lines: str) -> str:
+    """A subcommand's epilog: its examples, kept as written (``\\b`` stops Click rewrapping them)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def json_wanted(argv: Sequence[str]) -> bool:

@@ -12,14 +12,11 @@ import contextlib
 import dataclasses
 import gc
 import getpass
-import itertools
 import json
 import logging
-import re
 import sys
 from argparse import ArgumentParser
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +30,18 @@ from django.db.migrations.executor import MigrationExecutor
 
 from secretsapi import actions
 from secretsapi.database_locks import migration_lock
+
+# Also where the commands and their tests import these from.
+from secretsapi.management.output import EXIT_ERROR as EXIT_ERROR
+from secretsapi.management.output import EXIT_FINDING as EXIT_FINDING
+from secretsapi.management.output import Failure as Failure
+from secretsapi.management.output import columns as columns
+from secretsapi.management.output import error_json as error_json
+from secretsapi.management.output import to_the_second as to_the_second
 from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, SecretNotDefined, ServiceError
 
 logger = logging.getLogger("secretsapi.management")
 
-# Exit codes: 0 clean, 1 error, 2 a finding (drift, not compliant, rotation due, not generated).
-EXIT_ERROR = 1
-EXIT_FINDING = 2
 
 # The system checks of what only the web interface uses (see EngineCommand).
 WEB_CHECKS = frozenset({Tags.urls, Tags.admin, Tags.templates})
@@ -103,20 +105,6 @@ def migrate_pending(alias: str = DEFAULT_DB_ALIAS) -> None:
             call_command("migrate", database=alias, interactive=False, verbosity=0)
 
 
-class Failure(CommandError):
-    """A failure the command reports as ``{"error", "detail"}`` (one line without ``--json``).
-
-    ``emitted``: the command already printed its result (a finding, or a sync with errors), so
-    under ``--json`` nothing more goes to stdout.
-    """
-
-    def __init__(self, error: str, detail: str, *, returncode: int = EXIT_ERROR, emitted: bool = False) -> None:
-        super().__init__(detail, returncode=returncode)
-        self.error = error
-        self.detail = detail
-        self.emitted = emitted
-
-
 def as_failure(exc: BaseException) -> Failure:
     """Every exception as a Failure: expected ones keep their message, others get a generic one."""
     if isinstance(exc, Failure):
@@ -140,10 +128,6 @@ def as_failure(exc: BaseException) -> Failure:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split()) or "no detail"
-
-
-def error_json(failure: Failure) -> str:
-    return json.dumps({"error": failure.error, "detail": failure.detail}, indent=2)
 
 
 class EngineCommand(BaseCommand):
@@ -238,34 +222,6 @@ class EngineCommand(BaseCommand):
             self.stdout.write(json.dumps(data, indent=2, default=str))
         else:
             self.stdout.write(text)
-
-
-def columns(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    """Rows as lines of left-aligned columns as wide as their widest cell (the last one unpadded)."""
-    if not rows:
-        return []
-    widths = [max(map(len, column)) for column in itertools.zip_longest(*rows, fillvalue="")]
-    return [indent + "  ".join([*map(str.ljust, row[:-1], widths), row[-1]]) if row else indent for row in rows]
-
-
-# What format_time writes (the lockfile's times): read as text, without a datetime per cell.
-_UTC_STAMP = re.compile(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?\+00:00", re.ASCII)
-
-
-def to_the_second(stamp: str | None) -> str:
-    """An ISO 8601 time as ``2026-01-02 03:04:05`` (UTC; naive times are UTC, as in the lockfile)."""
-    if not stamp:
-        return "-"
-    utc = _UTC_STAMP.fullmatch(stamp)
-    if utc is not None:
-        return f"{utc[1]} {utc[2]}"
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        return stamp
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _plain(value: Any) -> Any:

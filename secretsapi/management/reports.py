@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from secretsapi.management.base import EXIT_ERROR, EXIT_FINDING, Failure, columns, to_the_second
+from secretsapi.management.output import EXIT_ERROR, EXIT_FINDING, Failure, columns, to_the_second
 from secretsapi.service.results import (
     CleanResult,
     DriftResult,

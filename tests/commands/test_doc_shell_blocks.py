@@ -56,6 +56,8 @@ BLOCKS = {
         "tests/commands/test_readme.py::test_the_curl_session_works_verbatim_on_a_fresh_clone",
     ("docs/api.md", "curl -s -H \"X-API-Key: $SERVICE_API_KEY\" -H 'Accept: application/x-ndjson'"):
         "tests/commands/test_doc_shell_blocks.py::test_the_export_block_saves_the_failed_rows_as_json_lines",
+    ("docs/commands.md", "export SECRETSCTL_ADDR=http://localhost:8000"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_remote_command_line_block_logs_in_syncs_and_audits",
     ("docs/api.md", ".venv/bin/python manage.py createsuperuser"):
         "tests/commands/test_doc_shell_blocks.py::"
         "test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed",
@@ -136,10 +138,10 @@ def readme_server_prelude() -> list[Command]:
             command("README.md", "until curl -sf localhost:8000/health")]
 
 
-def session(clone: Path, python_shim: Path, commands: list[Command], logs: Path) -> list[Ran]:
+def session(clone: Path, python_shim: Path, commands: list[Command], logs: Path, **env: str) -> list[Ran]:
     """``commands`` in one bash in the clone, the server's port a free one."""
     port = free_port()
-    return run_session(commands, cwd=clone, env=clean_env(python_shim, SERVICE_PORT=str(port)), logs=logs,
+    return run_session(commands, cwd=clone, env=clean_env(python_shim, SERVICE_PORT=str(port), **env), logs=logs,
                        replace={"localhost:8000": f"localhost:{port}", "127.0.0.1:8000": f"127.0.0.1:{port}"},
                        deadline_s=SESSION_DEADLINE_S)
 
@@ -177,6 +179,18 @@ def test_the_export_block_saves_the_failed_rows_as_json_lines(clone: Path, pytho
     rows = [json.loads(line) for line in (clone / "failures.jsonl").read_text().splitlines()]
     assert rows and all(row["success"] is False for row in rows)
     assert any(row["action"] == "authenticate" for row in rows), rows
+
+
+def test_the_remote_command_line_block_logs_in_syncs_and_audits(clone: Path, python_shim: Path, tmp_path: Path) -> None:
+    remote = block("docs/commands.md", "export SECRETSCTL_ADDR=http://localhost:8000")
+    config = tmp_path / "config"  # the stored login goes there, not under the tests' user's home
+    ran = session(clone, python_shim, [*readme_server_prelude(), *remote.commands], tmp_path / "logs",
+                  XDG_CONFIG_HOME=str(config), PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    assert explain(ran) == ""
+    whoami = next(r for r in ran if r.command.text.endswith("whoami"))
+    audit = next(r for r in ran if "audit -n 5" in r.command.text)
+    assert "Key name:  service" in whoami.out and "  sync  " in audit.out and "service" in audit.out, audit.out
+    assert not (config / "secretsctl/credentials.json").exists()  # logout removed it
 
 
 def test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed(

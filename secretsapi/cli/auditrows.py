@@ -1,0 +1,42 @@
+"""How ``secretsctl audit`` prints entries of the shape of ``GET /audit/logs``: a page as a table,
+a follower's rows one line at a time. Django-free: the local mode and ``--addr`` share it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from secretsapi.management.reports import Report, table_report
+
+HEADER = ("TIME", "USER", "ACTION", "RESOURCE", "PROJECT", "ENVIRONMENT", "ORIGIN", "OUTCOME")
+
+
+def cells(row: dict[str, Any]) -> tuple[str, ...]:
+    # The project, else the definition's file name: four projects' syncs must not read alike.
+    project = row["project"] or (row["definition"] or "").rsplit("/", 1)[-1] or "-"
+    return (row["timestamp"], row["user"] or "-", row["action"], row["resource"], project,
+            row["environment"] or "-", row["origin"] or "-", row["outcome"])
+
+
+def page_report(rows: list[dict[str, Any]]) -> Report:
+    report = table_report("entries", rows, HEADER, cells)
+    # The shape of GET /audit/logs' entries.
+    report.data = {"entries": rows, "count": len(rows)}
+    return report
+
+
+def echo(row: dict[str, Any], as_json: bool) -> None:
+    # Flushed a row at a time: a reader at the other end of a pipe sees each row at once.
+    click.echo(json.dumps(row, separators=(",", ":")) if as_json else line(cells(row)))
+
+
+def line(row_cells: tuple[str, ...]) -> str:
+    # Fixed widths: the rows of a follower arrive one by one, so no column can be measured first.
+    widths = (27, 20, 22, 28, 20, 12, 32)
+    return "  ".join([*(cell.ljust(width) for cell, width in zip(row_cells, widths, strict=False)), row_cells[-1]])
+
+
+def echo_header() -> None:
+    click.echo(line(HEADER))
