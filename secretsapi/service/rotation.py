@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from secretsapi.service.definition.model import Definition, SecretDef
-from secretsapi.service.results import RotationCheckResult, RotationResult
+from secretsapi.service.results import OperationError, RotationCheckResult, RotationResult
 from secretsapi.service.state import write
+from secretsapi.service.state.credentials import due_retirements, retire_units
 from secretsapi.service.state.due import move_problem, rotation_status
-from secretsapi.service.state.lock_state import read_state
+from secretsapi.service.state.lock_state import read_state, write_state
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.state.outcome import written_targets
 from secretsapi.service.state.plans import RotationRequest
@@ -53,16 +54,33 @@ def execute_rotation(
     secrets rotated of those due (see ``state.write.write``).
     """
     definition = with_rendered(ws.definition())
+    retire_errors = retire_due(ws.write_place, definition, secret_name)
     request = RotationRequest(definition.select(secret_name), force, named=secret_name is not None,
                               warning_days=ws.warning_days, var_files=tuple(ws.var_files))
     planned, outcome = write.write(ws.write_place, definition, request, progress)
     failed = [e.secret for e in planned.errors] + (outcome.failed if outcome else [])
     rotated = outcome.stored if outcome else []
-    errors = without_environment(definition, planned.errors + (outcome.errors if outcome else []))
+    errors = without_environment(definition, retire_errors + planned.errors + (outcome.errors if outcome else []))
     partial = written_targets(outcome, partial_only=True, hide=definition.environment_hidden) if outcome else {}
     written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden) if outcome else {}
     return RotationResult(rotated, failed, errors, _message(rotated, failed), partial,
                           outcome.sources if outcome else {}, written)
+
+
+def retire_due(place: write.Place, definition: Definition, secret_name: str | None = None) -> list[OperationError]:
+    """Retire the previous user (or key) of each source credential whose grace period is over
+    (``credentials.lifecycle.retire``), under the lockfile lock, and record it. Run by every
+    rotation, so the scheduled one retires them; one that fails is retried by the next."""
+    selected = {s.name for s in definition.select(secret_name)}
+    if not [u for u in due_retirements(read_state(place.lockfiles, definition), definition, place.clock())
+            if u[0].name in selected]:
+        return []
+    with write.write_lock(place):
+        doc = read_state(place.lockfiles, definition, exact=True)
+        due = [u for u in due_retirements(doc, definition, place.clock()) if u[0].name in selected]
+        problems = retire_units(doc, definition, due, place.clock())
+        write_state(place.lockfiles, doc)
+    return [OperationError(name, None, problem) for name, problem in problems]
 
 
 def _message(rotated: list[str], failed: list[str]) -> str:

@@ -10,11 +10,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
 
+from secretsapi.service.credentials import is_credential
 from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
 from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, LockLost, TargetError
 from secretsapi.service.generators import generate
 from secretsapi.service.results import OperationError
+from secretsapi.service.state.credentials import issue_for
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.state.locks import ALL_STRIPES, Held, stripe_of
 from secretsapi.service.state.outcome import StoreOutcome, Written, after_writes
@@ -49,6 +53,9 @@ class Values:
     # The values ``ctx`` gives without reading a target: the new ones, the known ones and those
     # read for companions (``_exclusive_companions`` adds them, all in one read).
     current: dict[str, str] = field(default_factory=dict, repr=False)
+    # Lock key -> the ``credential`` state a source credential's entry takes once written
+    # (``credentials.recording``): slot names and times, never a value.
+    credentials: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def expected(self) -> StoreOutcome:
         """``store``'s outcome if every target is written: each placement recorded with a hash
@@ -65,7 +72,7 @@ class Values:
 
 def generate_values(definition: Definition, doc: LockDocument, work: Sequence[tuple[SecretDef, Sequence[Unit]]],
                     *, allow_scripts: bool, progress: Progress | None = None,
-                    known: Mapping[str, str] | None = None) -> Values:
+                    known: Mapping[str, str] | None = None, now: datetime | None = None) -> Values:
     """A new value for every unit in ``work``, imported from its source (``state.sources``) or
     generated; a generator or a required source that fails fails its secret.
 
@@ -80,13 +87,18 @@ def generate_values(definition: Definition, doc: LockDocument, work: Sequence[tu
     jobs: list[_Job] = []
     fresh: dict[str, str] = dict(known or {})
     sourced: dict[str, str] = {}
+    credentials: dict[str, dict[str, Any]] = {}
     ctx = _context(definition, doc, fresh)
     for done, (secret, units) in enumerate(work):
         if progress is not None:  # the last secret counts once its targets are written
             progress(done, len(work))
         for unit in units:
             try:
-                value, kind = _new_value(secret, unit, definition, ctx, allow_scripts=allow_scripts)
+                if is_credential(unit.generator.kind):  # issued and verified at its source
+                    issued = issue_for(secret, unit, definition, doc, now or datetime.now(UTC))
+                    value, kind, credentials[unit.lock_key] = issued.value, None, issued.state
+                else:
+                    value, kind = _new_value(secret, unit, definition, ctx, allow_scripts=allow_scripts)
             except GeneratorError as exc:
                 errors.append(OperationError(secret.name, None, exc.message))
                 failed.add(secret.name)
@@ -95,7 +107,7 @@ def generate_values(definition: Definition, doc: LockDocument, work: Sequence[tu
             fresh[unit.lock_key] = value
             if kind is not None:
                 sourced[secret.name] = kind
-    return Values(work, jobs, frozenset(failed), errors, ctx, definition, sourced, doc, fresh)
+    return Values(work, jobs, frozenset(failed), errors, ctx, definition, sourced, doc, fresh, credentials)
 
 
 def _new_value(secret: SecretDef, unit: Unit, definition: Definition, ctx: TargetContext, *,
@@ -138,7 +150,8 @@ def store(values: Values, locks: Held, repairs: Sequence[tuple[SecretDef, Unit, 
 
     for job in jobs:
         hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), values.ctx)
-        if job.unit.placements and not hashes:
+        partial = job.unit.lock_key in values.credentials and len(hashes) < len(_target_ids(job.unit, values.ctx))
+        if job.unit.placements and (not hashes or partial):  # a credential is current only once all hold it
             failed.add(job.secret.name)
             continue
         outcome.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes))

@@ -27,6 +27,7 @@ from typing import Any
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable, LockLost, TargetError
 from secretsapi.service.state import locks
+from secretsapi.service.state.credentials import record_credentials
 from secretsapi.service.state.entries import record, record_companions
 from secretsapi.service.state.identity import sync_identity
 from secretsapi.service.state.lock_state import LockfilePaths, StagedState, read_state
@@ -92,10 +93,11 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
     now = place.clock()
     known = {repair.unit.lock_key: repair.value for repair in repairs}
     values = generate_values(definition, doc, work, allow_scripts=place.allow_scripts, progress=progress,
-                             known=known)
+                             known=known, now=now)
     expected = values.expected()
     ahead = doc.fork()
     record(ahead, expected, now=now, rotation=rotation)
+    record_credentials(ahead, values.credentials, {item.lock_key for item in expected.written})
     record_provenance(ahead, definition, expected.written, now)
     record_repairs(ahead, repairs, _expected_repairs(repairs, TargetContext.of(definition)), now=now)
     move_rendered(ahead, definition)
@@ -114,6 +116,7 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
             stamped = stamped_writes(definition, outcome.written)
             if outcome.written != expected.written or stamped or outcome.companions or repairs:
                 record(doc, outcome, now=now, rotation=rotation)
+                record_credentials(doc, values.credentials, {item.lock_key for item in outcome.written})
                 record_companions(doc, outcome.companions, place.clock())
                 record_provenance(doc, definition, outcome.written, now)
                 record_write_times(doc, stamped, place.clock())

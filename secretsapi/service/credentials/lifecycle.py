@@ -1,0 +1,217 @@
+"""A source credential's turn: choose the slot not in use, issue a new secret there, verify it
+by logging in, and (after the write commits) make it current; retire the previous slot once
+its grace period is over.
+
+A slot is a database user (``users: [a, b]`` take turns; ``user: a`` is single-phase) or an IAM
+access key of ``user``. The phase state is kept in the lockfile entry's ``credential`` field:
+slot names, times and the phase reached, never a value. What a phase leaves if the process dies
+there (the lockfile is committed only after every target holds the new value):
+
+- ``issue``/``verify``: the new password is on the standby user only, which no consumer uses;
+  the next run issues it again (undone).
+- ``targets``: some targets hold the standby's new credential, which works, the others the
+  current one, which still works; the next run issues the standby again and writes every target.
+- ``retire``: the previous slot is retired again by the next tick (retiring is idempotent).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from secretsapi.service.credentials.spec import CredentialSpec, check_connection
+from secretsapi.service.errors import GeneratorError
+
+logger = logging.getLogger(__name__)
+STATE_KEY = "credential"  # the lockfile entry's field
+_ALPHABET = string.ascii_letters + string.digits
+
+
+class PhaseFailed(GeneratorError):
+    """A phase of a credential's rotation failed; the message names the phase."""
+
+    def __init__(self, phase: str, reason: str) -> None:
+        super().__init__(f"source credential: phase '{phase}' failed: {reason}")
+        self.phase = phase
+
+
+class Source(Protocol):
+    """Where a credential lives: the operator's admin connection to it."""
+
+    def issue(self, slot: str | None, user: str, length: int, keep: str | None = None) -> tuple[str, str]:
+        """A new secret on ``slot`` (None: the source picks, an IAM key), ``keep`` left as it is
+        (the current one): (value, slot)."""
+        ...
+
+    def verify(self, value: str) -> bool: ...
+
+    def retire(self, user: str, slot: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Issued:
+    value: str = field(repr=False)
+    state: dict[str, Any]  # the entry's ``credential`` field once the write commits
+
+
+def phase(name: str, secret: str, slot: str | None) -> None:
+    """One log line per phase reached (operators follow a rotation; the crash tests stop there)."""
+    logger.info("credential %s: phase %s (%s)", secret, name, slot or "new key")
+
+
+def new_password(length: int) -> str:
+    # Letters and digits: every client library, URL and dotenv reader takes them unquoted.
+    return "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
+def db_value(user: str, password: str) -> str:
+    """The value written to targets: the user in use and its password, as compact JSON with
+    sorted keys (SecretZero's shape for a mapping value; AWS Secrets Manager's for database users)."""
+    return json.dumps({"password": password, "username": user}, separators=(",", ":"), sort_keys=True)
+
+
+def state_of(extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    found = (extra or {}).get(STATE_KEY)
+    return dict(found) if isinstance(found, Mapping) else {}
+
+
+def standby(spec: CredentialSpec, state: Mapping[str, Any], now: datetime) -> str | None:
+    """The slot to issue on: the user not in use (single-phase: the one user; IAM: None, a new
+    key). PhaseFailed while that user is still in its grace period: consumers may hold it."""
+    current, until = state.get("current"), state.get("retire_after")
+    if spec.kind == "aws_iam_key":
+        if state.get("previous") and isinstance(until, str) and _after(until, now):
+            raise PhaseFailed("choose", f"key '{state['previous']}' is in its grace period until {until}; "
+                                        "rotate after it (or shorten grace_period)")
+        return None
+    if not spec.dual:
+        return spec.users[0]
+    choice = spec.users[1] if current == spec.users[0] else spec.users[0]
+    if state.get("previous") == choice and isinstance(until, str) and _after(until, now):
+        raise PhaseFailed("choose", f"user '{choice}' is in its grace period until {until}; "
+                                    "rotate after it (or shorten grace_period)")
+    return choice
+
+
+def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connections: Mapping[str, str],
+          now: datetime) -> Issued:
+    """Issue and verify a new credential on the standby slot; nothing is written or recorded yet."""
+    problem = check_connection(spec, connections)
+    if problem is not None:
+        raise PhaseFailed("connect", problem)
+    source = source_for(spec, connections[spec.connection])
+    slot = standby(spec, state, now)
+    phase("issue", secret, slot)
+    current = state.get("current")
+    try:
+        value, slot = source.issue(slot, spec.users[0], spec.length, current if isinstance(current, str) else None)
+    except PhaseFailed:
+        raise
+    except GeneratorError as exc:
+        raise PhaseFailed("issue", exc.message) from None
+    phase("verify", secret, slot)
+    if not source.verify(value):
+        raise PhaseFailed("verify", f"'{slot}' could not log in with its new credential; no target was written")
+    phase("targets", secret, slot)
+    previous = state.get("current") if spec.dual and state.get("current") != slot else None
+    stamp = format_time(now)
+    committed: dict[str, Any] = {"kind": spec.kind, "connection": spec.connection, "current": slot,
+                                 "phase": "current", "since": stamp}
+    if previous:
+        committed.update(previous=previous, retire_after=format_time(now + spec.grace))
+    retired = state.get("retired")
+    if isinstance(retired, str) and retired != slot:
+        committed["retired"] = retired
+    return Issued(value, committed)
+
+
+def retire(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connections: Mapping[str, str],
+           now: datetime) -> dict[str, Any] | None:
+    """The state after retiring the previous slot, when its grace is over (None: nothing to do)."""
+    previous, until = state.get("previous"), state.get("retire_after")
+    if not isinstance(previous, str) or not isinstance(until, str) or _after(until, now):
+        return None
+    problem = check_connection(spec, connections)
+    if problem is not None:
+        raise PhaseFailed("retire", problem)
+    phase("retire", secret, previous)
+    source_for(spec, connections[spec.connection]).retire(spec.users[0], previous)
+    done = {k: v for k, v in state.items() if k not in ("previous", "retire_after")}
+    done.update(retired=previous, retired_at=format_time(now))
+    return done
+
+
+def verify_value(spec: CredentialSpec, value: str, connections: Mapping[str, str]) -> bool | None:
+    """Whether ``value`` logs in now (None: the connection is not configured)."""
+    if check_connection(spec, connections) is not None:
+        return None
+    return source_for(spec, connections[spec.connection]).verify(value)
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()  # the lockfile's format (``state.lockfile``)
+
+
+def parse_time(text: str) -> datetime:
+    parsed = datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _after(until: str, now: datetime) -> bool:
+    try:
+        return parse_time(until) > now
+    except ValueError:
+        return False  # an unreadable time (hand-edited): the grace is over
+
+
+def source_for(spec: CredentialSpec, url: str) -> Source:
+    if spec.kind == "aws_iam_key":
+        from secretsapi.service.credentials.iam import IamSource
+
+        return IamSource(url)
+    from secretsapi.service.credentials.databases import MySQL, Postgres
+
+    return DatabaseSource(Postgres(url) if spec.kind == "postgres_user" else MySQL(url))
+
+
+class _Database(Protocol):
+    def set_password(self, user: str, password: str) -> None: ...
+
+    def verify(self, user: str, password: str) -> bool: ...
+
+
+class DatabaseSource:
+    def __init__(self, db: _Database) -> None:
+        self._db = db
+
+    def issue(self, slot: str | None, user: str, length: int, keep: str | None = None) -> tuple[str, str]:
+        name = slot or user
+        password = new_password(length)
+        try:
+            self._db.set_password(name, password)
+        except GeneratorError as exc:
+            raise PhaseFailed("issue", exc.message) from None
+        return db_value(name, password), name
+
+    def verify(self, value: str) -> bool:
+        try:
+            parsed = json.loads(value)
+            user, password = parsed["username"], parsed["password"]
+        except (ValueError, KeyError, TypeError):
+            return False
+        if not isinstance(user, str) or not isinstance(password, str):
+            return False
+        return self._db.verify(user, password)
+
+    def retire(self, user: str, slot: str) -> None:
+        """A long random password nobody holds: the role stays (its grants, its objects)."""
+        try:
+            self._db.set_password(slot, new_password(64))
+        except GeneratorError as exc:
+            raise PhaseFailed("retire", exc.message) from None
