@@ -7,9 +7,10 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from secretsapi.service.definition.model import Placement, SecretDef, Unit
+from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.results import DriftItem, DriftResult
+from secretsapi.service.state import credentials
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
 from secretsapi.service.state.rendered import (
@@ -44,6 +45,7 @@ MESSAGES = {
     "definition_changed": "secret definition changed since it was last synced",
     "stale_output": "template output was not rendered with the secret's current value",
     "unverifiable": "target is write-only: its value cannot be read back, only when the store last wrote it",
+    "credential_rejected": "the source does not accept the credential this target holds",
 }
 
 
@@ -74,6 +76,7 @@ def detect_drift(ws: Workspace, *, secret_name: str | None = None, progress: Pro
             progress(done, len(selected))
         items.extend(_entry_findings(doc, secret, ctx, checks, file_changed, ws))
     items.extend(_read_back(checks, ctx))
+    items.extend(_credential_findings(definition, doc, selected, ctx))
     if progress is not None:
         progress(len(selected), len(selected))
     order = {s.name: i for i, s in enumerate(definition.secrets)}
@@ -82,6 +85,15 @@ def detect_drift(ws: Workspace, *, secret_name: str | None = None, progress: Pro
     if definition.environment_values:
         items = [_shown(item, definition.environment_hidden) for item in items]
     return DriftResult(bool(drifted), drifted, items)
+
+
+def _credential_findings(definition: Definition, doc: LockDocument, secrets: tuple[SecretDef, ...],
+                         ctx: TargetContext) -> list[DriftItem]:
+    """A source credential a target holds that no longer logs in: ``changed_at_source`` when it
+    is the recorded one (someone changed the password behind the service's back)."""
+    return [_item(v.secret, "credential_rejected", v.target_id, v.location, key=v.lock_key,
+                  changed_at_source=v.recorded)
+            for v in credentials.verdicts(definition, doc, secrets, ctx) if not v.works]
 
 
 def _counts(item: DriftItem) -> bool:

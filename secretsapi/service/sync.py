@@ -8,11 +8,12 @@ from collections.abc import Sequence
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.results import CleanResult, ImportResult, OperationError, SyncResult, sync_summary
-from secretsapi.service.state import upkeep, write
+from secretsapi.service.state import credentials, upkeep, write
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.outcome import written_targets
-from secretsapi.service.state.plans import SyncRequest
+from secretsapi.service.state.plans import RotationRequest, SyncRequest
 from secretsapi.service.state.rendered import with_rendered
+from secretsapi.service.targets import TargetContext
 from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace
 
@@ -47,13 +48,14 @@ def sync(
                           True, sync_summary(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets,
                           refreshed=_hidden(definition, dry.refreshed))
 
+    reissued, reissue_errors = _reissue_dead_credentials(ws, definition, request) if repair else ([], [])
     done = write.sync_write(ws.write_place, definition, request, repair=repair, refresh=refresh, progress=progress)
     outcome = done.outcome
     blocked = [error.secret for error in done.plan.errors]
     generated = outcome.stored if outcome is not None else []
     failed = blocked + (outcome.failed if outcome is not None else [])
-    errors = done.plan.errors + done.fixes.errors + (outcome.errors if outcome is not None else [])
-    repaired = done.repaired
+    errors = reissue_errors + done.plan.errors + done.fixes.errors + (outcome.errors if outcome is not None else [])
+    repaired = [*reissued, *(name for name in done.repaired if name not in reissued)]
     # A secret with a target that does not hold its value is in errors on every sync until it does.
     unfinished = {error.secret for error in done.fixes.errors + (outcome.errors if outcome is not None else [])}
     skipped = [name for name in done.plan.skipped if name not in repaired and name not in unfinished]
@@ -64,6 +66,20 @@ def sync(
     return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
                       sync_summary(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial,
                       outcome.sources if outcome is not None else {}, _hidden(definition, done.refreshed), written)
+
+
+def _reissue_dead_credentials(ws: Workspace, definition: Definition,
+                              request: SyncRequest) -> tuple[list[str], list[OperationError]]:
+    """A repair of a source credential no target holds a working copy of (its password was
+    changed at the source behind the service's back) issues a new one: a forced rotation of
+    those secrets. One whose recorded copy still logs in is written back by the repair itself."""
+    doc = read_state(ws.lockfiles, definition)
+    names = set(credentials.dead(definition, doc, request.secrets, TargetContext.of(definition)))
+    if not names:
+        return [], []
+    chosen = tuple(secret for secret in request.secrets if secret.name in names)
+    planned, outcome = write.write(ws.write_place, definition, RotationRequest(chosen, force=True, named=True))
+    return (outcome.stored if outcome is not None else []), planned.errors + (outcome.errors if outcome else [])
 
 
 def _hidden(definition: Definition, refreshed: dict[str, list[str]]) -> dict[str, list[str]]:

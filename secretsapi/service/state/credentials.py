@@ -4,16 +4,27 @@ and the scheduled retirement of previous slots (``retire_due``, run before each 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from secretsapi.service.credentials.lifecycle import STATE_KEY, Issued, PhaseFailed, issue, retire, state_of
+from secretsapi.service.credentials.lifecycle import (
+    STATE_KEY,
+    Issued,
+    PhaseFailed,
+    issue,
+    retire,
+    state_of,
+    verify_value,
+)
 from secretsapi.service.credentials.spec import CredentialSpec, credential_spec, is_credential
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
-from secretsapi.service.errors import GeneratorError, LockEntryCorrupted
+from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, TargetError
 from secretsapi.service.state.lockfile import LockDocument, parse_time
+from secretsapi.service.targets import TargetContext, get_kind
+from secretsapi.service.targets.base import check_value_source
+from secretsapi.service.util.hashing import sha256_text
 
 logger = logging.getLogger(__name__)
 
@@ -92,3 +103,62 @@ def _passed(until: str, now: datetime) -> bool:
         return parse_time(until) <= now
     except ValueError:
         return True  # an unreadable time: retire (the slot is not current either way)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether the credential one target holds logs in at its source now."""
+
+    secret: str
+    lock_key: str
+    target_id: str
+    location: str
+    recorded: bool  # the target holds the value the lockfile recorded
+    works: bool
+
+
+def verdicts(definition: Definition, doc: LockDocument, secrets: Sequence[SecretDef],
+             ctx: TargetContext) -> list[Verdict]:
+    """Log in with what each target of each source-credential secret holds (each distinct value
+    once). A target that cannot be read or holds nothing is drift's other findings' business."""
+    found: list[Verdict] = []
+    connections = definition.egress.connections
+    for secret in secrets:
+        for unit in secret.units:
+            if not is_credential(unit.generator.kind):
+                continue
+            try:
+                entry = doc.entry(unit.lock_key)
+                spec = spec_of(unit)
+            except (LockEntryCorrupted, GeneratorError):
+                continue
+            if entry is None:
+                continue
+            tried: dict[str, bool] = {}
+            for placement in unit.placements:
+                try:
+                    kind = get_kind(placement.target.type)
+                    check_value_source(kind, placement.target, ctx)
+                    value = kind.read([placement], ctx)[placement.key].value
+                    target_id, location = kind.target_id(placement.target, ctx), kind.location(placement.target, ctx)
+                except TargetError:
+                    continue
+                if value is None:
+                    continue
+                digest = sha256_text(value)
+                if digest not in tried:
+                    works = verify_value(spec, value, connections)
+                    if works is None:
+                        break  # the connection is not configured: nothing can be checked
+                    tried[digest] = works
+                found.append(Verdict(secret.name, unit.lock_key, target_id, location, digest == entry.hash,
+                                     tried[digest]))
+    return found
+
+
+def dead(definition: Definition, doc: LockDocument, secrets: Sequence[SecretDef], ctx: TargetContext) -> list[str]:
+    """Secrets whose targets hold no credential that logs in (a repair rotates them)."""
+    by_secret: dict[str, bool] = {}
+    for verdict in verdicts(definition, doc, secrets, ctx):
+        by_secret[verdict.secret] = by_secret.get(verdict.secret, False) or verdict.works
+    return [name for name, works in by_secret.items() if not works]
