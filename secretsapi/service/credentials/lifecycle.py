@@ -20,7 +20,7 @@ import json
 import logging
 import secrets
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -99,25 +99,46 @@ def standby(spec: CredentialSpec, state: Mapping[str, Any], now: datetime) -> st
     return choice
 
 
+def slot_of(spec: CredentialSpec, value: str) -> str | None:
+    """The user (or access key id) a credential value names."""
+    try:
+        parsed = json.loads(value)
+        found = parsed["access_key_id" if spec.kind == "aws_iam_key" else "username"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return found if isinstance(found, str) else None
+
+
 def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connections: Mapping[str, str],
-          now: datetime) -> Issued:
-    """Issue and verify a new credential on the standby slot; nothing is written or recorded yet."""
+          now: datetime, unrecorded: Sequence[str] = ()) -> Issued:
+    """Issue and verify a new credential on the standby slot; nothing is written or recorded yet.
+
+    ``unrecorded``: values targets hold that the lockfile did not record. One of the standby
+    slot (a run that died after writing some or all targets, before its commit) that logs in
+    is adopted instead of issuing another: the run finishes the interrupted one, and those
+    targets never hold a dead credential."""
     problem = check_connection(spec, connections)
     if problem is not None:
         raise PhaseFailed("connect", problem)
     source = source_for(spec, connections[spec.connection])
     slot = standby(spec, state, now)
-    phase("issue", secret, slot)
     current = state.get("current")
-    try:
-        value, slot = source.issue(slot, spec.users[0], spec.length, current if isinstance(current, str) else None)
-    except PhaseFailed:
-        raise
-    except GeneratorError as exc:
-        raise PhaseFailed("issue", exc.message) from None
-    phase("verify", secret, slot)
-    if not source.verify(value):
-        raise PhaseFailed("verify", f"'{slot}' could not log in with its new credential; no target was written")
+    adopted = _adoptable(spec, source, slot, current, unrecorded)
+    if adopted is not None:
+        value, slot = adopted
+        phase("adopt", secret, slot)
+    else:
+        phase("issue", secret, slot)
+        try:
+            value, slot = source.issue(slot, spec.users[0], spec.length,
+                                       current if isinstance(current, str) else None)
+        except PhaseFailed:
+            raise
+        except GeneratorError as exc:
+            raise PhaseFailed("issue", exc.message) from None
+        phase("verify", secret, slot)
+        if not source.verify(value):
+            raise PhaseFailed("verify", f"'{slot}' could not log in with its new credential; no target was written")
     phase("targets", secret, slot)
     previous = state.get("current") if spec.dual and state.get("current") != slot else None
     stamp = format_time(now)
@@ -129,6 +150,16 @@ def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connectio
     if isinstance(retired, str) and retired != slot:
         committed["retired"] = retired
     return Issued(value, committed)
+
+
+def _adoptable(spec: CredentialSpec, source: Source, slot: str | None, current: object,
+               unrecorded: Sequence[str]) -> tuple[str, str] | None:
+    for value in dict.fromkeys(unrecorded):
+        named = slot_of(spec, value)
+        fits = named is not None and named != current and (slot is None or named == slot)
+        if fits and named is not None and source.verify(value):
+            return value, named
+    return None
 
 
 def retire(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connections: Mapping[str, str],

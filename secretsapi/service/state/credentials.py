@@ -38,18 +38,35 @@ def spec_of(unit: Unit) -> CredentialSpec:
 
 
 def issue_for(secret: SecretDef, unit: Unit, definition: Definition, doc: LockDocument | None,
-              now: datetime) -> Issued:
-    """The unit's new credential, issued and verified at its source (``lifecycle.issue``)."""
+              now: datetime, ctx: TargetContext) -> Issued:
+    """The unit's new credential, issued and verified at its source (``lifecycle.issue``), or
+    the one an interrupted run left in its targets."""
     try:
         entry = doc.entry(unit.lock_key) if doc is not None else None
     except LockEntryCorrupted:
         entry = None
     state = state_of(entry.extra if entry is not None else None)
+    unrecorded = [value for value in _held(unit, ctx) if entry is None or sha256_text(value) != entry.hash]
     try:
-        return issue(spec_of(unit), secret.name, state, definition.egress.connections, now)
+        return issue(spec_of(unit), secret.name, state, definition.egress.connections, now, unrecorded)
     except PhaseFailed as exc:
         logger.warning("credential %s: %s", secret.name, exc.message)
         raise
+
+
+def _held(unit: Unit, ctx: TargetContext) -> list[str]:
+    """The values ``unit``'s targets hold (those that can be read)."""
+    found = []
+    for placement in unit.placements:
+        try:
+            kind = get_kind(placement.target.type)
+            check_value_source(kind, placement.target, ctx)
+            value = kind.read([placement], ctx)[placement.key].value
+        except TargetError:
+            continue
+        if value is not None:
+            found.append(value)
+    return found
 
 
 def record_credentials(doc: LockDocument, states: Mapping[str, dict[str, Any]], written: set[str]) -> None:

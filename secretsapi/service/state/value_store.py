@@ -95,7 +95,7 @@ def generate_values(definition: Definition, doc: LockDocument, work: Sequence[tu
         for unit in units:
             try:
                 if is_credential(unit.generator.kind):  # issued and verified at its source
-                    issued = issue_for(secret, unit, definition, doc, now or datetime.now(UTC))
+                    issued = issue_for(secret, unit, definition, doc, now or datetime.now(UTC), ctx)
                     value, kind, credentials[unit.lock_key] = issued.value, None, issued.state
                 else:
                     value, kind = _new_value(secret, unit, definition, ctx, allow_scripts=allow_scripts)

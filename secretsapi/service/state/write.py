@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
+from secretsapi.service.credentials.lifecycle import phase as credential_phase
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable, LockLost, TargetError
 from secretsapi.service.state import locks
@@ -125,6 +126,8 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
                 record_definition(doc, definition, now)
                 staged.write(doc)
             held.check()
+            for key, state in values.credentials.items():  # every target written; the commit makes it current
+                credential_phase("commit", key, state.get("current"))
             staged.commit()
         except (LockfileUnwritable, LockLost) as exc:
             written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden)

@@ -61,10 +61,11 @@ def test_a_target_that_cannot_be_written_keeps_the_user_in_use_current(tmp_path:
         result = execute_rotation(ws)
         assert result.failed == ["db"]
         assert state(ws)["current"] == a  # not marked current: a target lacks it
-        assert connects(admin, held(ws)) and connects(admin, kept)
+        written = held(ws)
+        assert connects(admin, written) and connects(admin, kept)
         (tmp_path / "sub").unlink()
         clock.advance(minutes=1)
-        retried = execute_rotation(ws)  # the retry issues the standby again and writes both
+        retried = execute_rotation(ws)  # the retry adopts what the first run wrote and writes both
         assert retried.rotated == ["db"], retried.errors
-        assert held(ws) == held(ws, "sub/app.json") and connects(admin, held(ws))
+        assert held(ws) == held(ws, "sub/app.json") == written and connects(admin, written)
         assert state(ws)["current"] == b
