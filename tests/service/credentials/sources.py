@@ -96,3 +96,44 @@ def held(ws: Workspace, target: str = "app.json", key: str = "db") -> str:
 def state(ws: Workspace, key: str = "db") -> dict[str, Any]:
     found: dict[str, Any] = yaml.safe_load(ws.lockfile_path.read_text())["secrets"][key]["credential"]
     return found
+
+
+@contextmanager
+def mariadb_users(admin_url: str, count: int = 2) -> Iterator[tuple[str, ...]]:
+    """``count`` new accounts (``'<name>'@'%'``) with passwords nobody knows, dropped at the end."""
+    names = tuple(f"sa_cred_{secrets.token_hex(5)}_{i}" for i in range(count))
+    with mysql_admin(admin_url) as cursor:
+        for name in names:
+            cursor.execute("CREATE USER %s@'%%' IDENTIFIED BY %s", (name, secrets.token_hex(16)))
+    try:
+        yield names
+    finally:
+        with mysql_admin(admin_url) as cursor:
+            for name in names:
+                cursor.execute("DROP USER IF EXISTS %s@'%%'", (name,))
+
+
+@contextmanager
+def mysql_admin(admin_url: str) -> Iterator[Any]:
+    import pymysql
+
+    port = int(admin_url.rsplit(":", 1)[1].strip("/"))
+    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
+    try:
+        with conn.cursor() as cursor:
+            yield cursor
+    finally:
+        conn.close()
+
+
+def mariadb_connects(admin_url: str, value: str) -> bool:
+    import pymysql
+
+    parsed = json.loads(value)
+    port = int(admin_url.rsplit(":", 1)[1].strip("/"))
+    try:
+        pymysql.connect(host="127.0.0.1", port=port, user=parsed["username"], password=parsed["password"],
+                        connect_timeout=5).close()
+    except pymysql.err.OperationalError:
+        return False
+    return True

@@ -1,0 +1,14 @@
+"""A private MariaDB server for the session's mysql_user tests (tests/processes/mariadb.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.processes import mariadb
+
+
+@pytest.fixture(scope="session")
+def mariadb_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from mariadb.running(tmp_path_factory.mktemp("mariadb"))
