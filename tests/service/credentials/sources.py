@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -80,7 +80,8 @@ def credential_secret(kind: str, users: Sequence[str], *, name: str = "db", grac
     }
 
 
-def project(tmp_path: Path, secret: dict[str, Any], connections: dict[str, str], clock: Clock) -> Workspace:
+def project(tmp_path: Path, secret: dict[str, Any], connections: dict[str, str],
+            clock: Callable[[], datetime]) -> Workspace:
     path = tmp_path / "Secretfile.yml"
     path.write_text(yaml.safe_dump(definition(secret)))
     ws = Workspace(definition_path=path, environ={}, clock=clock)
