@@ -1,0 +1,63 @@
+"""An IAM user's two access keys take turns (aws_iam_key), against moto's IAM and STS server:
+create the new key, verify it, write it, commit; deactivate the old one after its grace, and
+delete it when the next rotation needs its place."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import boto3
+
+from secretsapi.service.rotation import execute_rotation
+from secretsapi.service.sync import sync
+from tests.service.credentials.sources import Clock, credential_secret, held, project, state
+
+ADMIN = ("AKIAADMINADMINADMIN0", "admin-secret")
+
+
+def _iam(aws: str) -> Any:
+    return boto3.client("iam", region_name="us-east-1", endpoint_url=aws, aws_access_key_id=ADMIN[0],
+                        aws_secret_access_key=ADMIN[1])
+
+
+def _connection(aws: str) -> str:
+    return f"aws://{ADMIN[0]}:{ADMIN[1]}@us-east-1?endpoint_url={quote(aws, safe='')}"
+
+
+def _keys(aws: str, user: str) -> dict[str, str]:
+    return {k["AccessKeyId"]: k["Status"] for k in _iam(aws).list_access_keys(UserName=user)["AccessKeyMetadata"]}
+
+
+def test_the_first_sync_creates_a_key_and_writes_its_id_and_secret(tmp_path: Path, aws: str) -> None:
+    _iam(aws).create_user(UserName="deployer")
+    ws = project(tmp_path, credential_secret("aws_iam_key", ("deployer",)), {"main": _connection(aws)}, Clock())
+    assert sync(ws).secrets_failed == []
+    value = json.loads(held(ws))
+    assert sorted(value) == ["access_key_id", "secret_access_key"]
+    assert _keys(aws, "deployer") == {value["access_key_id"]: "Active"}
+    assert state(ws)["current"] == value["access_key_id"]
+
+
+def test_a_rotation_keeps_the_old_key_active_through_its_grace_then_deactivates_and_deletes_it(
+    tmp_path: Path, aws: str
+) -> None:
+    _iam(aws).create_user(UserName="deployer")
+    clock = Clock()
+    ws = project(tmp_path, credential_secret("aws_iam_key", ("deployer",), grace="1h"),
+                 {"main": _connection(aws)}, clock)
+    sync(ws)
+    first = json.loads(held(ws))["access_key_id"]
+    clock.advance(days=31)
+    assert execute_rotation(ws).rotated == ["db"]
+    second = json.loads(held(ws))["access_key_id"]
+    assert _keys(aws, "deployer") == {first: "Active", second: "Active"}
+    clock.advance(hours=2)
+    execute_rotation(ws)
+    assert _keys(aws, "deployer") == {first: "Inactive", second: "Active"}
+    clock.advance(days=31)
+    assert execute_rotation(ws).rotated == ["db"]  # IAM allows two keys: the inactive one makes room
+    third = json.loads(held(ws))["access_key_id"]
+    assert _keys(aws, "deployer") == {second: "Active", third: "Active"}
