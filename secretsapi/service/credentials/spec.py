@@ -29,6 +29,34 @@ _CONNECTION = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 OPTIONS = ("connection", "user", "users", "grace_period", "length")
 
 
+def _opt(type_: str, default: Any, description: str) -> dict[str, Any]:
+    return {"type": type_, "default": default, "description": description}
+
+
+_COMMON = {
+    "connection": _opt("string", None, f"Name of an admin connection the operator configured in "
+                                       f"{CONNECTIONS_SETTING}."),
+    "grace_period": _opt("string", DEFAULT_GRACE, "How long the previous credential stays valid after a rotation "
+                                                  "(s, min, h, d, w, mo, y; 0: retired by the next run)."),
+}
+_DB = {
+    **_COMMON,
+    "users": _opt("array", None, "Two users that take turns (dual-phase: no downtime)."),
+    "user": _opt("string", None, "One user whose password changes in place (single-phase: briefly disruptive)."),
+    "length": _opt("integer", 40, "Password length (letters and digits, 16 to 128)."),
+}
+# The discovery endpoints' entries (``catalogue``), beside the generators'.
+CATALOGUE: dict[str, dict[str, Any]] = {
+    "postgres_user": {"description": "A PostgreSQL role's password, changed at the server (ALTER ROLE); the value "
+                                     "is {\"password\", \"username\"} as JSON.", "options": _DB},
+    "mysql_user": {"description": "A MySQL/MariaDB account's password, changed at the server (ALTER USER); the "
+                                  "value is {\"password\", \"username\"} as JSON.", "options": _DB},
+    "aws_iam_key": {"description": "An IAM user's access key, its two keys taking turns; the value is "
+                                   "{\"access_key_id\", \"secret_access_key\"} as JSON.",
+                    "options": {**_COMMON, "user": _opt("string", None, "The IAM user whose keys rotate.")}},
+}
+
+
 @dataclass(frozen=True)
 class CredentialSpec:
     kind: str
