@@ -110,28 +110,36 @@ def slot_of(spec: CredentialSpec, value: str) -> str | None:
 
 
 def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connections: Mapping[str, str],
-          now: datetime, unrecorded: Sequence[str] = ()) -> Issued:
+          now: datetime, unrecorded: Sequence[str] = (), recorded: Sequence[str] = ()) -> Issued:
     """Issue and verify a new credential on the standby slot; nothing is written or recorded yet.
 
     ``unrecorded``: values targets hold that the lockfile did not record. One of the standby
     slot (a run that died after writing some or all targets, before its commit) that logs in
     is adopted instead of issuing another: the run finishes the interrupted one, and those
-    targets never hold a dead credential."""
+    targets never hold a dead credential. ``recorded``: copies of the recorded value; when the
+    standby is in its grace period and they no longer log in (changed at the source by hand),
+    the current slot is issued again in place: nobody can be using it."""
     problem = check_connection(spec, connections)
     if problem is not None:
         raise PhaseFailed("connect", problem)
     source = source_for(spec, connections[spec.connection])
-    slot = standby(spec, state, now)
-    current = state.get("current")
-    adopted = _adoptable(spec, source, slot, current, unrecorded)
+    current, previous = state.get("current"), state.get("previous")
+    keep = current if isinstance(current, str) else None
+    try:
+        slot, again = standby(spec, state, now), False
+    except PhaseFailed:
+        if not isinstance(current, str) or not recorded or any(source.verify(v) for v in dict.fromkeys(recorded)):
+            raise
+        slot, again = (None if spec.kind == "aws_iam_key" else current), True
+        keep = previous if isinstance(previous, str) else None
+    adopted = None if again else _adoptable(spec, source, slot, current, unrecorded)
     if adopted is not None:
         value, slot = adopted
         phase("adopt", secret, slot)
     else:
-        phase("issue", secret, slot)
+        phase("reissue" if again else "issue", secret, slot)
         try:
-            value, slot = source.issue(slot, spec.users[0], spec.length,
-                                       current if isinstance(current, str) else None)
+            value, slot = source.issue(slot, spec.users[0], spec.length, keep)
         except PhaseFailed:
             raise
         except GeneratorError as exc:
@@ -140,16 +148,23 @@ def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connectio
         if not source.verify(value):
             raise PhaseFailed("verify", f"'{slot}' could not log in with its new credential; no target was written")
     phase("targets", secret, slot)
-    previous = state.get("current") if spec.dual and state.get("current") != slot else None
-    stamp = format_time(now)
+    return Issued(value, _committed(spec, state, slot, now, keep_previous=again))
+
+
+def _committed(spec: CredentialSpec, state: Mapping[str, Any], slot: str, now: datetime, *,
+               keep_previous: bool) -> dict[str, Any]:
+    """The ``credential`` state once ``slot`` is current: the one it replaces is the previous,
+    valid for the grace period (a slot issued again in place keeps the previous it had)."""
     committed: dict[str, Any] = {"kind": spec.kind, "connection": spec.connection, "current": slot,
-                                 "phase": "current", "since": stamp}
-    if previous:
-        committed.update(previous=previous, retire_after=format_time(now + spec.grace))
+                                 "phase": "current", "since": format_time(now)}
+    if keep_previous:
+        committed.update({k: state[k] for k in ("previous", "retire_after") if k in state})
+    elif spec.dual and state.get("current") and state.get("current") != slot:
+        committed.update(previous=state["current"], retire_after=format_time(now + spec.grace))
     retired = state.get("retired")
     if isinstance(retired, str) and retired != slot:
         committed["retired"] = retired
-    return Issued(value, committed)
+    return committed
 
 
 def _adoptable(spec: CredentialSpec, source: Source, slot: str | None, current: object,

@@ -46,9 +46,11 @@ def issue_for(secret: SecretDef, unit: Unit, definition: Definition, doc: LockDo
     except LockEntryCorrupted:
         entry = None
     state = state_of(entry.extra if entry is not None else None)
-    unrecorded = [value for value in _held(unit, ctx) if entry is None or sha256_text(value) != entry.hash]
+    held = _held(unit, ctx)
+    recorded = [value for value in held if entry is not None and sha256_text(value) == entry.hash]
+    unrecorded = [value for value in held if value not in recorded]
     try:
-        return issue(spec_of(unit), secret.name, state, definition.egress.connections, now, unrecorded)
+        return issue(spec_of(unit), secret.name, state, definition.egress.connections, now, unrecorded, recorded)
     except PhaseFailed as exc:
         logger.warning("credential %s: %s", secret.name, exc.message)
         raise

@@ -13,7 +13,7 @@ from secretsapi.service.drift import detect_drift
 from secretsapi.service.rotation import execute_rotation
 from secretsapi.service.sync import sync
 from tests.processes.live import postgres_admin_url
-from tests.service.credentials.sources import Clock, connects, credential_secret, held, postgres_users, project
+from tests.service.credentials.sources import Clock, connects, credential_secret, held, postgres_users, project, state
 
 pytestmark = pytest.mark.postgres
 
@@ -75,3 +75,19 @@ def test_repair_writes_the_current_credential_back_over_a_stale_one(tmp_path: Pa
         assert sync(ws, repair=True).secrets_repaired == ["db"]
         assert held(ws) == current and connects(admin, current)
         assert held(ws, "other.json") == current  # written back, not rotated
+
+
+def test_repair_reissues_the_current_user_in_place_while_the_previous_one_is_in_its_grace(tmp_path: Path) -> None:
+    admin, clock = postgres_admin_url(), Clock()
+    with postgres_users() as (a, b):
+        ws = project(tmp_path, credential_secret("postgres_user", (a, b), grace="1h"), {"main": admin}, clock)
+        sync(ws)
+        first = held(ws)
+        clock.advance(days=31)
+        execute_rotation(ws)
+        _change_behind_the_service(b)
+        result = sync(ws, repair=True)
+        assert result.secrets_repaired == ["db"], result.errors
+        assert '"username":"' + b + '"' in held(ws) and connects(admin, held(ws))
+        assert connects(admin, first)  # the previous user keeps its grace period
+        assert state(ws)["current"] == b and state(ws)["previous"] == a
