@@ -77,6 +77,8 @@ BLOCKS = {
     ("docs/operations.md", "export SERVICE_DOMAIN="):
         "tests/commands/test_doc_production.py::"
         "test_the_compose_secrets_step_makes_what_the_compose_file_and_check_deploy_need",
+    ("docs/credentials.md", "export ADMIN_URL="):
+        "tests/commands/test_doc_credentials.py::test_the_credentials_example_rotates_reports_drift_and_repairs",
     # Against the server of a richer definition than the example's, with more examples.
     ("docs/operations.md", ".venv/bin/schemathesis run"):
         "tests/fuzz/test_schemathesis_cli.py::test_schemathesis_with_every_check_and_phase_finds_nothing",
