@@ -603,6 +603,7 @@ def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
         check = functools.partial(service.validate_document, document, target_roots=settings.SERVICE_TARGET_ROOTS,
                                   limits=_interpolation_limits(), marked=definition_environ())
         report: ValidationReport = service.without_recorded_values(workspace(), check, sent=document)
+        report = service.with_connections_checked(report, document, settings.SERVICE_ROTATION_CONNECTIONS)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 

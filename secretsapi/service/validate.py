@@ -70,6 +70,24 @@ def validate_workspace(ws: Workspace) -> ValidationReport:
     return replace(report, valid=False, errors=[*report.errors, *missing]) if missing else report
 
 
+def with_connections_checked(report: ValidationReport, document: Any,
+                             connections: Mapping[str, str]) -> ValidationReport:
+    """``report`` of a sent definition, with each source-credential secret naming a connection not
+    in ``connections`` as an error (SERVICE_ROTATION_CONNECTIONS)."""
+    secrets = document.get("secrets") if isinstance(document, dict) else None
+    problems = []
+    for index, secret in enumerate(secrets if isinstance(secrets, list) else []):
+        kind = secret.get("kind") if isinstance(secret, dict) else None
+        config = secret.get("config") if isinstance(secret, dict) else None
+        if not isinstance(kind, str) or not is_credential(kind) or not isinstance(config, Mapping):
+            continue
+        spec = credential_spec(kind, config, "", [])
+        problem = check_connection(spec, connections) if spec is not None else None
+        if problem is not None:
+            problems.append(f"secrets[{index}].config.connection: {problem}")
+    return replace(report, valid=False, errors=[*report.errors, *problems]) if problems else report
+
+
 def unconfigured_connections(definition: Definition) -> list[str]:
     """A source-credential secret naming a connection the operator did not configure (or one of
     another kind), naming the setting: the workspace's own rule, so only a workspace checks it."""
