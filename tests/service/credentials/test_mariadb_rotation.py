@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from secretsapi.service.drift import detect_drift
 from secretsapi.service.rotation import execute_rotation
 from secretsapi.service.sync import sync
@@ -17,6 +19,8 @@ from tests.service.credentials.sources import (
     project,
     state,
 )
+
+pytestmark = pytest.mark.slow  # starts a MariaDB server (tests/processes/mariadb.py)
 
 
 def test_a_rotation_switches_accounts_and_keeps_the_previous_one_until_its_grace_is_over(
