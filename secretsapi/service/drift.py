@@ -46,6 +46,7 @@ MESSAGES = {
     "stale_output": "template output was not rendered with the secret's current value",
     "unverifiable": "target is write-only: its value cannot be read back, only when the store last wrote it",
     "credential_rejected": "the source does not accept the credential this target holds",
+    "credential_unverifiable": "the credential this target holds could not be checked at its source",
 }
 
 
@@ -91,9 +92,15 @@ def _credential_findings(definition: Definition, doc: LockDocument, secrets: tup
                          ctx: TargetContext) -> list[DriftItem]:
     """A source credential a target holds that no longer logs in: ``changed_at_source`` when it
     is the recorded one (someone changed the password behind the service's back)."""
-    return [_item(v.secret, "credential_rejected", v.target_id, v.location, key=v.lock_key,
-                  changed_at_source=v.recorded)
-            for v in credentials.verdicts(definition, doc, secrets, ctx) if not v.works]
+    found = []
+    for v in credentials.verdicts(definition, doc, secrets, ctx):
+        if v.problem is not None:
+            found.append(_item(v.secret, "credential_unverifiable", v.target_id, v.location, key=v.lock_key,
+                               problem=v.problem))
+        elif not v.works:
+            found.append(_item(v.secret, "credential_rejected", v.target_id, v.location, key=v.lock_key,
+                               changed_at_source=v.recorded))
+    return found
 
 
 def _counts(item: DriftItem) -> bool:

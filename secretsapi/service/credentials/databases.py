@@ -8,6 +8,7 @@ MySQL gets it as an escaped literal of ``ALTER USER ... IDENTIFIED BY``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -16,6 +17,12 @@ from urllib.parse import unquote, urlsplit
 from secretsapi.service.errors import GeneratorError
 
 CONNECT_SECONDS = 5
+# A login refused (wrong or expired password, no such role): the credential does not work. Any
+# other failure (the server unreachable) says nothing about it, and is an error.
+REFUSED_SQLSTATES = frozenset({"28P01", "28000"})
+# libpq reports a refused connection without its SQLSTATE: the server's FATAL message says it.
+REFUSED_LOGIN = re.compile(r"authentication failed|not permitted to log in|role \".*\" does not exist|pg_hba\.conf")
+REFUSED_MYSQL_CODES = frozenset({"1045", "1698", "1862"})  # access denied; expired password
 
 
 class SourceUnavailable(GeneratorError):
@@ -53,8 +60,10 @@ class Postgres:
         try:
             with psycopg.connect(make_conninfo("", **params)) as conn:
                 conn.execute("SELECT 1")
-        except psycopg.OperationalError:
-            return False
+        except psycopg.OperationalError as exc:
+            if exc.sqlstate in REFUSED_SQLSTATES or REFUSED_LOGIN.search(str(exc)):
+                return False
+            raise SourceUnavailable(f"PostgreSQL: cannot check the credential: {_first_line(exc)}") from None
         return True
 
 
@@ -98,8 +107,10 @@ class MySQL:
         params = {**self._params, "user": user, "password": password}
         try:
             conn = pymysql.connect(**params)
-        except pymysql.err.OperationalError:
-            return False
+        except pymysql.err.OperationalError as exc:
+            if _code(exc) in REFUSED_MYSQL_CODES:
+                return False
+            raise SourceUnavailable(f"MySQL: cannot check the credential: code {_code(exc)}") from None
         try:
             with conn.cursor() as cursor:
                 cursor.execute("SELECT 1")

@@ -128,7 +128,8 @@ def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connectio
     try:
         slot, again = standby(spec, state, now), False
     except PhaseFailed:
-        if not isinstance(current, str) or not recorded or any(source.verify(v) for v in dict.fromkeys(recorded)):
+        if not isinstance(current, str) or not recorded or any(
+                _works(source, v, "choose") for v in dict.fromkeys(recorded)):
             raise
         slot, again = (None if spec.kind == "aws_iam_key" else current), True
         keep = previous if isinstance(previous, str) else None
@@ -145,7 +146,11 @@ def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connectio
         except GeneratorError as exc:
             raise PhaseFailed("issue", exc.message) from None
         phase("verify", secret, slot)
-        if not source.verify(value):
+        try:
+            works = source.verify(value)
+        except GeneratorError as exc:
+            raise PhaseFailed("verify", f"{exc.message}; no target was written") from None
+        if not works:
             raise PhaseFailed("verify", f"'{slot}' could not log in with its new credential; no target was written")
     phase("targets", secret, slot)
     return Issued(value, _committed(spec, state, slot, now, keep_previous=again))
@@ -167,12 +172,21 @@ def _committed(spec: CredentialSpec, state: Mapping[str, Any], slot: str, now: d
     return committed
 
 
+def _works(source: Source, value: str, during: str) -> bool:
+    try:
+        return source.verify(value)
+    except PhaseFailed:
+        raise
+    except GeneratorError as exc:
+        raise PhaseFailed(during, exc.message) from None
+
+
 def _adoptable(spec: CredentialSpec, source: Source, slot: str | None, current: object,
                unrecorded: Sequence[str]) -> tuple[str, str] | None:
     for value in dict.fromkeys(unrecorded):
         named = slot_of(spec, value)
         fits = named is not None and named != current and (slot is None or named == slot)
-        if fits and named is not None and source.verify(value):
+        if fits and named is not None and _works(source, value, "adopt"):
             return value, named
     return None
 

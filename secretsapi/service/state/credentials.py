@@ -134,6 +134,7 @@ class Verdict:
     location: str
     recorded: bool  # the target holds the value the lockfile recorded
     works: bool
+    problem: str | None = None  # the source could not be asked (unreachable): ``works`` says nothing
 
 
 def verdicts(definition: Definition, doc: LockDocument, secrets: Sequence[SecretDef],
@@ -154,6 +155,7 @@ def verdicts(definition: Definition, doc: LockDocument, secrets: Sequence[Secret
             if entry is None:
                 continue
             tried: dict[str, bool] = {}
+            problems: dict[str, str] = {}
             for placement in unit.placements:
                 try:
                     kind = get_kind(placement.target.type)
@@ -166,12 +168,16 @@ def verdicts(definition: Definition, doc: LockDocument, secrets: Sequence[Secret
                     continue
                 digest = sha256_text(value)
                 if digest not in tried:
-                    works = verify_value(spec, value, connections)
+                    try:
+                        works = verify_value(spec, value, connections)
+                    except GeneratorError as exc:
+                        problems[digest] = exc.message
+                        works = False
                     if works is None:
                         break  # the connection is not configured: nothing can be checked
                     tried[digest] = works
                 found.append(Verdict(secret.name, unit.lock_key, target_id, location, digest == entry.hash,
-                                     tried[digest]))
+                                     tried[digest], problems.get(digest)))
     return found
 
 
@@ -179,5 +185,6 @@ def dead(definition: Definition, doc: LockDocument, secrets: Sequence[SecretDef]
     """Secrets whose targets hold no credential that logs in (a repair rotates them)."""
     by_secret: dict[str, bool] = {}
     for verdict in verdicts(definition, doc, secrets, ctx):
-        by_secret[verdict.secret] = by_secret.get(verdict.secret, False) or verdict.works
+        # A source that cannot be asked is no reason to rotate: only refused logins count.
+        by_secret[verdict.secret] = by_secret.get(verdict.secret, False) or verdict.works or bool(verdict.problem)
     return [name for name, works in by_secret.items() if not works]

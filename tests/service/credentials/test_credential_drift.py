@@ -91,3 +91,25 @@ def test_repair_reissues_the_current_user_in_place_while_the_previous_one_is_in_
         assert '"username":"' + b + '"' in held(ws) and connects(admin, held(ws))
         assert connects(admin, first)  # the previous user keeps its grace period
         assert state(ws)["current"] == b and state(ws)["previous"] == a
+
+
+def test_a_source_that_cannot_be_reached_is_unverifiable_not_a_rejected_credential(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from secretsapi.service.definition.egress import egress_of
+    from tests.processes.live import free_port
+
+    admin = postgres_admin_url()
+    with postgres_users() as (a, b):
+        ws = project(tmp_path, credential_secret("postgres_user", (a, b)), {"main": admin}, Clock())
+        sync(ws)
+        before = held(ws)
+        closed = make_conninfo("", **{**conninfo_to_dict(admin), "port": free_port(), "connect_timeout": 2})
+        away = replace(ws, egress=egress_of({}, {}, connections={"main": "postgresql:///?" + closed.replace(" ", "&")}))
+        result = detect_drift(away)
+        assert result.has_drift
+        assert [i.details["reason"] for i in result.details] == ["credential_unverifiable"]
+        assert sync(away, repair=True).secrets_repaired == []  # nothing is rotated on a guess
+        assert held(ws) == before
