@@ -5,16 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from secretsapi.service.definition.model import Definition, SecretDef
-from secretsapi.service.results import OperationError, RotationCheckResult, RotationResult
+from secretsapi.service.results import RotationCheckResult, RotationResult
 from secretsapi.service.state import write
-from secretsapi.service.state.credentials import due_retirements, retire_units
 from secretsapi.service.state.due import move_problem, rotation_status
-from secretsapi.service.state.lock_state import read_state, write_state
+from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.state.outcome import written_targets
 from secretsapi.service.state.plans import RotationRequest
 from secretsapi.service.state.rendered import with_rendered
-from secretsapi.service.sync import without_environment
+from secretsapi.service.sync import retire_due, without_environment
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace
@@ -65,22 +64,6 @@ def execute_rotation(
     written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden) if outcome else {}
     return RotationResult(rotated, failed, errors, _message(rotated, failed), partial,
                           outcome.sources if outcome else {}, written)
-
-
-def retire_due(place: write.Place, definition: Definition, secret_name: str | None = None) -> list[OperationError]:
-    """Retire the previous user (or key) of each source credential whose grace period is over
-    (``credentials.lifecycle.retire``), under the lockfile lock, and record it. Run by every
-    rotation, so the scheduled one retires them; one that fails is retried by the next."""
-    selected = {s.name for s in definition.select(secret_name)}
-    if not [u for u in due_retirements(read_state(place.lockfiles, definition), definition, place.clock())
-            if u[0].name in selected]:
-        return []
-    with write.write_lock(place):
-        doc = read_state(place.lockfiles, definition, exact=True)
-        due = [u for u in due_retirements(doc, definition, place.clock()) if u[0].name in selected]
-        problems = retire_units(doc, definition, due, place.clock())
-        write_state(place.lockfiles, doc)
-    return [OperationError(name, None, problem) for name, problem in problems]
 
 
 def _message(rotated: list[str], failed: list[str]) -> str:

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.results import CleanResult, ImportResult, OperationError, SyncResult, sync_summary
 from secretsapi.service.state import credentials, upkeep, write
-from secretsapi.service.state.lock_state import read_state
+from secretsapi.service.state.credentials import due_retirements, retire_units
+from secretsapi.service.state.lock_state import read_state, write_state
 from secretsapi.service.state.outcome import written_targets
 from secretsapi.service.state.plans import RotationRequest, SyncRequest
 from secretsapi.service.state.rendered import with_rendered
@@ -48,13 +49,15 @@ def sync(
                           True, sync_summary(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets,
                           refreshed=_hidden(definition, dry.refreshed))
 
+    retire_errors = retire_due(ws.write_place, definition, secret_name)
     reissued, reissue_errors = _reissue_dead_credentials(ws, definition, request) if repair else ([], [])
     done = write.sync_write(ws.write_place, definition, request, repair=repair, refresh=refresh, progress=progress)
     outcome = done.outcome
     blocked = [error.secret for error in done.plan.errors]
     generated = outcome.stored if outcome is not None else []
     failed = blocked + (outcome.failed if outcome is not None else [])
-    errors = reissue_errors + done.plan.errors + done.fixes.errors + (outcome.errors if outcome is not None else [])
+    errors = [*retire_errors, *reissue_errors, *done.plan.errors, *done.fixes.errors,
+              *(outcome.errors if outcome is not None else [])]
     repaired = [*reissued, *(name for name in done.repaired if name not in reissued)]
     # A secret with a target that does not hold its value is in errors on every sync until it does.
     unfinished = {error.secret for error in done.fixes.errors + (outcome.errors if outcome is not None else [])}
@@ -66,6 +69,22 @@ def sync(
     return SyncResult(generated, skipped, failed, without_environment(definition, errors), False,
                       sync_summary(generated, skipped, failed, repaired, errors=len(errors)), repaired, partial,
                       outcome.sources if outcome is not None else {}, _hidden(definition, done.refreshed), written)
+
+
+def retire_due(place: write.Place, definition: Definition, secret_name: str | None = None) -> list[OperationError]:
+    """Retire the previous user (or key) of each source credential whose grace period is over
+    (``credentials.lifecycle.retire``), under the lockfile lock, and record it. Run by every
+    rotation (the scheduled one too) and every sync; one that fails is retried by the next."""
+    selected = {s.name for s in definition.select(secret_name)}
+    if not [u for u in due_retirements(read_state(place.lockfiles, definition), definition, place.clock())
+            if u[0].name in selected]:
+        return []
+    with write.write_lock(place):
+        doc = read_state(place.lockfiles, definition, exact=True)
+        due = [u for u in due_retirements(doc, definition, place.clock()) if u[0].name in selected]
+        problems = retire_units(doc, definition, due, place.clock())
+        write_state(place.lockfiles, doc)
+    return [OperationError(name, None, problem) for name, problem in problems]
 
 
 def _reissue_dead_credentials(ws: Workspace, definition: Definition,

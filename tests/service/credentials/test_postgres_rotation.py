@@ -89,3 +89,16 @@ def test_a_connection_the_operator_did_not_configure_fails_the_secret_naming_the
         assert result.secrets_failed == ["db"]
         assert "SERVICE_ROTATION_CONNECTIONS" in result.errors[0].message
         assert not (tmp_path / "app.json").exists()
+
+
+def test_a_sync_also_retires_a_previous_user_whose_grace_is_over(tmp_path: Path) -> None:
+    admin, clock = postgres_admin_url(), Clock()
+    with postgres_users() as (a, b):
+        ws = project(tmp_path, credential_secret("postgres_user", (a, b), grace="1h"), {"main": admin}, clock)
+        sync(ws)
+        before = held(ws)
+        clock.advance(days=31)
+        execute_rotation(ws)
+        clock.advance(hours=2)
+        assert sync(ws).errors == []
+        assert not connects(admin, before) and state(ws)["retired"] == a
