@@ -25,10 +25,6 @@ REFUSED_LOGIN = re.compile(r"authentication failed|not permitted to log in|role 
 REFUSED_MYSQL_CODES = frozenset({"1045", "1698", "1862"})  # access denied; expired password
 
 
-class SourceUnavailable(GeneratorError):
-    """The admin connection or a statement failed (the message names neither URL nor password)."""
-
-
 class Postgres:
     def __init__(self, url: str) -> None:
         self._url = url
@@ -41,7 +37,7 @@ class Postgres:
             with psycopg.connect(self._url, connect_timeout=CONNECT_SECONDS, autocommit=True) as conn:
                 yield conn
         except psycopg.Error as exc:
-            raise SourceUnavailable(f"PostgreSQL: {type(exc).__name__}: {_first_line(exc)}") from None
+            raise GeneratorError(f"PostgreSQL: {type(exc).__name__}: {_first_line(exc)}") from None
 
     def set_password(self, user: str, password: str) -> None:
         from psycopg import sql
@@ -63,7 +59,7 @@ class Postgres:
         except psycopg.OperationalError as exc:
             if exc.sqlstate in REFUSED_SQLSTATES or REFUSED_LOGIN.search(str(exc)):
                 return False
-            raise SourceUnavailable(f"PostgreSQL: cannot check the credential: {_first_line(exc)}") from None
+            raise GeneratorError(f"PostgreSQL: cannot check the credential: {_first_line(exc)}") from None
         return True
 
 
@@ -83,11 +79,11 @@ class MySQL:
         try:
             conn = pymysql.connect(**self._params, autocommit=True)
         except pymysql.Error as exc:
-            raise SourceUnavailable(f"MySQL: {type(exc).__name__}: code {_code(exc)}") from None
+            raise GeneratorError(f"MySQL: {type(exc).__name__}: code {_code(exc)}") from None
         try:
             yield conn
         except pymysql.Error as exc:
-            raise SourceUnavailable(f"MySQL: {type(exc).__name__}: code {_code(exc)}") from None
+            raise GeneratorError(f"MySQL: {type(exc).__name__}: code {_code(exc)}") from None
         finally:
             conn.close()
 
@@ -97,7 +93,7 @@ class MySQL:
             cursor.execute("SELECT Host FROM mysql.user WHERE User = %s", (user,))
             hosts = [row[0] for row in cursor.fetchall()]
             if not hosts:
-                raise SourceUnavailable(f"MySQL: no account named '{user}'")
+                raise GeneratorError(f"MySQL: no account named '{user}'")
             for host in hosts:
                 cursor.execute("ALTER USER %s@%s IDENTIFIED BY %s", (user, host, password))
 
@@ -110,7 +106,7 @@ class MySQL:
         except pymysql.err.OperationalError as exc:
             if _code(exc) in REFUSED_MYSQL_CODES:
                 return False
-            raise SourceUnavailable(f"MySQL: cannot check the credential: code {_code(exc)}") from None
+            raise GeneratorError(f"MySQL: cannot check the credential: code {_code(exc)}") from None
         try:
             with conn.cursor() as cursor:
                 cursor.execute("SELECT 1")

@@ -33,12 +33,17 @@ STATE_KEY = "credential"  # the lockfile entry's field
 _ALPHABET = string.ascii_letters + string.digits
 
 
-class PhaseFailed(GeneratorError):
-    """A phase of a credential's rotation failed; the message names the phase."""
+PHASE_PREFIX = "source credential: phase "
 
-    def __init__(self, phase: str, reason: str) -> None:
-        super().__init__(f"source credential: phase '{phase}' failed: {reason}")
-        self.phase = phase
+
+def phase_failed(phase: str, reason: str) -> GeneratorError:
+    """A phase of a credential's rotation failed: the message names the phase (the result's
+    error, its audit row and its job say it)."""
+    return GeneratorError(f"{PHASE_PREFIX}'{phase}' failed: {reason}")
+
+
+def is_phase_failure(exc: GeneratorError) -> bool:
+    return exc.message.startswith(PHASE_PREFIX)
 
 
 class Source(Protocol):
@@ -83,18 +88,18 @@ def state_of(extra: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def standby(spec: CredentialSpec, state: Mapping[str, Any], now: datetime) -> str | None:
     """The slot to issue on: the user not in use (single-phase: the one user; IAM: None, a new
-    key). PhaseFailed while that user is still in its grace period: consumers may hold it."""
+    key). A phase failure while that user is still in its grace period: consumers may hold it."""
     current, until = state.get("current"), state.get("retire_after")
     if spec.kind == "aws_iam_key":
         if state.get("previous") and isinstance(until, str) and _after(until, now):
-            raise PhaseFailed("choose", f"key '{state['previous']}' is in its grace period until {until}; "
+            raise phase_failed("choose", f"key '{state['previous']}' is in its grace period until {until}; "
                                         "rotate after it (or shorten grace_period)")
         return None
     if not spec.dual:
         return spec.users[0]
     choice = spec.users[1] if current == spec.users[0] else spec.users[0]
     if state.get("previous") == choice and isinstance(until, str) and _after(until, now):
-        raise PhaseFailed("choose", f"user '{choice}' is in its grace period until {until}; "
+        raise phase_failed("choose", f"user '{choice}' is in its grace period until {until}; "
                                     "rotate after it (or shorten grace_period)")
     return choice
 
@@ -121,13 +126,13 @@ def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connectio
     the current slot is issued again in place: nobody can be using it."""
     problem = check_connection(spec, connections)
     if problem is not None:
-        raise PhaseFailed("connect", problem)
+        raise phase_failed("connect", problem)
     source = source_for(spec, connections[spec.connection])
     current, previous = state.get("current"), state.get("previous")
     keep = current if isinstance(current, str) else None
     try:
         slot, again = standby(spec, state, now), False
-    except PhaseFailed:
+    except GeneratorError:
         if not isinstance(current, str) or not recorded or any(
                 _works(source, v, "choose") for v in dict.fromkeys(recorded)):
             raise
@@ -141,17 +146,17 @@ def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connectio
         phase("reissue" if again else "issue", secret, slot)
         try:
             value, slot = source.issue(slot, spec.users[0], spec.length, keep)
-        except PhaseFailed:
-            raise
         except GeneratorError as exc:
-            raise PhaseFailed("issue", exc.message) from None
+            if is_phase_failure(exc):
+                raise
+            raise phase_failed("issue", exc.message) from None
         phase("verify", secret, slot)
         try:
             works = source.verify(value)
         except GeneratorError as exc:
-            raise PhaseFailed("verify", f"{exc.message}; no target was written") from None
+            raise phase_failed("verify", f"{exc.message}; no target was written") from None
         if not works:
-            raise PhaseFailed("verify", f"'{slot}' could not log in with its new credential; no target was written")
+            raise phase_failed("verify", f"'{slot}' could not log in with its new credential; no target was written")
     phase("targets", secret, slot)
     return Issued(value, _committed(spec, state, slot, now, keep_previous=again))
 
@@ -175,10 +180,10 @@ def _committed(spec: CredentialSpec, state: Mapping[str, Any], slot: str, now: d
 def _works(source: Source, value: str, during: str) -> bool:
     try:
         return source.verify(value)
-    except PhaseFailed:
-        raise
     except GeneratorError as exc:
-        raise PhaseFailed(during, exc.message) from None
+        if is_phase_failure(exc):
+            raise
+        raise phase_failed(during, exc.message) from None
 
 
 def _adoptable(spec: CredentialSpec, source: Source, slot: str | None, current: object,
@@ -199,9 +204,14 @@ def retire(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connecti
         return None
     problem = check_connection(spec, connections)
     if problem is not None:
-        raise PhaseFailed("retire", problem)
+        raise phase_failed("retire", problem)
     phase("retire", secret, previous)
-    source_for(spec, connections[spec.connection]).retire(spec.users[0], previous)
+    try:
+        source_for(spec, connections[spec.connection]).retire(spec.users[0], previous)
+    except GeneratorError as exc:
+        if is_phase_failure(exc):
+            raise
+        raise phase_failed("retire", exc.message) from None
     done = {k: v for k, v in state.items() if k not in ("previous", "retire_after")}
     done.update(retired=previous, retired_at=format_time(now))
     return done
@@ -256,7 +266,7 @@ class DatabaseSource:
         try:
             self._db.set_password(name, password)
         except GeneratorError as exc:
-            raise PhaseFailed("issue", exc.message) from None
+            raise phase_failed("issue", exc.message) from None
         return db_value(name, password), name
 
     def verify(self, value: str) -> bool:
@@ -274,4 +284,4 @@ class DatabaseSource:
         try:
             self._db.set_password(slot, new_password(64))
         except GeneratorError as exc:
-            raise PhaseFailed("retire", exc.message) from None
+            raise phase_failed("retire", exc.message) from None

@@ -12,7 +12,6 @@ from typing import Any
 from secretsapi.service.credentials.lifecycle import (
     STATE_KEY,
     Issued,
-    PhaseFailed,
     issue,
     retire,
     state_of,
@@ -51,7 +50,7 @@ def issue_for(secret: SecretDef, unit: Unit, definition: Definition, doc: LockDo
     unrecorded = [value for value in held if value not in recorded]
     try:
         return issue(spec_of(unit), secret.name, state, definition.egress.connections, now, unrecorded, recorded)
-    except PhaseFailed as exc:
+    except GeneratorError as exc:
         logger.warning("credential %s: %s", secret.name, exc.message)
         raise
 
