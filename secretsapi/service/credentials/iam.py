@@ -20,6 +20,8 @@ from secretsapi.service.errors import GeneratorError
 # IAM is eventually consistent: a new key may be refused by STS for a few seconds.
 VERIFY_TRIES = 6
 VERIFY_PAUSE = 2.0
+# STS refusing the key itself; anything else (throttling, the endpoint unreachable) says nothing of it.
+REFUSED_CODES = frozenset({"InvalidClientTokenId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken"})
 
 
 class IamSource:
@@ -55,7 +57,7 @@ class IamSource:
                            separators=(",", ":"), sort_keys=True)
         return value, str(made["AccessKeyId"])
 
-    def verify(self, value: str) -> bool:
+    def verify(self, value: str, *, fresh: bool = False) -> bool:
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
@@ -63,13 +65,18 @@ class IamSource:
             keys = (str(parsed["access_key_id"]), str(parsed["secret_access_key"]))
         except (ValueError, KeyError, TypeError):
             return False
-        for attempt in range(VERIFY_TRIES):
+        tries = VERIFY_TRIES if fresh else 1
+        for attempt in range(tries):
             try:
                 self._client("sts", keys).get_caller_identity()
                 return True
-            except (BotoCoreError, ClientError):
-                if attempt + 1 < VERIFY_TRIES:
-                    time.sleep(VERIFY_PAUSE)
+            except ClientError as exc:
+                if _reason(exc) not in REFUSED_CODES:
+                    raise GeneratorError(f"IAM: cannot check the key: {_reason(exc)}") from None
+            except BotoCoreError as exc:
+                raise GeneratorError(f"IAM: cannot check the key: {_reason(exc)}") from None
+            if attempt + 1 < tries:
+                time.sleep(VERIFY_PAUSE)
         return False
 
     def retire(self, user: str, slot: str) -> None:

@@ -54,7 +54,9 @@ class Source(Protocol):
         (the current one): (value, slot)."""
         ...
 
-    def verify(self, value: str) -> bool: ...
+    def verify(self, value: str, *, fresh: bool = False) -> bool:
+        """Whether ``value`` logs in; ``fresh``: it was just issued (IAM: retried while it propagates)."""
+        ...
 
     def retire(self, user: str, slot: str) -> None: ...
 
@@ -152,7 +154,7 @@ def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connectio
             raise phase_failed("issue", exc.message) from None
         phase("verify", secret, slot)
         try:
-            works = source.verify(value)
+            works = source.verify(value, fresh=True)
         except GeneratorError as exc:
             raise phase_failed("verify", f"{exc.message}; no target was written") from None
         if not works:
@@ -269,7 +271,7 @@ class DatabaseSource:
             raise phase_failed("issue", exc.message) from None
         return db_value(name, password), name
 
-    def verify(self, value: str) -> bool:
+    def verify(self, value: str, *, fresh: bool = False) -> bool:
         try:
             parsed = json.loads(value)
             user, password = parsed["username"], parsed["password"]
