@@ -15,17 +15,21 @@ import pytest
 from secretsapi.service.rotation import execute_rotation
 from secretsapi.service.sync import sync
 from tests.processes.live import ROOT, postgres_admin_url
+from tests.service.credentials.conftest import mariadb_url
 from tests.service.credentials.sources import (
     Clock,
     connects,
     credential_secret,
     held,
+    mariadb_connects,
+    mariadb_users,
     postgres_users,
     project,
     state,
 )
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+pytestmark = pytest.mark.slow
+__all__ = ["mariadb_url"]  # the session's MariaDB server, for the mysql_user case
 TARGETS = ("app.json", "second.json")
 
 
@@ -47,6 +51,7 @@ def _killed_at(phase: str, ws_path: Path, connections: dict[str, str], clock: Cl
             proc.wait()
 
 
+@pytest.mark.postgres
 @pytest.mark.parametrize("phase", ["issue", "verify", "targets", "commit"])
 def test_a_rotation_killed_in_a_phase_leaves_working_targets_and_the_next_run_completes_it(
     tmp_path: Path, phase: str
@@ -70,6 +75,7 @@ def test_a_rotation_killed_in_a_phase_leaves_working_targets_and_the_next_run_co
             assert held(ws) == left
 
 
+@pytest.mark.postgres
 def test_a_retirement_killed_before_it_is_done_is_done_by_the_next_run(tmp_path: Path) -> None:
     admin, clock = postgres_admin_url(), Clock()
     with postgres_users() as (a, b):
@@ -84,3 +90,18 @@ def test_a_retirement_killed_before_it_is_done_is_done_by_the_next_run(tmp_path:
         execute_rotation(ws)
         assert state(ws)["retired"] == a and not connects(admin, first)
         assert connects(admin, held(ws))
+
+
+def test_a_mariadb_rotation_killed_before_its_commit_is_finished_by_the_next_run(
+    tmp_path: Path, mariadb_url: str
+) -> None:
+    clock = Clock()
+    with mariadb_users(mariadb_url) as (a, b):
+        ws = project(tmp_path, credential_secret("mysql_user", (a, b), targets=TARGETS), {"main": mariadb_url}, clock)
+        sync(ws)
+        clock.advance(days=31)
+        _killed_at("commit", ws.definition_path, {"main": mariadb_url}, clock)
+        left = held(ws)
+        assert state(ws)["current"] == a and mariadb_connects(mariadb_url, left)
+        assert execute_rotation(ws).rotated == ["db"]
+        assert held(ws) == held(ws, "second.json") == left and state(ws)["current"] == b
