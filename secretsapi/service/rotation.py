@@ -55,7 +55,7 @@ def execute_rotation(
     definition = with_rendered(ws.definition())
     retire_errors = retire_due(ws.write_place, definition, secret_name)
     request = RotationRequest(definition.select(secret_name), force, named=secret_name is not None,
-                              warning_days=ws.warning_days, var_files=tuple(ws.var_files))
+                              warning_days=ws.warning_days, var_files=tuple(ws.var_files), cut_grace=force)
     planned, outcome = write.write(ws.write_place, definition, request, progress)
     failed = [e.secret for e in planned.errors] + (outcome.failed if outcome else [])
     rotated = outcome.stored if outcome else []

@@ -88,10 +88,13 @@ def state_of(extra: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(found) if isinstance(found, Mapping) else {}
 
 
-def standby(spec: CredentialSpec, state: Mapping[str, Any], now: datetime) -> str | None:
+def standby(spec: CredentialSpec, state: Mapping[str, Any], now: datetime, *, cut_grace: bool = False) -> str | None:
     """The slot to issue on: the user not in use (single-phase: the one user; IAM: None, a new
     key). A phase failure while that user is still in its grace period: consumers may hold it."""
     current, until = state.get("current"), state.get("retire_after")
+    if cut_grace and isinstance(until, str) and _after(until, now):
+        logger.warning("credential rotation forced: the grace period of '%s' is cut short", state.get("previous"))
+        until = None
     if spec.kind == "aws_iam_key":
         if state.get("previous") and isinstance(until, str) and _after(until, now):
             raise phase_failed("choose", f"key '{state['previous']}' is in its grace period until {until}; "
@@ -117,7 +120,8 @@ def slot_of(spec: CredentialSpec, value: str) -> str | None:
 
 
 def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connections: Mapping[str, str],
-          now: datetime, unrecorded: Sequence[str] = (), recorded: Sequence[str] = ()) -> Issued:
+          now: datetime, unrecorded: Sequence[str] = (), recorded: Sequence[str] = (), *,
+          cut_grace: bool = False) -> Issued:
     """Issue and verify a new credential on the standby slot; nothing is written or recorded yet.
 
     ``unrecorded``: values targets hold that the lockfile did not record. One of the standby
@@ -133,7 +137,7 @@ def issue(spec: CredentialSpec, secret: str, state: Mapping[str, Any], connectio
     current, previous = state.get("current"), state.get("previous")
     keep = current if isinstance(current, str) else None
     try:
-        slot, again = standby(spec, state, now), False
+        slot, again = standby(spec, state, now, cut_grace=cut_grace), False
     except GeneratorError:
         if not isinstance(current, str) or not recorded or any(
                 _works(source, v, "choose") for v in dict.fromkeys(recorded)):

@@ -37,7 +37,7 @@ def spec_of(unit: Unit) -> CredentialSpec:
 
 
 def issue_for(secret: SecretDef, unit: Unit, definition: Definition, doc: LockDocument | None,
-              now: datetime, ctx: TargetContext) -> Issued:
+              now: datetime, ctx: TargetContext, *, cut_grace: bool = False) -> Issued:
     """The unit's new credential, issued and verified at its source (``lifecycle.issue``), or
     the one an interrupted run left in its targets."""
     try:
@@ -49,7 +49,8 @@ def issue_for(secret: SecretDef, unit: Unit, definition: Definition, doc: LockDo
     recorded = [value for value in held if entry is not None and sha256_text(value) == entry.hash]
     unrecorded = [value for value in held if value not in recorded]
     try:
-        return issue(spec_of(unit), secret.name, state, definition.egress.connections, now, unrecorded, recorded)
+        return issue(spec_of(unit), secret.name, state, definition.egress.connections, now, unrecorded, recorded,
+                     cut_grace=cut_grace)
     except GeneratorError as exc:
         logger.warning("credential %s: %s", secret.name, exc.message)
         raise

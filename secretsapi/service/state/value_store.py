@@ -72,7 +72,8 @@ class Values:
 
 def generate_values(definition: Definition, doc: LockDocument, work: Sequence[tuple[SecretDef, Sequence[Unit]]],
                     *, allow_scripts: bool, progress: Progress | None = None,
-                    known: Mapping[str, str] | None = None, now: datetime | None = None) -> Values:
+                    known: Mapping[str, str] | None = None, now: datetime | None = None,
+                    cut_grace: bool = False) -> Values:
     """A new value for every unit in ``work``, imported from its source (``state.sources``) or
     generated; a generator or a required source that fails fails its secret.
 
@@ -95,7 +96,8 @@ def generate_values(definition: Definition, doc: LockDocument, work: Sequence[tu
         for unit in units:
             try:
                 if is_credential(unit.generator.kind):  # issued and verified at its source
-                    issued = issue_for(secret, unit, definition, doc, now or datetime.now(UTC), ctx)
+                    issued = issue_for(secret, unit, definition, doc, now or datetime.now(UTC), ctx,
+                                       cut_grace=cut_grace)
                     value, kind, credentials[unit.lock_key] = issued.value, None, issued.state
                 else:
                     value, kind = _new_value(secret, unit, definition, ctx, allow_scripts=allow_scripts)

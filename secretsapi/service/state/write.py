@@ -81,20 +81,21 @@ def write(place: Place, definition: Definition, request: SyncRequest | RotationR
             planned = plan(doc, definition, request, place.clock())
             if planned.work and stripes_for(definition, planned.work) <= held:
                 rotation = isinstance(request, RotationRequest)
+                cut_grace = isinstance(request, RotationRequest) and request.cut_grace
                 return planned, _store(place, definition, doc, planned.work, Held(stripes, lockfile),
-                                       rotation=rotation, progress=progress)
+                                       rotation=rotation, progress=progress, cut_grace=cut_grace)
     return planned, None
 
 
 def _store(place: Place, definition: Definition, doc: LockDocument,
            work: Sequence[tuple[SecretDef, Sequence[Unit]]], held: Held, *, rotation: bool,
-           progress: Progress | None = None, repairs: Sequence[Repair] = ()) -> StoreOutcome:
+           progress: Progress | None = None, repairs: Sequence[Repair] = (), cut_grace: bool = False) -> StoreOutcome:
     """Generate, stage the lockfile, write the targets (and ``repairs``'), commit; the caller
-    holds ``held``."""
+    holds ``held``. ``cut_grace``: see ``plans.RotationRequest``."""
     now = place.clock()
     known = {repair.unit.lock_key: repair.value for repair in repairs}
     values = generate_values(definition, doc, work, allow_scripts=place.allow_scripts, progress=progress,
-                             known=known, now=now)
+                             known=known, now=now, cut_grace=cut_grace)
     expected = values.expected()
     ahead = doc.fork()
     record(ahead, expected, now=now, rotation=rotation)

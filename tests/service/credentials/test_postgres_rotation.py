@@ -56,18 +56,35 @@ def test_the_previous_user_is_retired_by_a_rotation_run_after_its_grace_period(t
         assert state(ws)["retired"] == a and "previous" not in state(ws)
 
 
-def test_a_rotation_refuses_to_change_a_user_still_in_its_grace_period(tmp_path: Path) -> None:
+def test_a_due_rotation_waits_while_the_user_to_change_is_in_its_grace_period(tmp_path: Path) -> None:
+    admin, clock = postgres_admin_url(), Clock()
+    with postgres_users() as (a, b):
+        ws = project(tmp_path, credential_secret("postgres_user", (a, b), grace="60d"), {"main": admin}, clock)
+        sync(ws)
+        first = held(ws)
+        clock.advance(days=31)
+        execute_rotation(ws)
+        before = held(ws)
+        clock.advance(days=31)  # due again; a's grace runs 29 more days
+        result = execute_rotation(ws)
+        assert result.failed == ["db"]
+        assert "phase 'choose'" in result.errors[0].message and "grace period" in result.errors[0].message
+        assert held(ws) == before and connects(admin, before) and connects(admin, first)
+
+
+def test_a_forced_rotation_cuts_the_grace_period_of_the_user_it_changes(tmp_path: Path) -> None:
     admin, clock = postgres_admin_url(), Clock()
     with postgres_users() as (a, b):
         ws = project(tmp_path, credential_secret("postgres_user", (a, b), grace="2h"), {"main": admin}, clock)
         sync(ws)
+        first = held(ws)
         clock.advance(days=31)
         execute_rotation(ws)
-        before = held(ws)
-        result = execute_rotation(ws, force=True)
-        assert result.failed == ["db"]
-        assert "phase 'choose'" in result.errors[0].message and "grace period" in result.errors[0].message
-        assert held(ws) == before and connects(admin, before)
+        second = held(ws)
+        assert execute_rotation(ws, force=True).rotated == ["db"]
+        assert not connects(admin, first)  # a's grace was cut: it has a new password
+        assert connects(admin, held(ws)) and connects(admin, second)
+        assert state(ws)["current"] == a and state(ws)["previous"] == b
 
 
 def test_single_phase_changes_the_one_users_password(tmp_path: Path) -> None:
