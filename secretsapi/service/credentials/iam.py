@@ -33,7 +33,10 @@ class IamSource:
         self._keys = (unquote(parts.username), unquote(parts.password or "")) if parts.username else None
 
     def _client(self, service: str, keys: tuple[str, str] | None = None) -> Any:
-        import boto3
+        try:
+            import boto3
+        except ImportError:  # an optional SDK (make cloud), as for the aws/* targets
+            raise GeneratorError("install the 'boto3' package (make cloud) to use aws_iam_key") from None
 
         given = keys or self._keys
         credentials = {"aws_access_key_id": given[0], "aws_secret_access_key": given[1]} if given else {}
@@ -41,8 +44,7 @@ class IamSource:
             service, region_name=self._region, endpoint_url=self._endpoint)
 
     def issue(self, slot: str | None, user: str, length: int, keep: str | None = None) -> tuple[str, str]:
-        from botocore.exceptions import BotoCoreError, ClientError
-
+        BotoCoreError, ClientError = _sdk_errors()  # the SDK is optional (make cloud)
         try:
             iam = self._client("iam")
             keys = iam.list_access_keys(UserName=user)["AccessKeyMetadata"]
@@ -58,8 +60,7 @@ class IamSource:
         return value, str(made["AccessKeyId"])
 
     def verify(self, value: str, *, fresh: bool = False) -> bool:
-        from botocore.exceptions import BotoCoreError, ClientError
-
+        BotoCoreError, ClientError = _sdk_errors()  # the SDK is optional (make cloud)
         try:
             parsed = json.loads(value)
             keys = (str(parsed["access_key_id"]), str(parsed["secret_access_key"]))
@@ -80,8 +81,7 @@ class IamSource:
         return False
 
     def retire(self, user: str, slot: str) -> None:
-        from botocore.exceptions import BotoCoreError, ClientError
-
+        BotoCoreError, ClientError = _sdk_errors()  # the SDK is optional (make cloud)
         try:
             self._client("iam").update_access_key(UserName=user, AccessKeyId=slot, Status="Inactive")
         except ClientError as exc:
@@ -89,6 +89,14 @@ class IamSource:
                 raise GeneratorError(f"IAM: {_reason(exc)}") from None
         except BotoCoreError as exc:
             raise GeneratorError(f"IAM: {_reason(exc)}") from None
+
+
+def _sdk_errors() -> tuple[Any, Any]:
+    try:
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ImportError:  # an optional SDK (make cloud), as for the aws/* targets
+        raise GeneratorError("install the 'boto3' package (make cloud) to use aws_iam_key") from None
+    return BotoCoreError, ClientError
 
 
 def _reason(exc: Exception) -> str:

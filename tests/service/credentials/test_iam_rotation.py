@@ -112,3 +112,15 @@ def test_a_key_deleted_behind_the_service_is_drift_and_repair_creates_a_new_one(
     assert sync(ws, repair=True).secrets_repaired == ["db"]
     assert json.loads(held(ws))["access_key_id"] != first
     assert detect_drift(ws).has_drift is False
+
+
+def test_without_the_aws_sdk_an_iam_key_fails_naming_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from secretsapi.service.credentials.iam import IamSource
+    from secretsapi.service.errors import GeneratorError
+
+    monkeypatch.setitem(sys.modules, "botocore.exceptions", None)
+    monkeypatch.setitem(sys.modules, "boto3", None)
+    with pytest.raises(GeneratorError, match="make cloud"):
+        IamSource("aws://us-east-1").issue(None, "deployer", 40)
