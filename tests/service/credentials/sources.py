@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from secretsapi.service.definition.egress import egress_of
@@ -30,10 +31,14 @@ def postgres_users(count: int = 2) -> Iterator[tuple[str, ...]]:
 
     admin = postgres_admin_url()
     names = tuple(f"sa_cred_{secrets.token_hex(5)}_{i}" for i in range(count))
-    with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
-        for name in names:
-            conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
-                sql.Identifier(name), sql.Literal(secrets.token_hex(16))))
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
+            for name in names:
+                conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                    sql.Identifier(name), sql.Literal(secrets.token_hex(16))))
+    except psycopg.errors.InsufficientPrivilege:
+        pytest.fail("TEST_DATABASE_URL's role needs CREATEROLE for the credential tests "
+                    "(docs/operations.md, 'Tests on PostgreSQL'; .ci/run grants it)")
     try:
         yield names
     finally:
