@@ -336,7 +336,7 @@ def env_connections(name: str) -> dict[str, str]:
         raise ImproperlyConfigured(f"{name} must be a JSON object or a TOML table of <name> = <url>.") from None
     found: dict[str, str] = {}
     for key, url in parsed.items():
-        scheme = url.partition("://")[0].lower() if isinstance(url, str) else ""
+        scheme = url.partition("://")[0].partition("+")[0].lower() if isinstance(url, str) else ""
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key) or scheme not in _CONNECTION_SCHEMES:
             raise ImproperlyConfigured(f"{name}: connection {key[:64]!r} must be a URL of one of "
                                        f"{', '.join(_CONNECTION_SCHEMES)} (see docs/credentials.md).")

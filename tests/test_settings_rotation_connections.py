@@ -48,3 +48,8 @@ def test_text_that_is_neither_json_nor_toml_is_refused_naming_the_setting(monkey
     with pytest.raises(ImproperlyConfigured, match=NAME) as caught:
         env_connections(NAME)
     assert "hunter2" not in str(caught.value)
+
+
+def test_a_driver_suffix_as_sqlalchemy_writes_it_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(NAME, '{"main": "mysql+pymysql://root@db/"}')
+    assert env_connections(NAME) == {"main": "mysql+pymysql://root@db/"}

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from secretsapi.service.credentials.spec import CredentialSpec, check_connection
+from secretsapi.service.credentials.spec import CredentialSpec, check_connection, without_driver
 from secretsapi.service.errors import GeneratorError
 
 logger = logging.getLogger(__name__)
@@ -253,7 +253,8 @@ def source_for(spec: CredentialSpec, url: str) -> Source:
         return IamSource(url)
     from secretsapi.service.credentials.databases import MySQL, Postgres
 
-    return DatabaseSource(Postgres(url) if spec.kind == "postgres_user" else MySQL(url))
+    plain = without_driver(url)
+    return DatabaseSource(Postgres(plain) if spec.kind == "postgres_user" else MySQL(plain))
 
 
 class _Database(Protocol):

@@ -119,13 +119,23 @@ def _users(kind: str, config: Mapping[str, Any], where: str, errors: list[str]) 
     return tuple(names)
 
 
+def scheme_of(url: str) -> str:
+    """``postgresql`` of ``postgresql+psycopg://...`` (SQLAlchemy's driver suffix is accepted)."""
+    return url.partition(":")[0].partition("+")[0].lower()
+
+
+def without_driver(url: str) -> str:
+    scheme, sep, rest = url.partition(":")
+    return scheme.partition("+")[0] + sep + rest
+
+
 def check_connection(spec: CredentialSpec, connections: Mapping[str, str]) -> str | None:
     """Why ``spec``'s connection cannot be used (None: it can): not configured, or of another kind."""
     url = connections.get(spec.connection)
     if url is None:
         return (f"connection '{spec.connection}' is not configured (the operator lists it in "
                 f"{CONNECTIONS_SETTING})")
-    scheme = url.partition(":")[0].lower()
+    scheme = scheme_of(url)
     if scheme not in KINDS[spec.kind]:
         return (f"connection '{spec.connection}' in {CONNECTIONS_SETTING} is a '{scheme}' connection; "
                 f"{spec.kind} needs one of {', '.join(KINDS[spec.kind])}")

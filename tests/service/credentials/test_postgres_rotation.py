@@ -119,3 +119,12 @@ def test_a_sync_also_retires_a_previous_user_whose_grace_is_over(tmp_path: Path)
         clock.advance(hours=2)
         assert sync(ws).errors == []
         assert not connects(admin, before) and state(ws)["retired"] == a
+
+
+def test_a_connection_url_with_a_driver_suffix_works(tmp_path: Path) -> None:
+    admin = postgres_admin_url()
+    with postgres_users() as (a, b):
+        url = "postgresql+psycopg://" + admin.split("://", 1)[1]
+        ws = project(tmp_path, credential_secret("postgres_user", (a, b)), {"main": url}, Clock())
+        assert sync(ws).secrets_failed == []
+        assert connects(admin, held(ws))
