@@ -319,6 +319,36 @@ SERVICE_KUBE_CONTEXTS = env_names("SERVICE_KUBE_CONTEXTS")
 # role assumed with keys the definition gives is its own.
 SERVICE_AWS_ROLES = env_names("SERVICE_AWS_ROLES")
 
+
+def env_connections(name: str) -> dict[str, str]:
+    """A mapping of names to admin connection URLs, as JSON or TOML text in ``NAME`` or in the file
+    ``NAME_FILE`` names (``env_secret``: the URLs hold the admin credentials). Refused naming the
+    setting and the entry's name, never a URL."""
+    text = env_secret(name)
+    if text is None:
+        return {}
+    import json
+    import tomllib
+
+    try:
+        parsed = json.loads(text) if text.lstrip().startswith("{") else tomllib.loads(text)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a JSON object or a TOML table of <name> = <url>.") from None
+    found: dict[str, str] = {}
+    for key, url in parsed.items():
+        scheme = url.partition("://")[0].partition("+")[0].lower() if isinstance(url, str) else ""
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key) or scheme not in _CONNECTION_SCHEMES:
+            raise ImproperlyConfigured(f"{name}: connection {key[:64]!r} must be a URL of one of "
+                                       f"{', '.join(_CONNECTION_SCHEMES)} (see docs/credentials.md).")
+        found[key] = url
+    return found
+
+
+_CONNECTION_SCHEMES = ("postgres", "postgresql", "mysql", "mariadb", "aws")
+# Admin connections of the source-credential generators (postgres_user, mysql_user, aws_iam_key):
+# a definition names one, never an address or a credential (docs/credentials.md).
+SERVICE_ROTATION_CONNECTIONS = env_connections("SERVICE_ROTATION_CONNECTIONS")
+
 # --- Jobs: the long operations run in `manage.py worker` (django-tasks' database backend) -----
 # A POST waits this long for its job, then answers 202 with the job (below a proxy's timeout).
 SERVICE_JOB_WAIT_SECONDS = env_int("SERVICE_JOB_WAIT_SECONDS", 30, minimum=0)

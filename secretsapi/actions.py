@@ -270,7 +270,8 @@ def operator_egress(*, command_line: bool = False) -> service.Egress:
                    _selectable(settings.SERVICE_KUBE_CONTEXTS, command_line),
                    _selectable(settings.SERVICE_DEFINITION_ENV, command_line),
                    None if writes is None else _frozen_pairs(writes),
-                   _selectable(settings.SERVICE_AWS_ROLES, command_line))
+                   _selectable(settings.SERVICE_AWS_ROLES, command_line),
+                   tuple(sorted(settings.SERVICE_ROTATION_CONNECTIONS.items())))
 
 
 def _selectable(allowed: Sequence[str] | None, command_line: bool) -> tuple[str, ...] | None:
@@ -287,13 +288,14 @@ def _frozen_pairs(pairs: Mapping[str, Any]) -> _Pairs:
 @functools.lru_cache(maxsize=8)
 def _egress(addresses: _Pairs, read_prefixes: _Pairs | None, aws_profiles: tuple[str, ...] | None,
             kube_contexts: tuple[str, ...] | None, env_allowed: tuple[str, ...] | None,
-            write_prefixes: _Pairs | None, aws_roles: tuple[str, ...] | None) -> service.Egress:
+            write_prefixes: _Pairs | None, aws_roles: tuple[str, ...] | None,
+            connections: tuple[tuple[str, str], ...] = ()) -> service.Egress:
     # One object per setting: workspaces and the definition cache key on it.
     return service.egress_of(dict(addresses), None if read_prefixes is None else dict(read_prefixes),
                              aws_profiles=aws_profiles,
                              kube_contexts=kube_contexts, env_allowed=env_allowed,
                              write_prefixes=None if write_prefixes is None else dict(write_prefixes),
-                             aws_roles=aws_roles)
+                             aws_roles=aws_roles, connections=dict(connections))
 
 
 def workspace(
@@ -601,6 +603,7 @@ def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
         check = functools.partial(service.validate_document, document, target_roots=settings.SERVICE_TARGET_ROOTS,
                                   limits=_interpolation_limits(), marked=definition_environ())
         report: ValidationReport = service.without_recorded_values(workspace(), check, sent=document)
+        report = service.with_connections_checked(report, document, settings.SERVICE_ROTATION_CONNECTIONS)
         facts.update(valid=report.valid, errors=len(report.errors), warnings=len(report.warnings))
     return report
 

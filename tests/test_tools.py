@@ -14,7 +14,7 @@ from tests.factories import git_crypt_repository
 
 @pytest.fixture
 def bare_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A PATH holding only git: every other tool of the list is missing (nginx's /usr/sbin too)."""
+    """A PATH holding only git: every other tool of the list is missing (nginx's and mariadbd's /usr/sbin too)."""
     folder = tmp_path / "bin"
     folder.mkdir()
     real_git = tools.BY_COMMAND["git"].path()
@@ -23,6 +23,7 @@ def bare_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", str(folder))
     monkeypatch.delenv("TEST_REQUIRE_TOOLS", raising=False)
     monkeypatch.setitem(tools.BY_COMMAND, "nginx", tools.Tool("nginx", "nginx", "the proxy tests"))
+    monkeypatch.setitem(tools.BY_COMMAND, "mariadbd", tools.Tool("mariadbd", "mariadb-server", "the mysql_user tests"))
     monkeypatch.setattr(tools, "TOOLS", tuple(tools.BY_COMMAND.values()))
     return folder
 
@@ -91,4 +92,4 @@ def test_prepare_as_root_on_debian_installs_the_missing_packages_with_apt_get(
     assert calls.read_text().splitlines() == ["update -qq", f"install -y -qq {' '.join(wanted)}"]
     still = [line.split(" is not installed")[0].removeprefix("make test: ")
              for line in capsys.readouterr().err.splitlines() if "is not installed" in line]
-    assert still == ["chromedriver", "systemd-analyze", "promtool"]  # their packages are named otherwise
+    assert still == ["chromedriver", "systemd-analyze", "promtool", "mariadbd"]  # their packages are named otherwise

@@ -23,10 +23,11 @@ from typing import Any, NoReturn
 import pytest
 
 # Fixtures that start a server (tests/service/targets/conftest.py, tests/targets/conftest.py,
-# tests/audit/test_admin_browser.py): a test using one is a ``server`` test.
+# tests/audit/test_admin_browser.py, tests/service/credentials/conftest.py): a test using one is a
+# ``server`` test.
 SERVER_FIXTURES = frozenset({
     "moto_url", "aws", "vault", "kube", "keyvault", "vercel", "github", "gitlab", "jenkins", "infisical", "stores",
-    "browser",
+    "browser", "mariadb_url",
 })
 # What the unit tier leaves to ``make test``.
 NOT_UNIT = ("slow", "server", "postgres", "fuzz", "thorough")

@@ -50,6 +50,9 @@ TOOLS = (
     Tool("docker-compose", "docker-compose", "docker-compose config of deploy/compose.yaml"),
     Tool("prometheus", "prometheus", "a real Prometheus scraping GET /metrics with a bearer key"),
     Tool("promtool", "prometheus", "promtool check metrics of GET /metrics' exposition"),
+    # mariadb-server also installs mariadb-install-db, which makes that server's data folder.
+    Tool("mariadbd", "mariadb-server", "a private MariaDB server whose users mysql_user rotates",
+         also=("/usr/sbin/mariadbd",)),
 )
 BY_COMMAND = {tool.command: tool for tool in TOOLS}
 # Not a tool on PATH: a server the PostgreSQL tests reach through TEST_DATABASE_URL.

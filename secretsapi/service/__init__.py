@@ -35,7 +35,12 @@ if TYPE_CHECKING:
     from secretsapi.service.state.locks import ExtraLock
     from secretsapi.service.status import index_lockfiles, list_secrets, secret_status, secret_statuses
     from secretsapi.service.sync import clean_lockfile, import_values, sync
-    from secretsapi.service.validate import validate_document, validate_file, validate_workspace
+    from secretsapi.service.validate import (
+        validate_document,
+        validate_file,
+        validate_workspace,
+        with_connections_checked,
+    )
     from secretsapi.service.value_read import read_value
     from secretsapi.service.workspace import Workspace
 
@@ -69,6 +74,7 @@ _EXPORTS = {
     "validate_document": "validate",
     "validate_file": "validate",
     "validate_workspace": "validate",
+    "with_connections_checked": "validate",
     "without_recorded_values": "recorded_values",
 }
 __all__ = [
@@ -99,6 +105,7 @@ __all__ = [
     "validate_document",
     "validate_file",
     "validate_workspace",
+    "with_connections_checked",
     "without_recorded_values",
 ]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from secretsapi.service.credentials.spec import CATALOGUE as CREDENTIAL_CATALOGUE
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.generators import GENERATORS
 from secretsapi.service.targets.redaction import redacted_auth, redacted_config
@@ -19,7 +20,7 @@ __all__ = ["declared_providers", "generator_catalogue", "provider_catalogue", "s
 def generator_catalogue() -> list[dict[str, Any]]:
     return [
         {"kind": kind, "description": spec["description"], "options": option_list(spec.get("options", {}))}
-        for kind, spec in GENERATORS.items()
+        for kind, spec in {**GENERATORS, **CREDENTIAL_CATALOGUE}.items()
     ]
 
 

@@ -7,11 +7,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from secretsapi.service.definition.model import Placement, SecretDef, Unit
+from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, TargetError
 from secretsapi.service.generators.tokens import ACTIVE, issued_record, issuer_of
 from secretsapi.service.generators.tokens import state as token_state
 from secretsapi.service.results import DriftItem, DriftResult
+from secretsapi.service.state import credentials
 from secretsapi.service.state.lock_state import read_state
 from secretsapi.service.state.lockfile import LockDocument, LockEntry, format_time
 from secretsapi.service.state.rendered import (
@@ -50,6 +51,8 @@ MESSAGES = {
     "token_expired": "the token the targets hold has expired at its source",
     "token_missing": "the token the targets hold no longer exists at its source",
     "token_unchecked": "the token's state at its source cannot be read",
+    "credential_rejected": "the source does not accept the credential this target holds",
+    "credential_unverifiable": "the credential this target holds could not be checked at its source",
 }
 
 
@@ -80,6 +83,7 @@ def detect_drift(ws: Workspace, *, secret_name: str | None = None, progress: Pro
             progress(done, len(selected))
         items.extend(_entry_findings(doc, secret, ctx, checks, file_changed, ws))
     items.extend(_read_back(checks, ctx))
+    items.extend(_credential_findings(definition, doc, selected, ctx))
     if progress is not None:
         progress(len(selected), len(selected))
     order = {s.name: i for i, s in enumerate(definition.secrets)}
@@ -88,6 +92,21 @@ def detect_drift(ws: Workspace, *, secret_name: str | None = None, progress: Pro
     if definition.environment_values:
         items = [_shown(item, definition.environment_hidden) for item in items]
     return DriftResult(bool(drifted), drifted, items)
+
+
+def _credential_findings(definition: Definition, doc: LockDocument, secrets: tuple[SecretDef, ...],
+                         ctx: TargetContext) -> list[DriftItem]:
+    """A source credential a target holds that no longer logs in: ``changed_at_source`` when it
+    is the recorded one (someone changed the password behind the service's back)."""
+    found = []
+    for v in credentials.verdicts(definition, doc, secrets, ctx):
+        if v.problem is not None:
+            found.append(_item(v.secret, "credential_unverifiable", v.target_id, v.location, key=v.lock_key,
+                               problem=v.problem))
+        elif not v.works:
+            found.append(_item(v.secret, "credential_rejected", v.target_id, v.location, key=v.lock_key,
+                               changed_at_source=v.recorded))
+    return found
 
 
 def _counts(item: DriftItem) -> bool:

@@ -14,7 +14,7 @@ from secretsapi.service.state.outcome import written_targets
 from secretsapi.service.state.plans import RotationRequest
 from secretsapi.service.state.rendered import with_rendered
 from secretsapi.service.state.superseded import revoke_superseded
-from secretsapi.service.sync import without_environment
+from secretsapi.service.sync import retire_due, without_environment
 from secretsapi.service.targets import TargetContext
 from secretsapi.service.util.progress import Progress
 from secretsapi.service.workspace import Workspace
@@ -54,13 +54,15 @@ def execute_rotation(
     secrets rotated of those due (see ``state.write.write``).
     """
     definition = with_rendered(ws.definition())
+    retire_errors = retire_due(ws.write_place, definition, secret_name)
     request = RotationRequest(definition.select(secret_name), force, named=secret_name is not None,
-                              warning_days=ws.warning_days, var_files=tuple(ws.var_files))
+                              warning_days=ws.warning_days, var_files=tuple(ws.var_files), cut_grace=force)
     planned, outcome = write.write(ws.write_place, definition, request, progress)
     failed = [e.secret for e in planned.errors] + (outcome.failed if outcome else [])
     rotated = outcome.stored if outcome else []
     revoked = revoke_superseded(ws.write_place, definition, request.secrets, outcome)
-    errors = without_environment(definition, planned.errors + (outcome.errors if outcome else []) + revoked)
+    errors = without_environment(definition,
+                                 retire_errors + planned.errors + (outcome.errors if outcome else []) + revoked)
     partial = written_targets(outcome, partial_only=True, hide=definition.environment_hidden) if outcome else {}
     written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden) if outcome else {}
     return RotationResult(rotated, failed, errors, _message(rotated, failed), partial,

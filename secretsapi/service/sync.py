@@ -8,10 +8,11 @@ from collections.abc import Sequence
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.results import CleanResult, ImportResult, OperationError, SyncResult, sync_summary
-from secretsapi.service.state import upkeep, write
-from secretsapi.service.state.lock_state import read_state
+from secretsapi.service.state import credentials, upkeep, write
+from secretsapi.service.state.credentials import due_retirements, retire_units
+from secretsapi.service.state.lock_state import read_state, write_state
 from secretsapi.service.state.outcome import StoreOutcome, written_targets
-from secretsapi.service.state.plans import SyncRequest
+from secretsapi.service.state.plans import RotationRequest, SyncRequest
 from secretsapi.service.state.rendered import with_rendered
 from secretsapi.service.state.superseded import dead_tokens, revoke_superseded
 from secretsapi.service.targets import TargetContext
@@ -53,16 +54,19 @@ def sync(
                           True, sync_summary(generated, skipped, [], fixes.secrets, dry_run=True), fixes.secrets,
                           refreshed=_hidden(definition, dry.refreshed))
 
+    retire_errors = retire_due(ws.write_place, definition, secret_name)
+    reissued, reissue_errors = _reissue_dead_credentials(ws, definition, request) if repair else ([], [])
     renewed = _renew_dead_tokens(ws, definition, request) if repair else None
     done = write.sync_write(ws.write_place, definition, request, repair=repair, refresh=refresh, progress=progress)
     outcome = _merged(renewed, done.outcome)
     blocked = [error.secret for error in done.plan.errors]
     generated = outcome.stored if outcome is not None else []
     failed = blocked + (outcome.failed if outcome is not None else [])
-    errors = done.plan.errors + done.fixes.errors + (outcome.errors if outcome is not None else [])
+    errors = [*retire_errors, *reissue_errors, *done.plan.errors, *done.fixes.errors,
+              *(outcome.errors if outcome is not None else [])]
     # Tokens the new ones replaced are revoked once the lockfile is committed (and retried here).
     errors += revoke_superseded(ws.write_place, definition, request.secrets, outcome)
-    repaired = done.repaired
+    repaired = [*reissued, *(name for name in done.repaired if name not in reissued)]
     # A secret with a target that does not hold its value is in errors on every sync until it does.
     unfinished = {error.secret for error in done.fixes.errors + (outcome.errors if outcome is not None else [])}
     skipped = [name for name in done.plan.skipped if name not in repaired and name not in unfinished]
@@ -92,6 +96,36 @@ def _merged(first: StoreOutcome | None, second: StoreOutcome | None) -> StoreOut
                         first.written + second.written, {**first.sources, **second.sources},
                         first.companions + second.companions, {**first.repaired, **second.repaired},
                         first.unused_tokens + second.unused_tokens)
+
+
+def retire_due(place: write.Place, definition: Definition, secret_name: str | None = None) -> list[OperationError]:
+    """Retire the previous user (or key) of each source credential whose grace period is over
+    (``credentials.lifecycle.retire``), under the lockfile lock, and record it. Run by every
+    rotation (the scheduled one too) and every sync; one that fails is retried by the next."""
+    selected = {s.name for s in definition.select(secret_name)}
+    if not [u for u in due_retirements(read_state(place.lockfiles, definition), definition, place.clock())
+            if u[0].name in selected]:
+        return []
+    with write.write_lock(place):
+        doc = read_state(place.lockfiles, definition, exact=True)
+        due = [u for u in due_retirements(doc, definition, place.clock()) if u[0].name in selected]
+        problems = retire_units(doc, definition, due, place.clock())
+        write_state(place.lockfiles, doc)
+    return [OperationError(name, None, problem) for name, problem in problems]
+
+
+def _reissue_dead_credentials(ws: Workspace, definition: Definition,
+                              request: SyncRequest) -> tuple[list[str], list[OperationError]]:
+    """A repair of a source credential no target holds a working copy of (its password was
+    changed at the source behind the service's back) issues a new one: a forced rotation of
+    those secrets. One whose recorded copy still logs in is written back by the repair itself."""
+    doc = read_state(ws.lockfiles, definition)
+    names = set(credentials.dead(definition, doc, request.secrets, TargetContext.of(definition)))
+    if not names:
+        return [], []
+    chosen = tuple(secret for secret in request.secrets if secret.name in names)
+    planned, outcome = write.write(ws.write_place, definition, RotationRequest(chosen, force=True, named=True))
+    return (outcome.stored if outcome is not None else []), planned.errors + (outcome.errors if outcome else [])
 
 
 def _hidden(definition: Definition, refreshed: dict[str, list[str]]) -> dict[str, list[str]]:

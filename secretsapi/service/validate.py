@@ -9,9 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from secretsapi.service.credentials.spec import check_connection, credential_spec, is_credential
 from secretsapi.service.definition.budget import InterpolationLimits
 from secretsapi.service.definition.marked_environ import MarkedEnviron
-from secretsapi.service.definition.model import Environments, TargetSpec
+from secretsapi.service.definition.model import Definition, Environments, TargetSpec
 from secretsapi.service.definition.readable_environ import readable
 from secretsapi.service.definition.var_files import load_var_files
 from secretsapi.service.definition.yaml_loader import MAX_BYTES, load_yaml, read_definition
@@ -61,8 +62,45 @@ def validate_workspace(ws: Workspace) -> ValidationReport:
     """``validate_file`` for the workspace's definition and var files; a var file holding what the
     service guards is refused before it is read (var_file_guard)."""
     ws.check_var_files_before_reading()
-    return validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes, var_files=ws.var_files,
-                         target_roots=ws.target_roots, limits=ws.interpolation_limits, environ=ws.environ)
+    report = validate_file(ws.definition_path, max_bytes=ws.max_definition_bytes, var_files=ws.var_files,
+                           target_roots=ws.target_roots, limits=ws.interpolation_limits, environ=ws.environ)
+    if not report.valid:
+        return report
+    missing = unconfigured_connections(ws.definition())
+    return replace(report, valid=False, errors=[*report.errors, *missing]) if missing else report
+
+
+def with_connections_checked(report: ValidationReport, document: Any,
+                             connections: Mapping[str, str]) -> ValidationReport:
+    """``report`` of a sent definition, with each source-credential secret naming a connection not
+    in ``connections`` as an error (SERVICE_ROTATION_CONNECTIONS)."""
+    secrets = document.get("secrets") if isinstance(document, dict) else None
+    problems = []
+    for index, secret in enumerate(secrets if isinstance(secrets, list) else []):
+        kind = secret.get("kind") if isinstance(secret, dict) else None
+        config = secret.get("config") if isinstance(secret, dict) else None
+        if not isinstance(kind, str) or not is_credential(kind) or not isinstance(config, Mapping):
+            continue
+        spec = credential_spec(kind, config, "", [])
+        problem = check_connection(spec, connections) if spec is not None else None
+        if problem is not None:
+            problems.append(f"secrets[{index}].config.connection: {problem}")
+    return replace(report, valid=False, errors=[*report.errors, *problems]) if problems else report
+
+
+def unconfigured_connections(definition: Definition) -> list[str]:
+    """A source-credential secret naming a connection the operator did not configure (or one of
+    another kind), naming the setting: the workspace's own rule, so only a workspace checks it."""
+    problems = []
+    for index, secret in enumerate(definition.secrets):
+        for unit in secret.units:
+            if not is_credential(unit.generator.kind):
+                continue
+            spec = credential_spec(unit.generator.kind, unit.generator.config, "", [])
+            problem = check_connection(spec, definition.egress.connections) if spec is not None else None
+            if problem is not None:
+                problems.append(f"secrets[{index}].config.connection: {problem}")
+    return problems
 
 
 def validate_document(

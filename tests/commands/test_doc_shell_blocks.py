@@ -81,6 +81,8 @@ BLOCKS = {
         "test_the_compose_secrets_step_makes_what_the_compose_file_and_check_deploy_need",
     ("docs/definitions.md", ".venv/bin/python manage.py validate --definition examples/provider-tokens.yml"):
         "tests/commands/test_doc_shell_blocks.py::test_the_provider_tokens_example_validates_without_calling_a_vendor",
+    ("docs/credentials.md", "export ADMIN_URL="):
+        "tests/commands/test_doc_credentials.py::test_the_credentials_example_rotates_reports_drift_and_repairs",
     # Against the server of a richer definition than the example's, with more examples.
     ("docs/operations.md", ".venv/bin/schemathesis run"):
         "tests/fuzz/test_schemathesis_cli.py::test_schemathesis_with_every_check_and_phase_finds_nothing",

@@ -271,7 +271,7 @@ def servers() -> Iterator[Callable[..., LiveServer]]:
 
 SKIP_REASON = (
     "PostgreSQL tests need TEST_DATABASE_URL=postgres://user:password@host:port/dbname for a role "
-    "with CREATEDB (see docs/operations.md, 'Tests on PostgreSQL'); .ci/run sets it up"
+    "with CREATEDB and CREATEROLE (see docs/operations.md, 'Tests on PostgreSQL'); .ci/run sets it up"
 )
 
 

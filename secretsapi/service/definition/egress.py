@@ -135,12 +135,15 @@ class Egress:
     write_prefixes: Mapping[str, tuple[str, ...]] | None = None
     # Roles a definition may assume with the server's AWS credentials (SERVICE_AWS_ROLES); None: any.
     aws_roles: tuple[str, ...] | None = None
+    # The operator's admin connections by name (SERVICE_ROTATION_CONNECTIONS): a source-credential
+    # secret names one (``credentials.spec``). URLs hold credentials: never in a repr.
+    connections: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def __hash__(self) -> int:
         return hash((_items(self.addresses), _items(self.read_prefixes or {}), self.read_prefixes is None,
                      self.aws_profiles, self.kube_contexts,
                      self.env_allowed, None if self.write_prefixes is None else _items(self.write_prefixes),
-                     self.aws_roles))
+                     self.aws_roles, tuple(sorted(self.connections.items()))))
 
     def allows(self, url: str, *, kind: str, hosted: tuple[str, ...] = (), operator: str | None = None) -> bool:
         """Whether the server's own credentials for provider kind ``kind`` may go to ``url``."""
@@ -217,14 +220,14 @@ class Egress:
 def egress_of(addresses: Mapping[str, Any], read_prefixes: Mapping[str, Any] | None, *,
               aws_profiles: Sequence[str] | None = None, kube_contexts: Sequence[str] | None = None,
               env_allowed: Sequence[str] | None = None, write_prefixes: Mapping[str, Any] | None = None,
-              aws_roles: Sequence[str] | None = None) -> Egress:
+              aws_roles: Sequence[str] | None = None, connections: Mapping[str, str] | None = None) -> Egress:
     """The rule of the operator's settings (lists given as strings or sequences)."""
     return Egress(_frozen(addresses), None if read_prefixes is None else _frozen(read_prefixes),
                   None if aws_profiles is None else tuple(aws_profiles),
                   None if kube_contexts is None else tuple(kube_contexts),
                   None if env_allowed is None else tuple(env_allowed),
                   None if write_prefixes is None else _frozen(write_prefixes),
-                  None if aws_roles is None else tuple(aws_roles))
+                  None if aws_roles is None else tuple(aws_roles), dict(connections or {}))
 
 
 def _under(location: str, prefixes: Sequence[str]) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from secretsapi.service.credentials.spec import credential_spec, is_credential
 from secretsapi.service.definition.interpolation import Interpolator
 from secretsapi.service.definition.model import (
     KIND_ALIASES,
@@ -278,6 +279,12 @@ class FieldChecks:
             return None
         mapping = self._shared(self._mapping(config, f"{where}.config"))
         unresolved = self._take_unresolved(f"{where}.config")
+        if is_credential(kind):  # changed at its source (``credentials``)
+            self._report_unresolved(unresolved)
+            problems: list[str] = []
+            credential_spec(kind, mapping, where, problems)
+            self.errors.extend(problems)
+            return None if problems else GeneratorSpec(kind=kind, config=mapping)
         if kind not in GENERATORS:
             # SecretZero accepts any kind at validation and fails the secret when it runs.
             known = "is not supported by this service" if kind in SECRETZERO_ONLY_GENERATORS else (

@@ -40,6 +40,9 @@ class RotationRequest:
     named: bool = False
     warning_days: int | None = None
     var_files: tuple[str, ...] = ()
+    # A source credential whose standby is in its grace period is rotated anyway, cutting that
+    # grace short (a rotation forced by hand: a leaked credential); else it waits for the grace.
+    cut_grace: bool = False
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ written (``state.outcome``) into the lockfile document the caller commits."""
 
 from __future__ import annotations
 
-import contextlib
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,14 +15,12 @@ from typing import Any
 
 from secretsapi.service.definition.model import Definition, Placement, SecretDef, Unit
 from secretsapi.service.errors import GeneratorError, LockEntryCorrupted, LockLost, TargetError
-from secretsapi.service.generators import generate
-from secretsapi.service.generators.tokens import issue, issued_record, issuer_of
 from secretsapi.service.results import OperationError
 from secretsapi.service.state.lockfile import LockDocument
 from secretsapi.service.state.locks import ALL_STRIPES, Held, stripe_of
+from secretsapi.service.state.new_values import new_value
 from secretsapi.service.state.outcome import StoreOutcome, Written, after_writes
 from secretsapi.service.state.readback import read_back, read_back_all
-from secretsapi.service.state.sources import SourceError, read_source
 from secretsapi.service.targets import TargetContext, TargetKind, get_kind
 from secretsapi.service.targets.base import check_value_destination
 from secretsapi.service.targets.fanout import Call, fan_out
@@ -54,6 +51,9 @@ class Values:
     # The values ``ctx`` gives without reading a target: the new ones, the known ones and those
     # read for companions (``_exclusive_companions`` adds them, all in one read).
     current: dict[str, str] = field(default_factory=dict, repr=False)
+    # Lock key -> the ``credential`` state a source credential's entry takes once written
+    # (``credentials.recording``): slot names and times, never a value.
+    credentials: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def expected(self) -> StoreOutcome:
         """``store``'s outcome if every target is written: each placement recorded with a hash
@@ -71,7 +71,8 @@ class Values:
 
 def generate_values(definition: Definition, doc: LockDocument, work: Sequence[tuple[SecretDef, Sequence[Unit]]],
                     *, allow_scripts: bool, progress: Progress | None = None,
-                    known: Mapping[str, str] | None = None, now: datetime | None = None) -> Values:
+                    known: Mapping[str, str] | None = None, now: datetime | None = None,
+                    cut_grace: bool = False) -> Values:
     """A new value for every unit in ``work``, imported from its source (``state.sources``) or
     generated; a generator or a required source that fails fails its secret.
 
@@ -85,48 +86,26 @@ def generate_values(definition: Definition, doc: LockDocument, work: Sequence[tu
     jobs: list[_Job] = []
     fresh: dict[str, str] = dict(known or {})
     sourced: dict[str, str] = {}
+    credentials: dict[str, dict[str, Any]] = {}
     ctx = _context(definition, doc, fresh)
     for done, (secret, units) in enumerate(work):
         if progress is not None:  # the last secret counts once its targets are written
             progress(done, len(work))
         for unit in units:
             try:
-                value, kind, issued = _new_value(secret, unit, definition, ctx, doc, now or datetime.now(UTC),
-                                                 allow_scripts=allow_scripts)
+                made = new_value(secret, unit, definition, ctx, doc, now or datetime.now(UTC),
+                                 allow_scripts=allow_scripts, cut_grace=cut_grace)
             except GeneratorError as exc:
                 errors.append(OperationError(secret.name, None, exc.message))
                 failed.add(secret.name)
                 continue
-            jobs.append(_Job(secret, unit, value, issued))
-            fresh[unit.lock_key] = value
-            if kind is not None:
-                sourced[secret.name] = kind
-    return Values(work, jobs, frozenset(failed), errors, ctx, definition, sourced, doc, fresh)
-
-
-def _new_value(secret: SecretDef, unit: Unit, definition: Definition, ctx: TargetContext, doc: LockDocument,
-               now: datetime, *, allow_scripts: bool) -> tuple[str, str | None, dict[str, Any] | None]:
-    """The unit's value, the kind of source it came from (None: generated) and, for a token
-    created at its source (``generators.tokens``), its record."""
-    source = unit.generator.source
-    if source is not None:
-        try:
-            return read_source(source, secret.name, definition, ctx), source.kind, None
-        except SourceError as exc:
-            if source.required:
-                raise GeneratorError(f"source resolution failed: {exc.message}") from None
-            # ``required: false``: SecretZero falls back to the generator.
-    if issuer_of(unit.generator.kind) is not None:  # replacing the token the targets hold now
-        token = issue(unit.generator, ctx, now, _previous_token(doc, unit))
-        return token.value, None, token.record
-    return generate(unit.generator, allow_scripts=allow_scripts, cwd=definition.base_dir), None, None
-
-
-def _previous_token(doc: LockDocument, unit: Unit) -> dict[str, Any] | None:
-    with contextlib.suppress(LockEntryCorrupted):
-        entry = doc.entry(unit.lock_key)
-        return issued_record(entry.extra) if entry is not None else None
-    return None
+            jobs.append(_Job(secret, unit, made.value, made.issued))
+            fresh[unit.lock_key] = made.value
+            if made.source_kind is not None:
+                sourced[secret.name] = made.source_kind
+            if made.credential is not None:
+                credentials[unit.lock_key] = made.credential
+    return Values(work, jobs, frozenset(failed), errors, ctx, definition, sourced, doc, fresh, credentials)
 
 
 def store(values: Values, locks: Held, repairs: Sequence[tuple[SecretDef, Unit, str]] = ()) -> StoreOutcome:
@@ -155,7 +134,8 @@ def store(values: Values, locks: Held, repairs: Sequence[tuple[SecretDef, Unit, 
 
     for job in jobs:
         hashes = _in_definition_order(job.unit, written.get(job.unit.lock_key, {}), values.ctx)
-        if job.unit.placements and not hashes:
+        partial = job.unit.lock_key in values.credentials and len(hashes) < len(_target_ids(job.unit, values.ctx))
+        if job.unit.placements and (not hashes or partial):  # a credential is current only once all hold it
             failed.add(job.secret.name)
             if job.issued is not None:
                 outcome.unused_tokens.append((job.secret.name, job.issued))

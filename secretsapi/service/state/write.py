@@ -24,9 +24,11 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
+from secretsapi.service.credentials.lifecycle import phase as credential_phase
 from secretsapi.service.definition.model import Definition, SecretDef, Unit
 from secretsapi.service.errors import LockEntryCorrupted, LockfileUnwritable, LockLost, TargetError
 from secretsapi.service.state import locks
+from secretsapi.service.state.credentials import record_credentials
 from secretsapi.service.state.entries import record, record_companions
 from secretsapi.service.state.identity import sync_identity
 from secretsapi.service.state.lock_state import LockfilePaths, StagedState, read_state
@@ -79,23 +81,25 @@ def write(place: Place, definition: Definition, request: SyncRequest | RotationR
             planned = plan(doc, definition, request, place.clock())
             if planned.work and stripes_for(definition, planned.work) <= held:
                 rotation = isinstance(request, RotationRequest)
+                cut_grace = isinstance(request, RotationRequest) and request.cut_grace
                 return planned, _store(place, definition, doc, planned.work, Held(stripes, lockfile),
-                                       rotation=rotation, progress=progress)
+                                       rotation=rotation, progress=progress, cut_grace=cut_grace)
     return planned, None
 
 
 def _store(place: Place, definition: Definition, doc: LockDocument,
            work: Sequence[tuple[SecretDef, Sequence[Unit]]], held: Held, *, rotation: bool,
-           progress: Progress | None = None, repairs: Sequence[Repair] = ()) -> StoreOutcome:
+           progress: Progress | None = None, repairs: Sequence[Repair] = (), cut_grace: bool = False) -> StoreOutcome:
     """Generate, stage the lockfile, write the targets (and ``repairs``'), commit; the caller
-    holds ``held``."""
+    holds ``held``. ``cut_grace``: see ``plans.RotationRequest``."""
     now = place.clock()
     known = {repair.unit.lock_key: repair.value for repair in repairs}
     values = generate_values(definition, doc, work, allow_scripts=place.allow_scripts, progress=progress,
-                             known=known, now=now)
+                             known=known, now=now, cut_grace=cut_grace)
     expected = values.expected()
     ahead = doc.fork()
     record(ahead, expected, now=now, rotation=rotation)
+    record_credentials(ahead, values.credentials, {item.lock_key for item in expected.written})
     record_provenance(ahead, definition, expected.written, now)
     record_repairs(ahead, repairs, _expected_repairs(repairs, TargetContext.of(definition)), now=now)
     move_rendered(ahead, definition)
@@ -114,6 +118,7 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
             stamped = stamped_writes(definition, outcome.written)
             if outcome.written != expected.written or stamped or outcome.companions or repairs:
                 record(doc, outcome, now=now, rotation=rotation)
+                record_credentials(doc, values.credentials, {item.lock_key for item in outcome.written})
                 record_companions(doc, outcome.companions, place.clock())
                 record_provenance(doc, definition, outcome.written, now)
                 record_write_times(doc, stamped, place.clock())
@@ -122,6 +127,8 @@ def _store(place: Place, definition: Definition, doc: LockDocument,
                 record_definition(doc, definition, now)
                 staged.write(doc)
             held.check()
+            for key, state in values.credentials.items():  # every target written; the commit makes it current
+                credential_phase("commit", key, state.get("current"))
             staged.commit()
         except (LockfileUnwritable, LockLost) as exc:
             written = written_targets(outcome, partial_only=False, hide=definition.environment_hidden)
