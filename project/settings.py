@@ -406,6 +406,7 @@ INSTALLED_APPS = [
     "audit",
     "axes",
     "apikeys",
+    "projects",
     "secretsapi",
     "django_tasks",
     "django_tasks_db",
@@ -630,6 +631,9 @@ SPECTACULAR_SETTINGS = {
          "attempt."},
         {"name": "metrics", "x-displayName": "Metrics",
          "description": "Prometheus metrics, computed from the database at each scrape."},
+        {"name": "projects", "x-displayName": "Projects",
+         "description": "The definitions this service serves, each under `/projects/{name}/`; the spec's own "
+         "paths are the `default` project (SERVICE_CONFIG)."},
     ],
     # A webhook delivery's state and a job's, two enums both named after their field "state".
     "ENUM_NAME_OVERRIDES": {"DeliveryStateEnum": "webhooks.models.Delivery.STATES",
@@ -637,6 +641,8 @@ SPECTACULAR_SETTINGS = {
                             # /health's database and workers: each only up or down.
                             "UpDownEnum": ["up", "down"]},
     # 414, insecure mode's 400 and 403, and no NUL in request strings (secretsapi/api/schema.py).
+    # The /projects/{project}/ copies of every endpoint are described once, on GET /projects.
+    "PREPROCESSING_HOOKS": ["secretsapi.api.schema.without_project_copies"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums", "secretsapi.api.schema.declare_server_answers",
     ],

@@ -31,6 +31,8 @@ from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, keep_unwritten, record
 from audit.write_gate import audited_transaction
 from metrics import tally
+from projects import current as current_project
+from projects.errors import EnvironmentRefused
 from secretsapi import database_errors, database_locks, definition_store, overview, service
 from secretsapi.pages import Page
 from secretsapi.service.definition.model import Definition
@@ -166,27 +168,32 @@ def audited(
 
 
 def _context(ws: Workspace | None, project: str | None) -> dict[str, str | None]:
-    """Where an operation ran, for its row: the definition's path, ``metadata.project`` and the
-    environment in effect. A definition that cannot be read (the operation says why) names only
-    its path and the environment asked for."""
+    """Where an operation ran, for its row: the service's project (``projects.current``), the
+    definition's path, its ``metadata.project`` and the environment in effect. A definition that
+    cannot be read (the operation says why) names only its path and the environment asked for.
+    ``project``: a sent definition's ``metadata.project``."""
+    served = current_project.name() if ws is not None or current_project.explicit() else None
     if ws is None:
-        return {"project": project}
+        return {"project": served, "definition_project": project}
     found: tuple[str | None, str | None] = (None, ws.environment)
     with contextlib.suppress(ServiceError, OSError, ValueError):
         found = ws.context()
-    return {"definition": str(ws.definition_path), "project": found[0], "environment": found[1]}
+    return {"definition": str(ws.definition_path), "project": served, "definition_project": found[0],
+            "environment": found[1]}
 
 
 def read_audit_logs(
     *, actor: str | None, limit: int, offset: int, action: str | None = None, resource: str | None = None,
     success: bool | None = None, user: str | None = None, since: datetime | None = None,
-    until: datetime | None = None, secret: str | None = None,
+    until: datetime | None = None, secret: str | None = None, project: str | None = None,
 ) -> Page[AuditEntry]:
-    """A newest-first page; ``since`` is inclusive, ``until`` exclusive; ``secret`` by mentions."""
+    """A newest-first page; ``since`` is inclusive, ``until`` exclusive; ``secret`` by mentions;
+    ``project``: the service project's rows only."""
     named = {"action": action, "resource": resource, "success": success, "user": user, "secret": secret,
-             "since": since and since.isoformat(), "until": until and until.isoformat()}
+             "since": since and since.isoformat(), "until": until and until.isoformat(), "project": project}
     request = {"limit": limit, "offset": offset, **{k: v for k, v in named.items() if v is not None}}
-    filters: dict[str, Any] = {k: v for k, v in {"action": action, "resource": resource, "user": user}.items() if v}
+    filters: dict[str, Any] = {k: v for k, v in {"action": action, "resource": resource, "user": user,
+                                                 "project": project}.items() if v}
     if success is not None:
         # As ``IN``: a plain boolean filter compiles to ``WHERE NOT success``, which no index serves.
         filters["success__in"] = [success]
@@ -309,12 +316,16 @@ def workspace(
     Writers also take a PostgreSQL advisory lock when the audit database is PostgreSQL, so
     instances on several hosts sharing one lockfile never interleave their writes.
     """
-    definition = definition or settings.SERVICE_CONFIG
-    lockfile = lockfile or settings.SERVICE_LOCKFILE
+    if definition is None:
+        # The project the request or job runs in (projects.current): its definition and lockfile.
+        project = current_project.get()
+        definition, lockfile = project.definition, lockfile or project.lockfile
+    else:
+        lockfile = lockfile or settings.SERVICE_LOCKFILE
     # The working folder only matters to relative paths; asking for it otherwise would fail
     # every request of a server whose folder was removed (a replaced deployment).
     relative = not os.path.isabs(definition) or (lockfile is not None and not os.path.isabs(lockfile))
-    return _workspace(
+    built = _workspace(
         definition,
         lockfile,
         tuple(var_files),
@@ -332,6 +343,19 @@ def workspace(
         not command_line and not settings.SERVICE_UNDECLARED_VAR_FILES,
         operator_egress(command_line=command_line),
     )
+    if (allowed := current_project.environments()) and _environment_of(built) not in allowed:
+        raise EnvironmentRefused(environment)
+    return built
+
+
+def _environment_of(ws: Workspace) -> str | None:
+    """The environment ``ws`` runs in: the one named, else the definition's default one."""
+    if ws.environment is not None:
+        return ws.environment
+    try:
+        return ws.context()[1]
+    except (ServiceError, OSError, ValueError):
+        return None
 
 
 def release_caches() -> None:

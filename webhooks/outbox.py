@@ -17,7 +17,7 @@ from django.utils import timezone
 from webhooks.models import Delivery, Endpoint
 
 # Where the operation ran and came from, in every payload (null when unknown).
-CONTEXT = ("project", "definition", "environment", "origin")
+CONTEXT = ("project", "definition_project", "definition", "environment", "origin")
 
 
 def enqueue(events: Sequence[tuple[str, dict[str, Any]]], *, actor: str | None, audit_row: int | None,
