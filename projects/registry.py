@@ -37,6 +37,11 @@ def all_projects() -> list[ProjectInfo]:
     return [default_project(), *(_info(row) for row in Project.objects.order_by("name"))]
 
 
+def project_names() -> list[str]:
+    """``default`` first, then every added project's name (the scheduler's round)."""
+    return [DEFAULT, *Project.objects.order_by("name").values_list("name", flat=True)]
+
+
 def find(name: str) -> ProjectInfo:
     """The project named ``name`` (read from the database each time: no restart after a change)."""
     if name == DEFAULT:
@@ -98,11 +103,11 @@ def check_definition(path: str) -> Path:
 def add(name: str, definition: str, *, actor: str | None) -> ProjectInfo:
     """A new project, served from the next request on, on every instance."""
     check_name(name)
+    if Project.objects.filter(name=name).exists():
+        raise ProjectExists(f"A project named {name!r} exists already (project_exists).")
     path = check_definition(definition)
     try:
         with transaction.atomic():
-            if Project.objects.filter(name=name).exists():
-                raise ProjectExists(f"A project named {name!r} exists already (project_exists).")
             row = Project.objects.create(name=name, definition=str(path))
     except IntegrityError:  # another instance added it between the check and the insert
         raise ProjectExists(f"A project named {name!r} exists already (project_exists).") from None

@@ -75,3 +75,22 @@ def test_an_invalid_definition_in_one_project_leaves_the_other_working(authed_ap
     assert authed_api.get("/projects/billing/secrets").status_code == 422
     assert names(authed_api.get("/secrets")) == ["db_password"]
     assert authed_api.post("/sync", {}, format="json").status_code == 200
+
+
+def test_a_scheduled_tick_runs_each_project_as_its_own_job(authed_api: APIClient, billing: Project) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from jobs import queue, schedules
+    from jobs.models import Schedule
+    from secretsapi import operations
+
+    billing.write("secrets: [unclosed")  # its job fails; the default one's still runs
+    schedules.install()
+    Schedule.objects.filter(name="drift").update(last_tick=timezone.now() - timedelta(days=2))
+    assert schedules.due(operations.enqueue) == ["drift"]
+    jobs = queue.page(owner=None, everyone=True, operations=["check_drift"], limit=10, offset=0)
+    outcome = {job.project: job.state for job in jobs if job.actor == "scheduler"}
+    assert outcome == {"default": "succeeded", "billing": "failed"}
+

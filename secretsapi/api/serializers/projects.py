@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from projects.current import ProjectInfo
+from secretsapi.api.serializers.strict import StrictCharField, StrictRequestSerializer
 
 
 class ProjectSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -25,9 +26,9 @@ class ProjectListSerializer(serializers.Serializer):  # type: ignore[type-arg]
     count = serializers.IntegerField()
 
 
-class ProjectCreateRequestSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    name = serializers.CharField(max_length=63, trim_whitespace=False,
+class ProjectCreateRequestSerializer(StrictRequestSerializer):
+    name = StrictCharField(max_length=63,
                                  help_text="Lower-case letters, digits and '-', starting and ending with a letter "
                                            "or digit; `default` is reserved.")
-    definition = serializers.CharField(max_length=1024, trim_whitespace=False,
+    definition = StrictCharField(max_length=1024,
                                        help_text="The definition file's absolute path on the server.")
