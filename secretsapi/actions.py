@@ -141,7 +141,7 @@ def audited(
                 outbox.enqueue(events, actor=actor, audit_row=written,
                                context={**row_context, "origin": audit_origin.current()})
                 if timed:
-                    tally.add(action, success, details["duration_seconds"], outcome)
+                    tally.add(action, success, details["duration_seconds"], outcome, current_project.name())
         except Exception as exc:
             # A database gone before the transaction could even start: the begun row's outcome is
             # still kept, to be written once it answers (its events and count are not).

@@ -56,6 +56,8 @@ BLOCKS = {
         "tests/commands/test_readme.py::test_the_curl_session_works_verbatim_on_a_fresh_clone",
     ("docs/api.md", "curl -s -H \"X-API-Key: $SERVICE_API_KEY\" -H 'Accept: application/x-ndjson'"):
         "tests/commands/test_doc_shell_blocks.py::test_the_export_block_saves_the_failed_rows_as_json_lines",
+    ("docs/projects.md", "mkdir -p payments"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_projects_block_serves_a_second_project_and_confines_its_key",
     ("docs/api.md", ".venv/bin/python manage.py createsuperuser"):
         "tests/commands/test_doc_shell_blocks.py::"
         "test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed",
@@ -175,6 +177,16 @@ def test_the_export_block_saves_the_failed_rows_as_json_lines(clone: Path, pytho
     rows = [json.loads(line) for line in (clone / "failures.jsonl").read_text().splitlines()]
     assert rows and all(row["success"] is False for row in rows)
     assert any(row["action"] == "authenticate" for row in rows), rows
+
+
+def test_the_projects_block_serves_a_second_project_and_confines_its_key(clone: Path, python_shim: Path,
+                                                                         tmp_path: Path) -> None:
+    projects = block("docs/projects.md", "mkdir -p payments")
+    ran = session(clone, python_shim, [*readme_server_prelude(), *projects.commands], tmp_path / "logs")
+    assert explain(ran) == ""
+    assert (clone / "payments" / ".gitsecrets.lock").is_file()
+    assert not (clone / "examples" / ".gitsecrets.lock").exists()
+    assert ran[-1].out.strip().endswith("404"), ran[-1]
 
 
 def test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed(

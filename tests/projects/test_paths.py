@@ -94,3 +94,15 @@ def test_a_scheduled_tick_runs_each_project_as_its_own_job(authed_api: APIClient
     outcome = {job.project: job.state for job in jobs if job.actor == "scheduler"}
     assert outcome == {"default": "succeeded", "billing": "failed"}
 
+
+
+def test_operation_counts_are_labelled_with_their_project(authed_api: APIClient, billing: Project) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    authed_api.post("/sync", {}, format="json")
+    authed_api.post("/projects/billing/sync", {}, format="json")
+    authed_api.post("/projects/billing/sync", {}, format="json")
+    families = {f.name: f for f in text_string_to_metric_families(authed_api.get("/metrics").content.decode())}
+    counts = {s.labels["project"]: s.value for s in families["secretsapi_operations"].samples
+              if s.labels["operation"] == "sync"}
+    assert counts == {"default": 1, "billing": 2}

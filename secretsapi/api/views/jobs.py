@@ -38,7 +38,7 @@ JOB_LOCATION = {"Location": header("The job's address: poll it for its state and
                                    "/jobs/3f2b8f8e-6a4c-4d3e-9a59-0b7d2a8c1e42")}
 JOB_EXAMPLE: dict[str, Any] = {
     "id": "3f2b8f8e-6a4c-4d3e-9a59-0b7d2a8c1e42", "operation": "sync", "state": "running",
-    "progress": {"done": 120, "total": 20000}, "actor": "ci", "params": {
+    "progress": {"done": 120, "total": 20000}, "actor": "ci", "project": "default", "params": {
         "dry_run": False, "force": False, "repair": False, "secret_name": None, "var_files": []},
     "created_at": EXAMPLE_TIME, "started_at": EXAMPLE_TIME, "finished_at": None, "status": None, "result": None,
 }

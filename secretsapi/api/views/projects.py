@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -53,7 +53,8 @@ class ProjectListView(StrictAPIView):
         "The path must be absolute, an existing file, outside the service's data folder, and served by no other "
         "project. 409 for a name in use, 422 for a refused name or path.",
         examples=[request_example("A project", {"name": "payments", "definition": "/srv/payments/Secretfile.yml"},
-                                  "Serve a second definition")],
+                                  "Serve a second definition"),
+                  OpenApiExample("Added", response_only=True, status_codes=["201"], value=EXAMPLE)],
         tags=["projects"],
     )
     def post(self, request: Request) -> Response:
