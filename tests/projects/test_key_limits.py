@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -47,7 +49,7 @@ def test_a_key_limited_to_one_project_gets_404_on_anothers_endpoints(
 
 @pytest.mark.parametrize(("method", "path"), FAMILIES)
 def test_a_forbidden_project_answers_as_one_that_does_not_exist(
-    billing_only: APIClient, method: str, path: str, tmp_path
+    billing_only: APIClient, method: str, path: str, tmp_path: Path
 ) -> None:
     from projects import registry
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
@@ -60,7 +62,7 @@ def test_the_audit_project_filter_picks_one_projects_rows(authed_api: APIClient,
 
 
 def test_a_project_added_is_served_without_a_restart(authed_api: APIClient, billing: Project,
-                                                     tmp_path) -> None:
+                                                     tmp_path: Path) -> None:
     assert authed_api.get("/projects/late/secrets").status_code == 404
     root = tmp_path / "late"
     root.mkdir()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
@@ -66,7 +67,7 @@ def test_a_missing_definition_file_is_refused(admin_api: APIClient, shop: Path) 
     assert answer.status_code == 422 and "No definition file" in answer.json()["detail"]
 
 
-def test_a_definition_in_the_data_folder_is_refused(admin_api: APIClient, settings, tmp_path: Path) -> None:
+def test_a_definition_in_the_data_folder_is_refused(admin_api: APIClient, settings: Any, tmp_path: Path) -> None:
     settings.DATA_DIR = tmp_path / "data"
     settings.DATA_DIR.mkdir()
     planted = settings.DATA_DIR / "Secretfile.yml"
