@@ -414,7 +414,8 @@ def _absolute(path: str | Path) -> Path | None:
         return None
 
 
-@functools.lru_cache(maxsize=32)
+# One per project and lane in use: a service of many projects asks for each of theirs.
+@functools.lru_cache(maxsize=512)
 def _workspace(
     definition: Path, lockfile: Path | None, var_files: tuple[str, ...], allow_scripts: bool,
     max_definition_bytes: int, extra_lock: ExtraLock | None, cwd: str,

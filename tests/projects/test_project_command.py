@@ -54,3 +54,13 @@ def test_a_refusal_is_one_line_and_a_failure(shop: Path) -> None:
 def test_removing_an_unknown_project_fails(shop: Path) -> None:
     with pytest.raises(CommandError, match="No project named 'nope'"):
         _run("remove", "nope")
+
+
+def test_the_audit_export_filters_by_project(shop: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from audit.recorder import record
+
+    record(action="sync", resource="secrets", user="t", success=True, context={"project": "shop"})
+    record(action="sync", resource="secrets", user="t", success=True, context={"project": "default"})
+    call_command("audit", "--project", "shop", "--format", "jsonl")
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [(line["action"], line["project"]) for line in lines] == [("sync", "shop")]
