@@ -83,6 +83,16 @@ def test_a_key_limited_to_an_environment_is_refused_another(billing: Project, ap
     assert "production" in refused.json()["detail"] and "staging" not in refused.json()["detail"]
 
 
+
+def test_a_job_of_a_key_limited_to_an_environment_runs_in_it_only(billing: Project, api_key: str) -> None:
+    billing.write({"version": "1.0", "secrets": [], "environments": {
+        "default": "staging", "profiles": {"staging": {}, "production": {}}}})
+    client = _client(keys.create("ci-staging", ["write"], projects={"billing": ("staging",)}).key)
+    assert client.post("/projects/billing/sync", {"environment": "staging"}, format="json").status_code == 200
+    refused = client.post("/projects/billing/sync", {"environment": "production"}, format="json")
+    assert refused.status_code == 404, refused.json()
+
+
 def test_allowed_projects_names_a_keys_projects(db: None) -> None:
     keys.create("a", ["read"], projects=keys.parse_projects(["billing", "shop:production"]))
     keys.create("b", ["read"])

@@ -102,3 +102,22 @@ def test_removing_a_project_keeps_its_files(admin_api: APIClient, shop: Path) ->
 def test_the_default_project_cannot_be_removed(admin_api: APIClient, shop: Path) -> None:
     answer = admin_api.delete("/projects/default")
     assert answer.status_code == 422 and "cannot be removed" in answer.json()["detail"]
+
+
+def _limited_admin() -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_X_API_KEY=keys.create("ops-shop", ["admin"], projects={"shop": ()}).key)
+    return client
+
+
+def test_a_limited_admin_key_lists_and_reads_its_projects_only(admin_api: APIClient, shop: Path) -> None:
+    admin_api.post("/projects", {"name": "shop", "definition": str(shop)}, format="json")
+    client = _limited_admin()
+    assert [p["name"] for p in client.get("/projects").json()["projects"]] == ["shop"]
+    assert client.get("/projects/default").status_code == 404
+    assert client.delete("/projects/default").status_code == 404
+
+
+def test_a_limited_admin_key_cannot_add_a_project(db: None, api_key: str, shop: Path) -> None:
+    answer = _limited_admin().post("/projects", {"name": "shop", "definition": str(shop)}, format="json")
+    assert answer.status_code == 403 and not ProjectRow.objects.exists()

@@ -5,11 +5,15 @@ from __future__ import annotations
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apikeys import keys
 from projects import registry
-from secretsapi.api.authentication import actor
+from projects.current import ProjectInfo
+from projects.errors import ProjectNotFound
+from secretsapi.api.authentication import actor, request_principal
 from secretsapi.api.docs import EXAMPLE_TIME, errors, request_example, response_example
 from secretsapi.api.serializers.projects import (
     ProjectCreateRequestSerializer,
@@ -24,6 +28,20 @@ EXAMPLE = {"name": "payments", "definition": "/srv/payments/Secretfile.yml", "de
 PREFIX_HELP = ("Every other endpoint of this API is also served under `/projects/{name}/` (`GET "
                "/projects/payments/secrets`, `POST /projects/payments/sync`...) with the same bodies and "
                "answers, on that project's definition; the unprefixed paths are the `default` project's.")
+
+
+def _limits(request: Request) -> keys.Limits | None:
+    principal = request_principal(request)
+    return principal.projects if principal is not None else None
+
+
+def _visible(request: Request, name: str) -> ProjectInfo:
+    """The project, looked up first; 404 as for one that does not exist when the key may not touch it."""
+    found = registry.find(name)
+    limits = _limits(request)
+    if limits is not None and name not in limits:
+        raise ProjectNotFound(name)
+    return found
 
 
 class ProjectListView(StrictAPIView):
@@ -41,7 +59,8 @@ class ProjectListView(StrictAPIView):
         tags=["projects"],
     )
     def get(self, request: Request) -> Response:
-        found = registry.all_projects()
+        limits = _limits(request)
+        found = [p for p in registry.all_projects() if limits is None or p.name in limits]
         return Response({"projects": ProjectSerializer(found, many=True).data, "count": len(found)})
 
     @extend_schema(
@@ -58,6 +77,8 @@ class ProjectListView(StrictAPIView):
         tags=["projects"],
     )
     def post(self, request: Request) -> Response:
+        if _limits(request) is not None:
+            raise PermissionDenied("A key limited to projects cannot add one: use a key without a project limit.")
         body = ProjectCreateRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         added = registry.add(body.validated_data["name"], body.validated_data["definition"], actor=actor(request))
@@ -74,7 +95,7 @@ class ProjectDetailView(StrictAPIView):
         examples=[response_example("A project", EXAMPLE)], tags=["projects"],
     )
     def get(self, request: Request, name: str) -> Response:
-        return Response(ProjectSerializer(registry.find(name)).data)
+        return Response(ProjectSerializer(_visible(request, name)).data)
 
     @extend_schema(
         parameters=[NAME], responses={204: None, **errors(401, 403, 404, 422, 500)},
@@ -84,5 +105,6 @@ class ProjectDetailView(StrictAPIView):
         tags=["projects"],
     )
     def delete(self, request: Request, name: str) -> HttpResponse:
+        _visible(request, name)
         registry.remove(name, actor=actor(request))
         return HttpResponse(status=204)
