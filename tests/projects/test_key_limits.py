@@ -108,3 +108,8 @@ def test_a_limited_keys_job_list_shows_its_projects_jobs_only(billing: Project, 
     admin = _client(keys.create("boss", ["write", "admin"], projects={"billing": ()}).key)
     jobs = admin.get("/projects/billing/jobs").json()["jobs"]
     assert [job["project"] for job in jobs] == ["billing"]
+
+
+@pytest.mark.parametrize("path", ["/", "/health"])
+def test_the_probes_answer_a_key_limited_to_other_projects(billing_only: APIClient, path: str) -> None:
+    assert billing_only.get(path).status_code == 200
