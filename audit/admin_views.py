@@ -64,7 +64,8 @@ class SecretsOverview:
         page = Paginator(shown, PAGE_SIZE).get_page(request.GET.get("p"))
         context.update(
             rows=[_cells(row) for row in page.object_list], page=page, total=len(rows), matching=len(shown),
-            filters=[_project_filter(project, chosen), *_filters(rows, chosen)], query=urlencode({k: v for k, v in chosen.items() if v}),
+            filters=[_project_filter(project), *_filters(rows, chosen)],
+            query=urlencode({k: v for k, v in chosen.items() if v}),
             now=display.when(timezone.now()),
         )
         return TemplateResponse(request, "admin/audit/secrets_overview.html", context)
@@ -88,7 +89,7 @@ def _cells(row: overview.SecretOverview) -> dict[str, Any]:
     }
 
 
-def _project_filter(project: str, chosen: dict[str, str]) -> dict[str, Any]:
+def _project_filter(project: str) -> dict[str, Any]:
     """The service's projects, each a link to its secrets (the other filters dropped: they name
     kinds and results of the project shown)."""
     return {"title": "project", "choices": [{"label": name, "selected": name == project,

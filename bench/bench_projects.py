@@ -143,7 +143,7 @@ def _tick(env: dict[str, str], port: int) -> dict[str, float]:
     done = subprocess.run([b.PYTHON, "manage.py", "shell", "-c", script], cwd=b.ROOT, env=env, check=True,
                           timeout=300, capture_output=True, text=True)
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    status, body = b.request(port, "GET", "/jobs?operation=check_drift&limit=1000")
+    _, body = b.request(port, "GET", "/jobs?operation=check_drift&limit=1000")
     ids = [job["id"] for job in json.loads(body)["jobs"] if job["actor"] == "scheduler"]
     _wait_jobs(port, ids)
     return {"jobs": len(ids), "enqueue_s": figures["enqueue_s"], "all_done_s": time.perf_counter() - began}
