@@ -99,7 +99,7 @@ TIMED = frozenset({"sync", "agent_sync", "check_rotation", "execute_rotation", "
 @contextmanager
 def audited(
     action: str, resource: str, actor: str | None, details: dict[str, Any] | None = None, *, changes: bool = False,
-    ws: Workspace | None = None, project: str | None = None,
+    ws: Workspace | None = None, project: str | None = None, in_project: bool = False,
 ) -> Iterator[Facts]:
     """Write one audit row for the enclosed operation, successful or not.
 
@@ -109,11 +109,12 @@ def audited(
     writes no second row. A failure to write the row propagates: an operation must not complete
     unrecorded. An operation that ``changes`` targets or the lockfile gets its row before it
     starts (an audit database that refuses it stops the operation) and completed after it ends.
-    The row names the definition, project and environment of ``ws`` (or only ``project``, for a
-    definition sent in a request), and where the call came from (``audit.origin``).
+    The row names the service's project (``projects.current``) and the definition, its
+    ``metadata.project`` and environment of ``ws`` (or only ``project``, the ``metadata.project``
+    of a definition sent in a request), and where the call came from (``audit.origin``).
     """
     facts = Facts(details or {})
-    context = _context(ws, project) if changes else None
+    context = _context(ws, project, in_project) if changes else None
     row_id = (begin(action=action, resource=resource, user=actor, details=facts, context=context)
               if changes else None)
     if row_id is not None and (listener := audit_row_started.get()) is not None:
@@ -127,7 +128,7 @@ def audited(
             details = {**details, "duration_seconds": round(time.monotonic() - started, 3)}
         # The outcome's webhook events and its count in the metrics commit with its row, or none does.
         events = webhook_events.raised(action, success, details, facts.written)
-        row_context = context or _context(ws, project)
+        row_context = context or _context(ws, project, in_project)
         try:
             with audited_transaction() if events or timed or facts.drift else contextlib.nullcontext():
                 if row_id is None:
@@ -167,12 +168,14 @@ def audited(
     write(facts.succeeded, dict(facts), facts.finding)
 
 
-def _context(ws: Workspace | None, project: str | None) -> dict[str, str | None]:
+def _context(ws: Workspace | None, project: str | None, in_project: bool = False) -> dict[str, str | None]:
     """Where an operation ran, for its row: the service's project (``projects.current``), the
     definition's path, its ``metadata.project`` and the environment in effect. A definition that
     cannot be read (the operation says why) names only its path and the environment asked for.
-    ``project``: a sent definition's ``metadata.project``."""
-    served = current_project.name() if ws is not None or current_project.explicit() else None
+    ``project``: a sent definition's ``metadata.project``. A row without ``ws`` names the service's
+    project when one was named (a ``/projects/{name}/`` path) or ``in_project`` (it ran in the
+    current project: a sent definition checked against its lockfile)."""
+    served = current_project.name() if ws is not None or in_project or current_project.explicit() else None
     if ws is None:
         return {"project": served, "definition_project": project}
     found: tuple[str | None, str | None] = (None, ws.environment)
@@ -621,7 +624,7 @@ def _drift_found(ws: Workspace, secret_name: str | None, result: DriftResult) ->
 
 
 def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
-    with audited("validate_config", "config", actor, project=_sent_project(document)) as facts:
+    with audited("validate_config", "config", actor, project=_sent_project(document), in_project=True) as facts:
         # The served lockfile's values are withheld from any answer that shows a definition.
         check = functools.partial(service.validate_document, document, target_roots=settings.SERVICE_TARGET_ROOTS,
                                   limits=_interpolation_limits(), marked=definition_environ())

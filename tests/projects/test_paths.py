@@ -108,3 +108,11 @@ def test_operation_counts_are_labelled_with_their_project(authed_api: APIClient,
     counts = {s.labels["project"]: s.value for s in families["secretsapi_operations"].samples
               if s.labels["operation"] == "sync"}
     assert counts == {"default": 1, "billing": 2}
+
+
+def test_a_sent_definitions_check_is_a_row_of_the_project_it_ran_in(authed_api: APIClient, billing: Project) -> None:
+    sent = {"config": {"version": "1.0", "secrets": [], "metadata": {"project": "shop"}}}
+    authed_api.post("/config/validate", sent, format="json")
+    authed_api.post("/projects/billing/config/validate", sent, format="json")
+    rows = AuditEntry.objects.filter(action="validate_config").order_by("id")
+    assert [(row.project, row.definition_project) for row in rows] == [("default", "shop"), ("billing", "shop")]
