@@ -32,3 +32,11 @@ def test_a_projects_webhook_list_shows_its_endpoints_only(authed_api: APIClient,
     listed = authed_api.get("/projects/billing/webhooks").json()["webhooks"]
     assert [w["url"] for w in listed] == ["http://127.0.0.1:9/b"]
     assert authed_api.get("/webhooks").json()["count"] == 2
+
+
+def test_a_projects_failed_job_reaches_its_projects_webhook(authed_api: APIClient, billing: Project) -> None:
+    authed_api.post("/projects/billing/webhooks", {"url": "http://127.0.0.1:9/b", "events": ["job.failed"]},
+                    format="json")
+    billing.write("secrets: [unclosed")
+    authed_api.post("/projects/billing/sync", {"async": True}, format="json")
+    assert [(d.event, d.payload["project"]) for d in Delivery.objects.all()] == [("job.failed", "billing")]
