@@ -58,6 +58,8 @@ BLOCKS = {
         "tests/commands/test_doc_shell_blocks.py::test_the_export_block_saves_the_failed_rows_as_json_lines",
     ("docs/projects.md", "mkdir -p payments"):
         "tests/commands/test_doc_shell_blocks.py::test_the_projects_block_serves_a_second_project_and_confines_its_key",
+    ("docs/projects.md", ".venv/bin/python manage.py apikey create ci-two"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_projects_block_serves_a_second_project_and_confines_its_key",
     ("docs/api.md", ".venv/bin/python manage.py createsuperuser"):
         "tests/commands/test_doc_shell_blocks.py::"
         "test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed",
@@ -181,12 +183,16 @@ def test_the_export_block_saves_the_failed_rows_as_json_lines(clone: Path, pytho
 
 def test_the_projects_block_serves_a_second_project_and_confines_its_key(clone: Path, python_shim: Path,
                                                                          tmp_path: Path) -> None:
-    projects = block("docs/projects.md", "mkdir -p payments")
-    ran = session(clone, python_shim, [*readme_server_prelude(), *projects.commands], tmp_path / "logs")
+    projects = block("docs/projects.md", "mkdir -p payments").commands
+    limits = block("docs/projects.md", ".venv/bin/python manage.py apikey create ci-two").commands
+    ran = session(clone, python_shim, [*readme_server_prelude(), *projects, *limits], tmp_path / "logs")
     assert explain(ran) == ""
     assert (clone / "payments" / ".gitsecrets.lock").is_file()
     assert not (clone / "examples" / ".gitsecrets.lock").exists()
-    assert ran[-1].out.strip().endswith("404"), ran[-1]
+    confined = ran[len(ran) - len(limits) - 1]
+    assert confined.out.strip().endswith("404"), confined
+    listed = [line.split("\t") for line in ran[-1].out.splitlines()]
+    assert [row[-1] for row in listed if row[0] == "ci-two"] == ["payments"], ran[-1].out
 
 
 def test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed(
