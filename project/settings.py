@@ -325,6 +325,14 @@ SERVICE_JOB_WAIT_SECONDS = env_int("SERVICE_JOB_WAIT_SECONDS", 30, minimum=0)
 # Jobs one worker command runs at once: one runner takes writes (sync, rotation), the others
 # reads (checks, render, validate), so reads never hold a write behind them.
 SERVICE_JOB_WORKERS = env_int("SERVICE_JOB_WORKERS", 2, minimum=2, maximum=32)
+# Of those, the runners that take writes (at least 1, fewer than SERVICE_JOB_WORKERS): with
+# several projects, more than one, so one project's long sync does not hold up another's
+# (writes of one project still take turns on its lockfile lock).
+SERVICE_JOB_WRITE_WORKERS = env_int("SERVICE_JOB_WRITE_WORKERS", 1, minimum=1, maximum=31)
+if SERVICE_JOB_WRITE_WORKERS >= SERVICE_JOB_WORKERS:
+    raise ImproperlyConfigured(
+        f"SERVICE_JOB_WRITE_WORKERS must be below SERVICE_JOB_WORKERS ({SERVICE_JOB_WORKERS}), not "
+        f"{SERVICE_JOB_WRITE_WORKERS}: at least one runner takes reads.")
 # The job queues' name: instances sharing a database share its queues (any worker runs any job)
 # unless each is given its own (hosts that do not share the definition's folder).
 SERVICE_JOB_QUEUE = env_str("SERVICE_JOB_QUEUE", "secretsapi") or "secretsapi"

@@ -46,3 +46,12 @@ def test_the_project_holding_its_lock_waits_for_it(
     authed_api: APIClient, billing: Project, default_locked: None
 ) -> None:
     assert authed_api.post("/sync", {}, format="json").status_code == 503
+
+
+def test_a_worker_runs_as_many_write_runners_as_the_setting_says(settings: Any) -> None:
+    from jobs.management.commands.worker import runner_queues
+    from secretsapi import operations
+
+    settings.SERVICE_JOB_WORKERS, settings.SERVICE_JOB_WRITE_WORKERS = 4, 2
+    queues = [queue for _, queue in runner_queues()]
+    assert queues == [operations.queue_name("writes")] * 2 + [operations.queue_name("reads")] * 2
