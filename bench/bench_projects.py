@@ -98,9 +98,19 @@ def _status_alone(port: int, path: str, requests: int) -> dict[str, float]:
     return {**b.percentiles(latencies), "max_ms": max(latencies), "n": len(latencies)}
 
 
-def _status_during_big_sync(port: int, path: str) -> dict[str, float]:
+def _small_sync(port: int, project: str, out: dict[str, float]) -> None:
+    started = time.perf_counter()
+    status, body = b.request(port, "POST", f"/projects/{project}/sync", {"force": True, "async": True})
+    if status != 202:
+        raise RuntimeError(f"{project}'s sync: HTTP {status} {body[:300]!r}")
+    _wait_jobs(port, [json.loads(body)["id"]])
+    out["small_sync_s"] = time.perf_counter() - started
+
+
+def _status_during_big_sync(port: int, path: str, small: str) -> dict[str, float]:
     """The status probe during big's forced sync, beside a ``/health`` probe (no project, no
-    lockfile: what the host's CPU alone costs a request then)."""
+    lockfile: what the host's CPU alone costs a request then); 1 s into it, a forced sync of
+    ``small`` (another project), timed until its job has ended."""
     stop = threading.Event()
     during: list[float] = []
     health: list[float] = []
@@ -114,8 +124,13 @@ def _status_during_big_sync(port: int, path: str) -> dict[str, float]:
         status, body = b.request(port, "POST", "/projects/big/sync", {"force": True, "async": True})
         if status != 202:
             raise RuntimeError(f"big's sync: HTTP {status} {body[:300]!r}")
+        time.sleep(1.0)
+        small_figures: dict[str, float] = {}
+        small_sync = threading.Thread(target=_small_sync, args=(port, small, small_figures))
+        small_sync.start()
         _wait_jobs(port, [json.loads(body)["id"]])
         sync_s = time.perf_counter() - started
+        small_sync.join(1800)
     finally:
         stop.set()
         for probe in probes:
@@ -124,7 +139,7 @@ def _status_during_big_sync(port: int, path: str) -> dict[str, float]:
         raise RuntimeError(f"the probes answered {sorted(set(failures))} during the sync")
     return {"sync_s": sync_s, **b.percentiles(during), "max_ms": max(during), "n": len(during),
             "mean_ms": statistics.fmean(during), "health_p99_ms": b.percentiles(health)["p99_ms"],
-            "health_p50_ms": b.percentiles(health)["p50_ms"]}
+            "health_p50_ms": b.percentiles(health)["p50_ms"], "small_sync_s": small_figures["small_sync_s"]}
 
 
 def _tick(env: dict[str, str], port: int) -> dict[str, float]:
@@ -156,10 +171,13 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=20000)
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--write-runners", type=int, default=1,
+                        help="SERVICE_JOB_WRITE_WORKERS (SERVICE_JOB_WORKERS is this + 1).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-projects-") as tmp:
         root = Path(tmp)
         env, names = _setup(root, args.projects, args.secrets, args.big)
+        env.update(SERVICE_JOB_WRITE_WORKERS=str(args.write_runners), SERVICE_JOB_WORKERS=str(args.write_runners + 1))
         server = b.Server(env, args.workers)
         server.start(timeout=120)
         try:
@@ -167,7 +185,7 @@ def main() -> None:
             results["sync_all_s"] = _sync_all(server.port, [*names, "big"])
             path = f"/projects/{names[len(names) // 2]}/secrets/s00100/status"
             results["status_alone"] = _status_alone(server.port, path, args.requests)
-            results["status_during_big_sync"] = _status_during_big_sync(server.port, path)
+            results["status_during_big_sync"] = _status_during_big_sync(server.port, path, names[0])
             results["tick"] = _tick(env, server.port)
             results["web_worker_peak_mb"] = server.peak_rss_mb()
             results["load_after"] = Path("/proc/loadavg").read_text().split()[:3]
@@ -181,6 +199,8 @@ def main() -> None:
           f"p99 {alone['p99_ms']:6.2f} ms  max {alone['max_ms']:6.2f} ms")
     print(f"the same during big's forced sync ({during['sync_s']:.1f} s, {during['n']} probes): "
           f"p50 {during['p50_ms']:6.2f} ms  p99 {during['p99_ms']:6.2f} ms  max {during['max_ms']:6.2f} ms")
+    print(f"  a forced sync of {names[0]} ({args.secrets}) sent 1 s into it: {during['small_sync_s']:.1f} s until its job ended "
+          f"({args.write_runners} write runner(s))")
     print(f"  /health beside it (no project, no lockfile):    p50 {during['health_p50_ms']:6.2f} ms  "
           f"p99 {during['health_p99_ms']:6.2f} ms")
     print(f"scheduled drift tick: {tick['jobs']} jobs queued in {tick['enqueue_s']:.2f} s, all ended in "
