@@ -199,8 +199,8 @@ def main() -> None:
           f"p99 {alone['p99_ms']:6.2f} ms  max {alone['max_ms']:6.2f} ms")
     print(f"the same during big's forced sync ({during['sync_s']:.1f} s, {during['n']} probes): "
           f"p50 {during['p50_ms']:6.2f} ms  p99 {during['p99_ms']:6.2f} ms  max {during['max_ms']:6.2f} ms")
-    print(f"  a forced sync of {names[0]} ({args.secrets}) sent 1 s into it: {during['small_sync_s']:.1f} s until its job ended "
-          f"({args.write_runners} write runner(s))")
+    print(f"  a forced sync of {names[0]} ({args.secrets}) sent 1 s into it: {during['small_sync_s']:.1f} s "
+          f"until its job ended ({args.write_runners} write runner(s))")
     print(f"  /health beside it (no project, no lockfile):    p50 {during['health_p50_ms']:6.2f} ms  "
           f"p99 {during['health_p99_ms']:6.2f} ms")
     print(f"scheduled drift tick: {tick['jobs']} jobs queued in {tick['enqueue_s']:.2f} s, all ended in "
