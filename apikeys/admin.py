@@ -30,6 +30,15 @@ class ApiKeyCreateForm(forms.Form):
     scopes = forms.MultipleChoiceField(choices=[(s, s) for s in SCOPES], widget=forms.CheckboxSelectMultiple)
     expires_in = forms.CharField(required=False, label="Expires in",
                                  help_text="e.g. 90d, 24h, 30min, 6mo; empty: never.")
+    projects = forms.CharField(required=False, label="Projects",
+                               help_text="PROJECT or PROJECT:ENVIRONMENT, comma-separated; empty: every project.")
+
+    def clean_projects(self) -> Any:
+        items = [item.strip() for item in self.cleaned_data["projects"].split(",") if item.strip()]
+        try:
+            return keys.parse_projects(items)
+        except keys.KeyRefused as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean_expires_in(self) -> Any:
         text = self.cleaned_data["expires_in"].strip()
@@ -41,7 +50,8 @@ class ApiKeyCreateForm(forms.Form):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("name", "scope_labels", "created_at", "expires_at", "last_used_at", "revoked_at")
+    list_display = ("name", "scope_labels", "project_limits", "created_at", "expires_at", "last_used_at",
+                    "revoked_at")
     fields = list_display
     readonly_fields = list_display
     search_fields = ("name",)
@@ -50,6 +60,10 @@ class ApiKeyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     @admin.display(description="scopes")
     def scope_labels(self, obj: ApiKey) -> SafeString:
         return format_html_join(" ", '<span class="scope-label">{}</span>', ((s,) for s in obj.scopes))
+
+    @admin.display(description="projects")
+    def project_limits(self, obj: ApiKey) -> str:
+        return keys.describe_limits(keys.limits_of(obj.projects))
 
     @admin.display(description="created", ordering="created")
     def created_at(self, obj: ApiKey) -> str:
@@ -77,7 +91,8 @@ class ApiKeyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         if form.is_bound and form.is_valid():
             try:
                 issued = keys.create(form.cleaned_data["name"], form.cleaned_data["scopes"],
-                                     form.cleaned_data["expires_in"], actor=admin_actor(request.user.get_username()))
+                                     form.cleaned_data["expires_in"], actor=admin_actor(request.user.get_username()),
+                                     projects=form.cleaned_data["projects"])
             except keys.KeyRefused as exc:
                 form.add_error(None, str(exc))
             else:

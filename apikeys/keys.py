@@ -61,7 +61,8 @@ def _new_secret() -> str:
     return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii").rstrip("=")
 
 
-def create(name: str, scopes: list[str], expires: timedelta | None = None, *, actor: str | None = None) -> IssuedKey:
+def create(name: str, scopes: list[str], expires: timedelta | None = None, *, actor: str | None = None,
+           projects: Limits | None = None) -> IssuedKey:
     if not NAME.match(name):
         raise KeyRefused(f"Invalid key name {name!r}: letters, digits and . _ : @ - (at most 100).")
     if is_reserved(name):
@@ -76,8 +77,9 @@ def create(name: str, scopes: list[str], expires: timedelta | None = None, *, ac
     row = ApiKey.objects.create(
         name=name, scopes=sorted(set(scopes)), secret_hash=digest(secret), created=now,
         expires=now + expires if expires else None,
+        projects=None if projects is None else {p: list(envs) for p, envs in projects.items()},
     )
-    _audit("apikey_create", row, actor, scopes=row.scopes, expires=_stamp(row.expires))
+    _audit("apikey_create", row, actor, scopes=row.scopes, expires=_stamp(row.expires), projects=row.projects)
     return IssuedKey(name, f"{PREFIX}{row.pk}_{secret}")
 
 
@@ -115,6 +117,15 @@ def _stamp(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat()
 
 
+def limit_projects(name: str, projects: Limits | None, *, actor: str | None = None) -> None:
+    """Set (or, with None, lift) the projects a key may touch, from its next request on."""
+    with transaction.atomic():
+        row = _active(name)
+        row.projects = None if projects is None else {p: list(envs) for p, envs in projects.items()}
+        row.save(update_fields=["projects"])
+    _audit("apikey_limit", row, actor, projects=row.projects)
+
+
 def _audit(action: str, row: ApiKey, actor: str | None, **facts: object) -> None:
     """Key management is audited like any operation: the key's name and facts, never the key."""
     record(action=action, resource=f"apikey:{row.name}", user=actor, success=True,
@@ -129,10 +140,57 @@ def any_configured() -> bool:
 
 @dataclass(frozen=True)
 class ResolvedKey:
-    """Who a presented key is: its row's name and scopes."""
+    """Who a presented key is: its row's name, scopes and projects (``Limits``: None, every one)."""
 
     name: str
     scopes: frozenset[str]
+    projects: Limits | None = None
+
+
+# Project name -> the environments a limited key may use there (empty: every one).
+Limits = dict[str, tuple[str, ...]]
+PROJECT_SPEC = re.compile(r"^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?::([A-Za-z0-9._-]{1,255}))?$")
+
+
+def parse_projects(specs: list[str] | None) -> Limits | None:
+    """``PROJECT`` or ``PROJECT:ENVIRONMENT`` items (the command's ``--project``) as limits; None
+    or an empty list: no limit. A project named bare allows every environment of it."""
+    if not specs:
+        return None
+    limits: dict[str, set[str] | None] = {}
+    for spec in specs:
+        match = PROJECT_SPEC.match(spec)
+        if match is None:
+            raise KeyRefused(f"Invalid project limit {spec!r}: PROJECT or PROJECT:ENVIRONMENT "
+                             "(a project name is lower-case letters, digits and '-').")
+        project, environment = match.group(1), match.group(2)
+        if environment is None:
+            limits[project] = None
+        elif project not in limits or limits[project] is not None:
+            limits.setdefault(project, set()).add(environment)  # type: ignore[union-attr]
+    return {name: tuple(sorted(envs or ())) for name, envs in sorted(limits.items())}
+
+
+def limits_of(stored: object) -> Limits | None:
+    """A row's ``projects`` column as limits (None: every project)."""
+    if not isinstance(stored, dict):
+        return None
+    return {str(name): tuple(str(e) for e in (envs or ())) for name, envs in stored.items()}
+
+
+def allowed_projects(name: str) -> list[str] | None:
+    """The projects the key named ``name`` may touch, sorted; None: every project (a key without a
+    limit, the environment's SERVICE_API_KEY ``service``, or no key row of that name)."""
+    row = ApiKey.objects.filter(name=name).only("projects").first()
+    limits = limits_of(row.projects) if row is not None else None
+    return None if limits is None else sorted(limits)
+
+
+def describe_limits(limits: Limits | None) -> str:
+    """The limits as the admin and ``apikey list`` show them: ``all``, or ``a, b:prod, b:staging``."""
+    if limits is None:
+        return "all"
+    return ", ".join(", ".join(f"{p}:{e}" for e in envs) if envs else p for p, envs in limits.items()) or "none"
 
 
 def resolve(presented: str) -> ResolvedKey | None:
@@ -158,4 +216,4 @@ def resolve(presented: str) -> ResolvedKey | None:
     if row.last_used is None or row.last_used < minute:
         # last_used to the minute, written at most once a minute per key.
         ApiKey.objects.filter(pk=row.pk).update(last_used=minute)
-    return ResolvedKey(row.name, frozenset(row.scopes))
+    return ResolvedKey(row.name, frozenset(row.scopes), limits_of(row.projects))

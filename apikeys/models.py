@@ -17,6 +17,10 @@ class ApiKey(models.Model):
     # The key a rotation replaced: still accepted until ``previous_until`` (the grace period).
     previous_hash = models.CharField(max_length=64, blank=True, default="")
     previous_until = models.DateTimeField(null=True, blank=True)
+    # The projects the key may touch: null, every one (as before projects existed); else project
+    # name -> the environments it may use there (an empty list: every one). Any other project
+    # answers 404 to it, as one that does not exist.
+    projects = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         ordering = ("name",)

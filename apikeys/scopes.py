@@ -18,9 +18,9 @@ SCOPES: dict[str, tuple[str, ...]] = {
     "webhooks": ("webhooks", "webhook"),
     # Also needs SERVICE_ALLOW_VALUE_READ=true: the scope alone reveals nothing.
     "reveal": ("secret-value",),
-    # No endpoint of its own: on GET /jobs and /jobs/{id} it shows every key's jobs and the
-    # scheduler's, where any other key sees only the jobs it asked for.
-    "admin": (),
+    # The projects the service serves; and on GET /jobs and /jobs/{id} it shows every key's jobs
+    # and the scheduler's, where any other key sees only the jobs it asked for.
+    "admin": ("projects", "project"),
 }
 
 ADMIN_SCOPE = "admin"
@@ -48,6 +48,8 @@ def scopes_table(endpoints: dict[str, str]) -> str:
     """The README's table: one row per scope, its endpoints as ``endpoints`` (URL name -> text) spells them."""
     lines = ["| Scope | Endpoints |", "| --- | --- |"]
     for scope, names in SCOPES.items():
-        reach = ", ".join(f"`{endpoints[name]}`" for name in names) or ADMIN_REACH
+        reach = ", ".join(f"`{endpoints[name]}`" for name in names)
+        if scope == ADMIN_SCOPE:
+            reach = f"{reach}; {ADMIN_REACH}" if reach else ADMIN_REACH
         lines.append(f"| `{scope}` | {reach} |")
     return "\n".join(lines)

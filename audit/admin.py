@@ -17,6 +17,7 @@ from apikeys.models import ApiKey
 from audit import admin_views, display
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import fit_name
+from projects.registry import project_names
 
 # Names shown in a row's "secrets" column; a bulk row names thousands, the filter finds them all.
 SECRETS_SHOWN = 5
@@ -115,16 +116,31 @@ class SecretFilter(admin.SimpleListFilter):
         return queryset.filter(id__in=AuditMention.objects.filter(secret=fit_name(value)).values("entry_id"))
 
 
+class ProjectFilter(admin.SimpleListFilter):
+    """The service's projects (the default one and every one added), not the distinct values of
+    the whole table: listing those would read every row."""
+
+    title = "project"
+    parameter_name = "project"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(name, name) for name in project_names()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[AuditEntry]) -> QuerySet[AuditEntry]:
+        value = self.value()
+        return queryset.filter(project=value) if value else queryset
+
+
 @admin.register(AuditEntry)
 class AuditEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("when", "action", "resource", "secrets", "user", "result", "project_environment", "origin",
                     "attempts")
-    list_filter = ("success", OutcomeFilter, ActionFilter, UserKindFilter, SecretFilter,
+    list_filter = ("success", OutcomeFilter, ActionFilter, UserKindFilter, SecretFilter, ProjectFilter,
                    ("timestamp", admin.DateFieldListFilter))
-    search_fields = ("action", "resource", "user", "project", "environment", "origin")
+    search_fields = ("action", "resource", "user", "project", "definition_project", "environment", "origin")
     date_hierarchy = "timestamp"
-    fields = ("when", "action", "resource", "user", "result", "project", "definition", "environment", "origin",
-              "secrets_named", "details_readable")
+    fields = ("when", "action", "resource", "user", "result", "project", "definition_project", "definition",
+              "environment", "origin", "secrets_named", "details_readable")
     readonly_fields = fields
     # A page must not count the whole table.
     show_full_result_count = False
@@ -146,8 +162,7 @@ class AuditEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
     @admin.display(description="project / environment")
     def project_environment(self, obj: AuditEntry) -> str:
-        return " / ".join(part for part in (obj.project or obj.definition.rsplit("/", 1)[-1], obj.environment)
-                          if part) or "-"
+        return " / ".join(part for part in (obj.project, obj.definition_project, obj.environment) if part) or "-"
 
     @admin.display(description="secrets")
     def secrets(self, obj: AuditEntry) -> SafeString:

@@ -16,6 +16,9 @@ from django.utils import timezone
 
 from audit import charts, display
 from audit.actors import admin_actor
+from projects import current as current_project
+from projects import registry as project_registry
+from projects.current import DEFAULT
 from secretsapi import actions, overview
 from secretsapi.service.errors import ServiceError
 
@@ -48,17 +51,21 @@ class SecretsOverview:
     def view(self, request: HttpRequest) -> HttpResponse:
         _allowed(request)
         context: dict[str, Any] = {**self.site.each_context(request), "title": "Secrets overview"}
+        project = request.GET.get("project") or DEFAULT
         try:
-            rows = actions.secrets_overview(actions.workspace(), actor=admin_actor(request.user.get_username()))
+            found = project_registry.find(project)
+            with current_project.using(None if found.is_default else found):
+                rows = actions.secrets_overview(actions.workspace(), actor=admin_actor(request.user.get_username()))
         except ServiceError as exc:
             return TemplateResponse(request, "admin/audit/secrets_overview.html",
                                     {**context, "error": f"{exc.code}: {exc.message}"})
-        chosen = {key: request.GET.get(key, "") for key in ("overdue", "kind", "drift")}
+        chosen = {key: request.GET.get(key, "") for key in ("overdue", "kind", "drift", "project")}
         shown = [row for row in rows if _matches(row, chosen)]
         page = Paginator(shown, PAGE_SIZE).get_page(request.GET.get("p"))
         context.update(
             rows=[_cells(row) for row in page.object_list], page=page, total=len(rows), matching=len(shown),
-            filters=_filters(rows, chosen), query=urlencode({k: v for k, v in chosen.items() if v}),
+            filters=[_project_filter(project), *_filters(rows, chosen)],
+            query=urlencode({k: v for k, v in chosen.items() if v}),
             now=display.when(timezone.now()),
         )
         return TemplateResponse(request, "admin/audit/secrets_overview.html", context)
@@ -80,6 +87,14 @@ def _cells(row: overview.SecretOverview) -> dict[str, Any]:
         "drift": row.drift.result, "drift_checked": display.when(row.drift.checked_at) if row.drift.checked_at else "",
         "audit_link": urlencode({"secret": row.name}),
     }
+
+
+def _project_filter(project: str) -> dict[str, Any]:
+    """The service's projects, each a link to its secrets (the other filters dropped: they name
+    kinds and results of the project shown)."""
+    return {"title": "project", "choices": [{"label": name, "selected": name == project,
+                                             "query": urlencode({"project": name})}
+                                            for name in project_registry.project_names()]}
 
 
 def _filters(rows: Sequence[overview.SecretOverview], chosen: dict[str, str]) -> list[dict[str, Any]]:

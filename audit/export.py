@@ -24,8 +24,8 @@ from audit.models import AuditEntry
 from audit.recorder import fit_name
 
 CHUNK = 2000
-CSV_COLUMNS = ("timestamp", "action", "resource", "user", "success", "details", "outcome", "project", "definition",
-               "environment", "origin")
+CSV_COLUMNS = ("timestamp", "action", "resource", "user", "success", "details", "outcome", "project",
+               "definition_project", "definition", "environment", "origin")
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,11 @@ class AuditFilter:
     since: datetime | None = None
     until: datetime | None = None
     secret: str | None = None
+    project: str | None = None
 
     def queryset(self) -> QuerySet[AuditEntry]:
         rows = AuditEntry.objects.all()
-        for name in ("action", "resource", "user"):
+        for name in ("action", "resource", "user", "project"):
             if getattr(self, name):
                 rows = rows.filter(**{name: getattr(self, name)})
         if self.success is not None:

@@ -69,7 +69,7 @@ def as_entry(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # The entry's context fields, null when unknown (a row older than them, or one no definition concerns).
-CONTEXT = ("project", "definition", "environment", "origin")
+CONTEXT = ("project", "definition_project", "definition", "environment", "origin")
 # Outcomes that are no failure but call for attention: forwarded at warning severity.
 WARNINGS = frozenset({"drift"})
 

@@ -18,11 +18,13 @@ class AuditEntry(models.Model):
     # (``drift``: a drift check that found drift). Empty on rows written before it existed:
     # their outcome is ``success``'s (``outcome_of``).
     outcome = models.CharField(max_length=16, blank=True, default="", db_default="")
-    # Where it ran: the definition file's path and its ``metadata.project``, the environment in
-    # effect, and where the call came from (``audit.origin``). Empty when none applies (a read of
-    # the audit log names no definition) or on rows written before they existed.
+    # Where it ran: the service's project (``default``: SERVICE_CONFIG's; see docs/projects.md),
+    # the definition file's path and its own ``metadata.project``, the environment in effect, and
+    # where the call came from (``audit.origin``). Empty when none applies (a read of the audit
+    # log names no definition) or on rows written before they existed.
     definition = models.CharField(max_length=1024, blank=True, default="", db_default="")
     project = models.CharField(max_length=255, blank=True, default="", db_default="")
+    definition_project = models.CharField(max_length=255, blank=True, default="", db_default="")
     environment = models.CharField(max_length=255, blank=True, default="", db_default="")
     origin = models.CharField(max_length=255, blank=True, default="", db_default="")
     # Set only on a tally: a row that counts repeated attempts (failed authentication from one
@@ -50,6 +52,7 @@ class AuditEntry(models.Model):
             ),
             models.Index(fields=["success", "-timestamp", "-id"], name="audit_success_newest"),
             models.Index(fields=["user", "-timestamp", "-id"], name="audit_user_newest"),
+            models.Index(fields=["project", "-timestamp", "-id"], name="audit_project_newest"),
         )
 
     def __str__(self) -> str:

@@ -68,7 +68,7 @@ def record(
     return row_id
 
 
-CONTEXT_FIELDS = ("definition", "project", "environment", "origin")
+CONTEXT_FIELDS = ("definition", "project", "definition_project", "environment", "origin")
 
 
 def where(context: Mapping[str, str | None] | None) -> dict[str, str]:
@@ -78,6 +78,7 @@ def where(context: Mapping[str, str | None] | None) -> dict[str, str]:
     return {
         "definition": fit(given.get("definition") or "", DEFINITION_MAX),
         "project": fit(given.get("project") or "", RESOURCE_MAX),
+        "definition_project": fit(given.get("definition_project") or "", RESOURCE_MAX),
         "environment": fit(given.get("environment") or "", RESOURCE_MAX),
         "origin": fit(origin.current(), RESOURCE_MAX),
     }

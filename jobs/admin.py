@@ -18,17 +18,21 @@ if admin.site.is_registered(DBTaskResult):
 
 @admin.register(DBTaskResult)
 class JobAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("enqueued_at", "operation", "state", "actor", "queue_name", "finished_at")
+    list_display = ("enqueued_at", "operation", "project", "state", "actor", "queue_name", "finished_at")
     list_filter = ("status", "queue_name")
     search_fields = ("=id",)
     date_hierarchy = "enqueued_at"
-    fields = ("id", "operation", "state", "actor", "params", "queue_name", "enqueued_at", "started_at",
+    fields = ("id", "operation", "project", "state", "actor", "params", "queue_name", "enqueued_at", "started_at",
               "finished_at", "worker_ids", "outcome")
     readonly_fields = fields
 
     @admin.display(description="operation")
     def operation(self, row: DBTaskResult) -> str:
         return record_of(row).operation
+
+    @admin.display(description="project")
+    def project(self, row: DBTaskResult) -> str:
+        return record_of(row).project
 
     @admin.display(description="state")
     def state(self, row: DBTaskResult) -> str:

@@ -70,4 +70,5 @@ def fail(job_id: Any, outcome: dict[str, Any], *, audit_row: int | None = None) 
     record = queue.record_of(row)
     failure = queue.data(outcome["failure"])
     outbox.enqueue([events.job_failed(record.id, record.operation, record.actor, failure["code"],
-                                      failure.get("message"))], actor=record.actor, audit_row=audit_row)
+                                      failure.get("message"))], actor=record.actor, audit_row=audit_row,
+                   context={"project": record.project})

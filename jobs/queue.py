@@ -27,6 +27,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from jobs.models import WorkerBeat
+from projects.current import DEFAULT as DEFAULT_PROJECT
 from secretsapi.pages import Page
 
 Rows = QuerySet[DBTaskResult[..., Any]]
@@ -58,6 +59,8 @@ class JobRecord:
     failure: dict[str, Any] | None = None
     # A job an earlier version ran keeps the answer it stored then: {"status", "body"}.
     legacy: dict[str, Any] | None = None
+    # The project it runs in (a job queued before projects: the default one).
+    project: str = DEFAULT_PROJECT
 
     @property
     def finished(self) -> bool:
@@ -113,6 +116,7 @@ def record_of(row: DBTaskResult[..., Any], beat: WorkerBeat | None = None) -> Jo
         done=int(done or 0), total=total, actor=kwargs.get("actor"), params=data(kwargs.get("params")) or {},
         created_at=row.enqueued_at, started_at=row.started_at, finished_at=finished_at,
         result=data(outcome.get("result")), failure=failure, legacy=data(outcome.get("legacy")),
+        project=str(kwargs.get("project") or DEFAULT_PROJECT),
     )
 
 
@@ -134,16 +138,28 @@ def visible(queryset: Rows, *, owner: str | None, everyone: bool) -> Rows:
     return queryset if everyone else queryset.filter(args_kwargs__kwargs__actor=owner)
 
 
+def in_project(queryset: Rows, project: str) -> Rows:
+    """The jobs of ``project`` (the default one's include those queued before projects existed)."""
+    named = Q(args_kwargs__kwargs__project=project)
+    if project == DEFAULT_PROJECT:
+        named |= ~Q(args_kwargs__kwargs__has_key="project")
+    return queryset.filter(named)
+
+
 def page(
     *, owner: str | None, everyone: bool, operations: Collection[str], limit: int, offset: int,
     state: str | None = None, operation: str | None = None, since: datetime | None = None,
+    project: str | None = None,
 ) -> Page[JobRecord]:
-    """A newest-first page of the jobs a reader may see, of ``operations`` only."""
+    """A newest-first page of the jobs a reader may see, of ``operations`` only (of ``project``'s,
+    when named)."""
     wanted = [operation] if operation else list(operations)
     if operation and operation not in operations:
         wanted = []
     rows = visible(DBTaskResult.objects.all(), owner=owner, everyone=everyone).filter(
         args_kwargs__kwargs__operation__in=wanted)
+    if project is not None:
+        rows = in_project(rows, project)
     if state:
         rows = rows.filter(status=ENGINE_STATE[state])
     if since:

@@ -9,7 +9,9 @@ several missed ticks only the newest is. What ``manage.py schedule`` prints is t
 expressions the workers run, whatever the caller's environment says.
 
 A scheduled run is a job like a requested one (``GET /jobs`` lists it to an admin key), asked for
-by ``scheduler``: its audit row names that user. The rotation is ``POST /rotation/execute``
+by ``scheduler``: its audit row names that user. A tick queues one job per project (the default
+one and every one ``manage.py project add`` added), each run in its own project: one project's
+invalid definition fails its own job only. The rotation is ``POST /rotation/execute``
 without ``force``: only due secrets, never one-time ones.
 """
 
@@ -26,6 +28,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from jobs.models import Schedule
+from projects.registry import project_names
 
 ACTOR = "scheduler"
 
@@ -76,8 +79,9 @@ def install(now: datetime | None = None) -> None:
 
 
 def due(enqueue: Any, now: datetime | None = None) -> list[str]:
-    """Queue every schedule's due tick, once across every worker: ``enqueue(operation, payload,
-    actor=...)`` runs in the transaction that claims the tick. The names queued."""
+    """Queue every schedule's due tick, once across every worker, as one job per project:
+    ``enqueue(operation, payload, actor=..., project=...)`` runs in the transaction that claims
+    the tick. The names queued."""
     now = now or timezone.now()
     queued = []
     for row in Schedule.objects.all():
@@ -89,7 +93,8 @@ def due(enqueue: Any, now: datetime | None = None) -> list[str]:
             continue
         with transaction.atomic():
             if Schedule.objects.filter(name=row.name, cron=row.cron, last_tick__lt=tick).update(last_tick=tick):
-                enqueue(scheduled.operation, dict(scheduled.payload), actor=ACTOR)
+                for project in project_names():
+                    enqueue(scheduled.operation, dict(scheduled.payload), actor=ACTOR, project=project)
                 queued.append(row.name)
     return queued
 

@@ -31,6 +31,7 @@ from jobs.queue import counts_by_state
 from metrics import tally
 from metrics.models import DriftCheck, OperationTally, ScrapeTally
 from metrics.tally import BUCKETS
+from projects import current as current_project
 from secretsapi import actions, service
 from secretsapi.service.errors import ServiceError
 from webhooks.models import Attempt, Delivery
@@ -58,17 +59,20 @@ class DatabaseCollector(Collector):
 
 
 def _operations(now: datetime) -> Iterator[Metric]:
-    total = CounterMetricFamily("secretsapi_operations", "Operations ended, by outcome.",
-                                labels=["operation", "outcome"])
+    total = CounterMetricFamily("secretsapi_operations", "Operations ended, by outcome and project.",
+                                labels=["operation", "outcome", "project"])
     histogram = HistogramMetricFamily("secretsapi_operation_duration_seconds", "How long operations took.",
-                                      labels=["operation", "outcome"])
-    tallies: dict[tuple[str, str], dict[int, tuple[int, float]]] = defaultdict(dict)
-    for action, success, outcome, bucket, count, seconds in OperationTally.objects.values_list(
-            "action", "success", "outcome", "bucket", "count", "seconds"):
+                                      labels=["operation", "outcome", "project"])
+    tallies: dict[tuple[str, str, str], dict[int, tuple[int, float]]] = defaultdict(dict)
+    rows = OperationTally.objects.all()
+    if current_project.explicit():  # /projects/{name}/metrics: that project's operations
+        rows = rows.filter(project=current_project.name())
+    for action, success, outcome, bucket, count, seconds, project in rows.values_list(
+            "action", "success", "outcome", "bucket", "count", "seconds", "project"):
         # ``drift``: a drift check that found drift, apart from the checks that found none.
-        tallies[(action, outcome or ("succeeded" if success else "failed"))][bucket] = (count, seconds)
-    for (action, outcome), buckets in sorted(tallies.items()):
-        labels = [action, outcome]
+        tallies[(action, outcome or ("succeeded" if success else "failed"), project)][bucket] = (count, seconds)
+    for (action, outcome, project), buckets in sorted(tallies.items()):
+        labels = [action, outcome, project]
         cumulative, le_counts = 0, []
         for i, bound in enumerate((*BUCKETS, math.inf)):
             cumulative += buckets.get(i, (0, 0.0))[0]

@@ -17,14 +17,16 @@ class OperationTally(models.Model):
     # A finding that is no failure (``drift``: a drift check that found drift), counted apart from
     # the other successes; empty otherwise.
     outcome = models.CharField(max_length=16, blank=True, default="", db_default="")
+    # The service project it ran in (rows counted before projects: the default one's).
+    project = models.CharField(max_length=63, default="default", db_default="default")
     # Index into metrics.tally.BUCKETS: the first bound at or above the duration; len(BUCKETS) is +Inf.
     bucket = models.PositiveSmallIntegerField()
     count = models.BigIntegerField(default=0)
     seconds = models.FloatField(default=0.0)
 
     class Meta:
-        constraints = (models.UniqueConstraint(fields=["action", "success", "outcome", "bucket"],
-                                               name="metrics_tally_outcome_once"),)
+        constraints = (models.UniqueConstraint(fields=["project", "action", "success", "outcome", "bucket"],
+                                               name="metrics_tally_project_once"),)
 
     def __str__(self) -> str:
         return f"{self.action} {'ok' if self.success else 'failed'} bucket {self.bucket}: {self.count}"

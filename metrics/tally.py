@@ -21,15 +21,15 @@ BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0)
 FINDINGS = frozenset({"drift"})
 
 
-def add(action: str, success: bool, seconds: float, outcome: str = "") -> None:
-    """Count one ended operation; runs inside the caller's transaction (the audit row's).
-    ``outcome``: a finding counted apart from the other successes (``drift``)."""
+def add(action: str, success: bool, seconds: float, outcome: str = "", project: str = "default") -> None:
+    """Count one ended operation of ``project``; runs inside the caller's transaction (the audit
+    row's). ``outcome``: a finding counted apart from the other successes (``drift``)."""
     bucket = bisect.bisect_left(BUCKETS, seconds)
     outcome = outcome if success and outcome in FINDINGS else ""
-    _increment(OperationTally.objects.filter(action=action, success=success, outcome=outcome, bucket=bucket),
+    lane = {"project": project, "action": action, "success": success, "outcome": outcome, "bucket": bucket}
+    _increment(OperationTally.objects.filter(**lane),
                {"count": F("count") + 1, "seconds": F("seconds") + seconds},
-               OperationTally(action=action, success=success, outcome=outcome, bucket=bucket, count=1,
-                              seconds=seconds))
+               OperationTally(**lane, count=1, seconds=seconds))
 
 
 SCRAPE_SUCCEEDED, SCRAPE_FAILED = "succeeded", "failed"

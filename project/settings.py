@@ -355,6 +355,14 @@ SERVICE_JOB_WAIT_SECONDS = env_int("SERVICE_JOB_WAIT_SECONDS", 30, minimum=0)
 # Jobs one worker command runs at once: one runner takes writes (sync, rotation), the others
 # reads (checks, render, validate), so reads never hold a write behind them.
 SERVICE_JOB_WORKERS = env_int("SERVICE_JOB_WORKERS", 2, minimum=2, maximum=32)
+# Of those, the runners that take writes (at least 1, fewer than SERVICE_JOB_WORKERS): with
+# several projects, more than one, so one project's long sync does not hold up another's
+# (writes of one project still take turns on its lockfile lock).
+SERVICE_JOB_WRITE_WORKERS = env_int("SERVICE_JOB_WRITE_WORKERS", 1, minimum=1, maximum=31)
+if SERVICE_JOB_WRITE_WORKERS >= SERVICE_JOB_WORKERS:
+    raise ImproperlyConfigured(
+        f"SERVICE_JOB_WRITE_WORKERS must be below SERVICE_JOB_WORKERS ({SERVICE_JOB_WORKERS}), not "
+        f"{SERVICE_JOB_WRITE_WORKERS}: at least one runner takes reads.")
 # The job queues' name: instances sharing a database share its queues (any worker runs any job)
 # unless each is given its own (hosts that do not share the definition's folder).
 SERVICE_JOB_QUEUE = env_str("SERVICE_JOB_QUEUE", "secretsapi") or "secretsapi"
@@ -436,6 +444,7 @@ INSTALLED_APPS = [
     "audit",
     "axes",
     "apikeys",
+    "projects",
     "secretsapi",
     "django_tasks",
     "django_tasks_db",
@@ -660,6 +669,9 @@ SPECTACULAR_SETTINGS = {
          "attempt."},
         {"name": "metrics", "x-displayName": "Metrics",
          "description": "Prometheus metrics, computed from the database at each scrape."},
+        {"name": "projects", "x-displayName": "Projects",
+         "description": "The definitions this service serves, each under `/projects/{name}/`; the spec's own "
+         "paths are the `default` project (SERVICE_CONFIG)."},
     ],
     # A webhook delivery's state and a job's, two enums both named after their field "state".
     "ENUM_NAME_OVERRIDES": {"DeliveryStateEnum": "webhooks.models.Delivery.STATES",
@@ -667,6 +679,8 @@ SPECTACULAR_SETTINGS = {
                             # /health's database and workers: each only up or down.
                             "UpDownEnum": ["up", "down"]},
     # 414, insecure mode's 400 and 403, and no NUL in request strings (secretsapi/api/schema.py).
+    # The /projects/{project}/ copies of every endpoint are described once, on GET /projects.
+    "PREPROCESSING_HOOKS": ["secretsapi.api.schema.without_project_copies"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums", "secretsapi.api.schema.declare_server_answers",
     ],

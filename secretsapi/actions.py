@@ -31,6 +31,8 @@ from audit.models import AuditEntry, AuditMention
 from audit.recorder import begin, finish, fit, fit_name, keep_unwritten, record
 from audit.write_gate import audited_transaction
 from metrics import tally
+from projects import current as current_project
+from projects.errors import EnvironmentRefused
 from secretsapi import database_errors, database_locks, definition_store, overview, service
 from secretsapi.pages import Page
 from secretsapi.service.definition.model import Definition
@@ -97,7 +99,7 @@ TIMED = frozenset({"sync", "agent_sync", "check_rotation", "execute_rotation", "
 @contextmanager
 def audited(
     action: str, resource: str, actor: str | None, details: dict[str, Any] | None = None, *, changes: bool = False,
-    ws: Workspace | None = None, project: str | None = None,
+    ws: Workspace | None = None, project: str | None = None, in_project: bool = False,
 ) -> Iterator[Facts]:
     """Write one audit row for the enclosed operation, successful or not.
 
@@ -107,11 +109,12 @@ def audited(
     writes no second row. A failure to write the row propagates: an operation must not complete
     unrecorded. An operation that ``changes`` targets or the lockfile gets its row before it
     starts (an audit database that refuses it stops the operation) and completed after it ends.
-    The row names the definition, project and environment of ``ws`` (or only ``project``, for a
-    definition sent in a request), and where the call came from (``audit.origin``).
+    The row names the service's project (``projects.current``) and the definition, its
+    ``metadata.project`` and environment of ``ws`` (or only ``project``, the ``metadata.project``
+    of a definition sent in a request), and where the call came from (``audit.origin``).
     """
     facts = Facts(details or {})
-    context = _context(ws, project) if changes else None
+    context = _context(ws, project, in_project) if changes else None
     row_id = (begin(action=action, resource=resource, user=actor, details=facts, context=context)
               if changes else None)
     if row_id is not None and (listener := audit_row_started.get()) is not None:
@@ -125,7 +128,7 @@ def audited(
             details = {**details, "duration_seconds": round(time.monotonic() - started, 3)}
         # The outcome's webhook events and its count in the metrics commit with its row, or none does.
         events = webhook_events.raised(action, success, details, facts.written)
-        row_context = context or _context(ws, project)
+        row_context = context or _context(ws, project, in_project)
         try:
             with audited_transaction() if events or timed or facts.drift else contextlib.nullcontext():
                 if row_id is None:
@@ -139,7 +142,7 @@ def audited(
                 outbox.enqueue(events, actor=actor, audit_row=written,
                                context={**row_context, "origin": audit_origin.current()})
                 if timed:
-                    tally.add(action, success, details["duration_seconds"], outcome)
+                    tally.add(action, success, details["duration_seconds"], outcome, current_project.name())
         except Exception as exc:
             # A database gone before the transaction could even start: the begun row's outcome is
             # still kept, to be written once it answers (its events and count are not).
@@ -165,28 +168,35 @@ def audited(
     write(facts.succeeded, dict(facts), facts.finding)
 
 
-def _context(ws: Workspace | None, project: str | None) -> dict[str, str | None]:
-    """Where an operation ran, for its row: the definition's path, ``metadata.project`` and the
-    environment in effect. A definition that cannot be read (the operation says why) names only
-    its path and the environment asked for."""
+def _context(ws: Workspace | None, project: str | None, in_project: bool = False) -> dict[str, str | None]:
+    """Where an operation ran, for its row: the service's project (``projects.current``), the
+    definition's path, its ``metadata.project`` and the environment in effect. A definition that
+    cannot be read (the operation says why) names only its path and the environment asked for.
+    ``project``: a sent definition's ``metadata.project``. A row without ``ws`` names the service's
+    project when one was named (a ``/projects/{name}/`` path) or ``in_project`` (it ran in the
+    current project: a sent definition checked against its lockfile)."""
+    served = current_project.name() if ws is not None or in_project or current_project.explicit() else None
     if ws is None:
-        return {"project": project}
+        return {"project": served, "definition_project": project}
     found: tuple[str | None, str | None] = (None, ws.environment)
     with contextlib.suppress(ServiceError, OSError, ValueError):
         found = ws.context()
-    return {"definition": str(ws.definition_path), "project": found[0], "environment": found[1]}
+    return {"definition": str(ws.definition_path), "project": served, "definition_project": found[0],
+            "environment": found[1]}
 
 
 def read_audit_logs(
     *, actor: str | None, limit: int, offset: int, action: str | None = None, resource: str | None = None,
     success: bool | None = None, user: str | None = None, since: datetime | None = None,
-    until: datetime | None = None, secret: str | None = None,
+    until: datetime | None = None, secret: str | None = None, project: str | None = None,
 ) -> Page[AuditEntry]:
-    """A newest-first page; ``since`` is inclusive, ``until`` exclusive; ``secret`` by mentions."""
+    """A newest-first page; ``since`` is inclusive, ``until`` exclusive; ``secret`` by mentions;
+    ``project``: the service project's rows only."""
     named = {"action": action, "resource": resource, "success": success, "user": user, "secret": secret,
-             "since": since and since.isoformat(), "until": until and until.isoformat()}
+             "since": since and since.isoformat(), "until": until and until.isoformat(), "project": project}
     request = {"limit": limit, "offset": offset, **{k: v for k, v in named.items() if v is not None}}
-    filters: dict[str, Any] = {k: v for k, v in {"action": action, "resource": resource, "user": user}.items() if v}
+    filters: dict[str, Any] = {k: v for k, v in {"action": action, "resource": resource, "user": user,
+                                                 "project": project}.items() if v}
     if success is not None:
         # As ``IN``: a plain boolean filter compiles to ``WHERE NOT success``, which no index serves.
         filters["success__in"] = [success]
@@ -311,12 +321,16 @@ def workspace(
     Writers also take a PostgreSQL advisory lock when the audit database is PostgreSQL, so
     instances on several hosts sharing one lockfile never interleave their writes.
     """
-    definition = definition or settings.SERVICE_CONFIG
-    lockfile = lockfile or settings.SERVICE_LOCKFILE
+    if definition is None:
+        # The project the request or job runs in (projects.current): its definition and lockfile.
+        project = current_project.get()
+        definition, lockfile = project.definition, lockfile or project.lockfile
+    else:
+        lockfile = lockfile or settings.SERVICE_LOCKFILE
     # The working folder only matters to relative paths; asking for it otherwise would fail
     # every request of a server whose folder was removed (a replaced deployment).
     relative = not os.path.isabs(definition) or (lockfile is not None and not os.path.isabs(lockfile))
-    return _workspace(
+    built = _workspace(
         definition,
         lockfile,
         tuple(var_files),
@@ -334,6 +348,19 @@ def workspace(
         not command_line and not settings.SERVICE_UNDECLARED_VAR_FILES,
         operator_egress(command_line=command_line),
     )
+    if (allowed := current_project.environments()) and _environment_of(built) not in allowed:
+        raise EnvironmentRefused(environment)
+    return built
+
+
+def _environment_of(ws: Workspace) -> str | None:
+    """The environment ``ws`` runs in: the one named, else the definition's default one."""
+    if ws.environment is not None:
+        return ws.environment
+    try:
+        return ws.context()[1]
+    except (ServiceError, OSError, ValueError):
+        return None
 
 
 def release_caches() -> None:
@@ -392,7 +419,8 @@ def _absolute(path: str | Path) -> Path | None:
         return None
 
 
-@functools.lru_cache(maxsize=32)
+# One per project and lane in use: a service of many projects asks for each of theirs.
+@functools.lru_cache(maxsize=512)
 def _workspace(
     definition: Path, lockfile: Path | None, var_files: tuple[str, ...], allow_scripts: bool,
     max_definition_bytes: int, extra_lock: ExtraLock | None, cwd: str,
@@ -598,7 +626,7 @@ def _drift_found(ws: Workspace, secret_name: str | None, result: DriftResult) ->
 
 
 def validate_config(document: Any, *, actor: str | None) -> ValidationReport:
-    with audited("validate_config", "config", actor, project=_sent_project(document)) as facts:
+    with audited("validate_config", "config", actor, project=_sent_project(document), in_project=True) as facts:
         # The served lockfile's values are withheld from any answer that shows a definition.
         check = functools.partial(service.validate_document, document, target_roots=settings.SERVICE_TARGET_ROOTS,
                                   limits=_interpolation_limits(), marked=definition_environ())

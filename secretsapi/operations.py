@@ -31,6 +31,8 @@ from audit import origin as audit_origin
 from jobs import outcomes, queue, workers
 from jobs.errors import NoWorker, TooManyJobs
 from jobs.queue import JobRecord
+from projects import current as current_project
+from projects import registry as project_registry
 from secretsapi import actions, database_errors
 from secretsapi.pages import Page
 from secretsapi.service.errors import ServiceError
@@ -134,7 +136,7 @@ def cheap(operation: str, payload: dict[str, Any]) -> bool:
     if operation == "validate_config":
         return len(json.dumps(payload.get("config"), ensure_ascii=False)) <= limit
     try:
-        return os.stat(settings.SERVICE_CONFIG).st_size <= limit
+        return os.stat(current_project.get().definition).st_size <= limit
     except (OSError, ValueError):
         return True  # no definition: the operation's own error, at once
 
@@ -159,18 +161,21 @@ def submit(operation: str, payload: dict[str, Any], *, actor: str | None) -> Job
     if queue.active() >= settings.SERVICE_JOBS_MAX:
         raise TooManyJobs(f"Too many jobs (too_many_jobs): the server has {settings.SERVICE_JOBS_MAX} "
                           "jobs queued or running already (SERVICE_JOBS_MAX); retry shortly.", wait=RETRY_AFTER)
-    return enqueue(operation, payload, actor=actor, origin=audit_origin.current())
+    return enqueue(operation, payload, actor=actor, origin=audit_origin.current(), project=current_project.name(),
+                   environments=current_project.environments())
 
 
-def enqueue(operation: str, payload: dict[str, Any], *, actor: str | None, origin: str | None = None) -> JobRecord:
+def enqueue(operation: str, payload: dict[str, Any], *, actor: str | None, origin: str | None = None,
+            project: str = current_project.DEFAULT, environments: tuple[str, ...] = ()) -> JobRecord:
     """The job, queued (the scheduler's ticks come here directly: they are never refused).
     ``origin``: where the request came from, which the job's audit rows name; None (a scheduled
-    run): the worker that runs it."""
+    run): the worker that runs it. ``project``: the project it runs in, ``environments`` the ones
+    its key may use there (empty: every one)."""
     op = OPERATIONS[operation]
     with transaction.atomic():
         result = run_job.using(queue_name=queue_name(op.queue)).enqueue(
             operation=operation, actor=actor, params=queue.text(op.params(payload)), payload=queue.text(payload),
-            origin=origin)
+            origin=origin, project=project, environments=list(environments))
     found = queue.find(str(result.id))
     if found is None:  # pruned or deleted already: the engine's own record of it
         raise ServiceError("the job was queued, then could not be found")
@@ -217,17 +222,20 @@ def as_data(result: Any) -> Any:
 
 @task(takes_context=True, queue_name=settings.JOB_QUEUES[WRITES])
 def run_job(context: TaskContext, *, operation: str, actor: str | None, params: str,
-            payload: str | None = None, origin: str | None = None) -> dict[str, Any]:
+            payload: str | None = None, origin: str | None = None, project: str = current_project.DEFAULT,
+            environments: list[str] | None = None) -> dict[str, Any]:
     """The task every job is: run ``operation`` for ``actor`` with ``payload`` (JSON text, as
-    jobs.queue keeps it); its result as data, or raise. Its rows name ``origin`` (the request's),
-    else the worker running it."""
+    jobs.queue keeps it) in ``project`` (looked up now: a project removed since fails the job);
+    its result as data, or raise. Its rows name ``origin`` (the request's), else the worker running it."""
     job_id = str(context.task_result.id)
     worker_id = context.task_result.worker_ids[-1]
     reporter = workers.Reporter(worker_id, job_id)
     token = actions.audit_row_started.set(reporter.audit_row)
     try:
         with audit_origin.using(origin or audit_origin.worker(worker_id)):
-            result = OPERATIONS[operation].run(queue.data(payload) or {}, actor, reporter)
+            found = None if project == current_project.DEFAULT else project_registry.find(project)
+            with current_project.using(found, tuple(environments or ())):
+                result = OPERATIONS[operation].run(queue.data(payload) or {}, actor, reporter)
     except Exception as exc:
         raise outcomes.failing(job_id, {"failure": queue.text(failure_of(exc)), **reporter.figures()}) from None
     finally:
@@ -235,11 +243,12 @@ def run_job(context: TaskContext, *, operation: str, actor: str | None, params: 
     return {"result": queue.text(as_data(result)), **reporter.figures()}
 
 
-def read_job(job_id: str, *, actor: str | None, everyone: bool) -> JobRecord | None:
-    """The job if the reader may see it (its own, or any with ``everyone``), audited; else None,
-    as for a job that does not exist (a reader learns nothing of others' jobs)."""
+def read_job(job_id: str, *, actor: str | None, everyone: bool, project: str | None = None) -> JobRecord | None:
+    """The job if the reader may see it (its own, or any with ``everyone``; of ``project``, when
+    named), audited; else None, as for a job that does not exist (a reader learns nothing of
+    others' jobs)."""
     found = queue.find(job_id)
-    if found is None or not (everyone or found.actor == actor):
+    if found is None or not (everyone or found.actor == actor) or (project is not None and found.project != project):
         return None
     with actions.audited("read_job", f"job:{found.id}", actor, {"operation": found.operation}) as facts:
         facts["state"] = found.state
@@ -248,15 +257,15 @@ def read_job(job_id: str, *, actor: str | None, everyone: bool) -> JobRecord | N
 
 def read_jobs(
     *, actor: str | None, everyone: bool, operations: list[str], limit: int, offset: int, state: str | None = None,
-    operation: str | None = None, since: datetime | None = None,
+    operation: str | None = None, since: datetime | None = None, project: str | None = None,
 ) -> Page[JobRecord]:
     """A newest-first page of the jobs the reader may see, of ``operations`` only (those its scopes
-    allow it to ask for): never the requests' payloads."""
-    named = {"state": state, "operation": operation, "since": since and since.isoformat()}
+    allow it to ask for), of ``project`` when named: never the requests' payloads."""
+    named = {"state": state, "operation": operation, "since": since and since.isoformat(), "project": project}
     request = {"limit": limit, "offset": offset, **{k: v for k, v in named.items() if v is not None}}
     with actions.audited("read_jobs", "jobs", actor, request) as facts:
         page = queue.page(owner=actor, everyone=everyone, operations=operations, limit=limit, offset=offset,
-                          state=state, operation=operation, since=since)
+                          state=state, operation=operation, since=since, project=project)
         facts["returned"] = len(page)
     return page
 

@@ -12,6 +12,8 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 
+from projects import registry as project_registry
+from projects.errors import ProjectNotFound
 from secretsapi.actions import audited
 from secretsapi.pages import Page
 from secretsapi.service.errors import ServiceError
@@ -38,10 +40,19 @@ def new_secret() -> str:
     return signing.new_secret(tokens.token_bytes(32))
 
 
-def add_webhook(url: str, events: Sequence[str], secret: str, *, actor: str | None) -> Endpoint:
-    """A new enabled endpoint for ``events`` (every event when empty), after its URL is checked."""
+def add_webhook(url: str, events: Sequence[str], secret: str, *, actor: str | None,
+                projects: Sequence[str] = ()) -> Endpoint:
+    """A new enabled endpoint for ``events`` (every event when empty) of ``projects`` (every
+    project when empty), after its URL is checked."""
     chosen = sorted(set(events)) or list(EVENTS)
-    with audited("add_webhook", "webhooks", actor, {"url": _shown(url), "events": chosen}) as facts:
+    wanted = sorted(set(projects))
+    request = {"url": _shown(url), "events": chosen, **({"projects": wanted} if wanted else {})}
+    with audited("add_webhook", "webhooks", actor, request) as facts:
+        for name in wanted:
+            try:
+                project_registry.find(name)
+            except ProjectNotFound:
+                raise WebhookRefused(f"no project named {name!r}") from None
         unknown = sorted(set(chosen) - set(EVENTS))
         if unknown:
             raise WebhookRefused(f"unknown event {unknown[0]!r}; the events are {', '.join(EVENTS)}")
@@ -51,36 +62,39 @@ def add_webhook(url: str, events: Sequence[str], secret: str, *, actor: str | No
             addresses.check(url)
         except addresses.AddressRefused as exc:
             raise WebhookRefused(f"{_shown(url)}: {exc}") from None
-        endpoint = Endpoint.objects.create(url=url, events=chosen, secret=secret)
+        endpoint = Endpoint.objects.create(url=url, events=chosen, secret=secret, projects=wanted)
         facts["webhook"] = endpoint.pk
     return endpoint
 
 
-def list_webhooks(*, actor: str | None) -> list[Endpoint]:
+def list_webhooks(*, actor: str | None, project: str | None = None) -> list[Endpoint]:
+    """Every endpoint; with ``project``, those sent that project's events only by name (an
+    endpoint of every project is not listed to a caller confined to one)."""
     with audited("list_webhooks", "webhooks", actor) as facts:
-        endpoints = list(Endpoint.objects.order_by("id"))
+        endpoints = [e for e in Endpoint.objects.order_by("id") if project is None or project in e.projects]
         facts["count"] = len(endpoints)
     return endpoints
 
 
-def read_webhook(webhook_id: int | str, *, actor: str | None) -> Endpoint:
+def read_webhook(webhook_id: int | str, *, actor: str | None, project: str | None = None) -> Endpoint:
     with audited("read_webhook", f"webhook:{webhook_id}", actor):
-        return _endpoint(webhook_id)
+        return _endpoint(webhook_id, project)
 
 
-def set_webhook_enabled(webhook_id: int | str, enabled: bool, *, actor: str | None) -> Endpoint:
+def set_webhook_enabled(webhook_id: int | str, enabled: bool, *, actor: str | None,
+                        project: str | None = None) -> Endpoint:
     action = "enable_webhook" if enabled else "disable_webhook"
     with audited(action, f"webhook:{webhook_id}", actor):
-        endpoint = _endpoint(webhook_id)
+        endpoint = _endpoint(webhook_id, project)
         endpoint.enabled = enabled
         endpoint.save(update_fields=["enabled"])
     return endpoint
 
 
-def remove_webhook(webhook_id: int | str, *, actor: str | None) -> None:
+def remove_webhook(webhook_id: int | str, *, actor: str | None, project: str | None = None) -> None:
     """The endpoint and its deliveries (pending ones are never sent)."""
     with audited("remove_webhook", f"webhook:{webhook_id}", actor) as facts:
-        endpoint = _endpoint(webhook_id)
+        endpoint = _endpoint(webhook_id, project)
         facts["url"] = _shown(endpoint.url)
         endpoint.delete()
 
@@ -93,11 +107,11 @@ def deliver_webhooks(*, actor: str | None, now: datetime | None = None) -> deliv
 
 
 def read_deliveries(webhook_id: int | str, *, actor: str | None, limit: int, offset: int,
-                    state: str | None = None) -> Page[Delivery]:
+                    state: str | None = None, project: str | None = None) -> Page[Delivery]:
     """A newest-first page of an endpoint's deliveries, each with its attempts."""
     request = {"limit": limit, "offset": offset, **({"state": state} if state else {})}
     with audited("read_webhook_deliveries", f"webhook:{webhook_id}", actor, request) as facts:
-        _endpoint(webhook_id)
+        _endpoint(webhook_id, project)
         rows: QuerySet[Delivery] = Delivery.objects.filter(endpoint_id=webhook_id)
         if state:
             rows = rows.filter(state=state)
@@ -107,13 +121,14 @@ def read_deliveries(webhook_id: int | str, *, actor: str | None, limit: int, off
     return page
 
 
-def _endpoint(webhook_id: int | str) -> Endpoint:
-    """The endpoint; an id from a path is digits within what the database stores, else none is found."""
+def _endpoint(webhook_id: int | str, project: str | None = None) -> Endpoint:
+    """The endpoint; an id from a path is digits within what the database stores, else none is
+    found. With ``project``: only one that names that project (else none is found, as listed)."""
     text = str(webhook_id)
     found = None
     if text.isascii() and text.isdigit() and len(text) <= ID_DIGITS:
         found = Endpoint.objects.filter(pk=int(text)).first()
-    if found is None:
+    if found is None or (project is not None and project not in found.projects):
         raise WebhookNotFound(f"no webhook with id {text[:40]!r}")
     return found
 

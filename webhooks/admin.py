@@ -24,9 +24,13 @@ class ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
 @admin.register(Endpoint)
 class EndpointAdmin(ReadOnly):
     # The URL's query values (often a token) and credentials redacted; never the secret.
-    list_display = ("id", "address", "enabled", "created_at")
-    fields = ("address", "events", "enabled", "created_at")
-    readonly_fields = ("address",)
+    list_display = ("id", "address", "project_names", "enabled", "created_at")
+    fields = ("address", "events", "project_names", "enabled", "created_at")
+    readonly_fields = ("address", "project_names")
+
+    @admin.display(description="projects")
+    def project_names(self, obj: Endpoint) -> str:
+        return ", ".join(obj.projects) or "all"
 
     @admin.display(description="URL")
     def address(self, obj: Endpoint) -> str:

@@ -19,9 +19,15 @@ class Endpoint(models.Model):
     secret = models.CharField(max_length=255)
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # The projects whose events it is sent (names); empty: every project's.
+    projects = models.JSONField(default=list, blank=True)
 
     def __str__(self) -> str:
         return f"webhook {self.pk} {self.shown_url}"
+
+    def wants(self, project: str | None) -> bool:
+        """Whether an event of ``project`` (None: of no project) is sent to it."""
+        return not self.projects or project in self.projects
 
     @property
     def shown_url(self) -> str:

@@ -17,7 +17,7 @@ from django.utils import timezone
 from webhooks.models import Delivery, Endpoint
 
 # Where the operation ran and came from, in every payload (null when unknown).
-CONTEXT = ("project", "definition", "environment", "origin")
+CONTEXT = ("project", "definition_project", "definition", "environment", "origin")
 
 
 def enqueue(events: Sequence[tuple[str, dict[str, Any]]], *, actor: str | None, audit_row: int | None,
@@ -28,7 +28,7 @@ def enqueue(events: Sequence[tuple[str, dict[str, Any]]], *, actor: str | None, 
     if not events:
         return 0
     at = at or timezone.now()
-    endpoints = list(Endpoint.objects.filter(enabled=True).only("id", "events"))
+    endpoints = list(Endpoint.objects.filter(enabled=True).only("id", "events", "projects"))
     given = context or {}
     where = {name: given.get(name) or None for name in CONTEXT}
     rows = []
@@ -36,6 +36,7 @@ def enqueue(events: Sequence[tuple[str, dict[str, Any]]], *, actor: str | None, 
         payload = {"id": str(uuid.uuid4()), "event": event, "created_at": at.isoformat(), "actor": actor,
                    "audit_id": audit_row, **where, "data": data}
         rows += [Delivery(endpoint_id=e.pk, event=event, payload=payload, next_attempt_at=at, created_at=at,
-                          updated_at=at) for e in endpoints if event in e.events]
+                          updated_at=at) for e in endpoints
+                 if event in e.events and e.wants(where["project"])]
     Delivery.objects.bulk_create(rows)
     return len(rows)

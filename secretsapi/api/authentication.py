@@ -84,6 +84,8 @@ class Principal:
 
     audit_name: str | None
     scopes: frozenset[str] = ALL_SCOPES
+    # The projects it may touch (project -> environments, empty: every one); None: every project.
+    projects: keys.Limits | None = None
 
     is_authenticated = True
 
@@ -108,7 +110,7 @@ def resolve(presented: str | None) -> Principal | None:
     if presented.startswith(keys.PREFIX):
         row = keys.resolve(presented)
         if row is not None:
-            return Principal(row.name, row.scopes)
+            return Principal(row.name, row.scopes, row.projects)
     return None
 
 

@@ -42,6 +42,7 @@ ERROR_DESCRIPTIONS = {
          "`Authorization: Bearer <key>`.",
     403: "Forbidden: the server does not allow this (see the operation's description).",
     404: "The definition file, a variable file or the named secret is not found.",
+    409: "Conflict: the name is in use already.",
     413: "The request body is too large.",
     415: "The request body is not JSON (send `Content-Type: application/json`).",
     422: "The request failed validation (an unknown field or parameter, a wrong type, a value out of "
@@ -63,6 +64,7 @@ ERROR_EXAMPLES = {
     401: ("Unauthorized", "Invalid API key."),
     403: ("Forbidden", "Reading secret values is disabled; set SERVICE_ALLOW_VALUE_READ=true to enable it."),
     404: ("Not found", "secret 'db_pasword' is not defined in the definition file"),
+    409: ("Conflict", "A project named 'payments' exists already (project_exists)."),
     413: ("Payload too large", "The request body is too large."),
     415: ("Unsupported media type", 'Unsupported media type "text/plain" in request.'),
     422: ("Unprocessable entity", "dry_run: Must be a valid boolean."),

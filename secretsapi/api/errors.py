@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from audit.recorder import record
 from jobs.errors import NoWorker, TooManyJobs
+from projects.errors import EnvironmentRefused, ProjectExists, ProjectNotFound, ProjectRefused
 from secretsapi import database_errors
 from secretsapi.api.authentication import header_principal, request_principal
 from secretsapi.api.parsers import RefusedBody
@@ -70,6 +71,10 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     TooManyJobs: 429,
     WebhookNotFound: 404,
     WebhookRefused: 422,
+    ProjectNotFound: 404,
+    ProjectRefused: 422,
+    ProjectExists: 409,
+    EnvironmentRefused: 404,
 }
 
 _SERVICE_CODES: dict[str, type[ServiceError]] = {cls.code: cls for cls in SERVICE_STATUS}

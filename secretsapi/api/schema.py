@@ -88,6 +88,12 @@ URI_TOO_LONG = ("The request line (path and query) is longer than the server acc
                 "proxy of deploy/nginx the error body; from gunicorn itself, its HTML page.")
 
 
+def without_project_copies(endpoints: list[Any], **kwargs: Any) -> list[Any]:
+    """The endpoints without their ``/projects/{project}/`` copies (the same operations again,
+    described on ``GET /projects``)."""
+    return [endpoint for endpoint in endpoints if not endpoint[0].startswith("/projects/{project}/")]
+
+
 def declare_server_answers(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: 414 and insecure mode's 400 and 403 on every operation,
     and ``NO_NUL`` on every request string (bodies and parameters) that has no pattern.

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 # Registers the OpenAPI extensions (the key's security scheme) wherever the API is served or its
 # schema generated: not at Django's start, which would load drf-spectacular in every command.
 from secretsapi.api import schema  # noqa: F401
-from secretsapi.api.views import audit, config, discovery, jobs, meta, metrics, operations, secrets, webhooks, whoami
+from secretsapi.api.views import (
+    audit,
+    config,
+    discovery,
+    jobs,
+    meta,
+    metrics,
+    operations,
+    projects,
+    secrets,
+    webhooks,
+    whoami,
+)
 
-urlpatterns = [
-    path("", meta.RootView.as_view(), name="root"),
-    path("health", meta.HealthView.as_view(), name="health"),
+# Every endpoint of a project: the default one's at the root, any other's under /projects/{project}/.
+project_patterns = [
     path("secrets", secrets.SecretListView.as_view(), name="secrets"),
     path("secrets/<str:secret_name>/status", secrets.SecretStatusView.as_view(), name="secret-status"),
     path("secrets/<str:name>", secrets.SecretValueView.as_view(), name="secret-value"),
@@ -38,5 +49,15 @@ urlpatterns = [
     path("webhooks/<str:webhook_id>/deliveries", webhooks.WebhookDeliveryListView.as_view(),
          name="webhook-deliveries"),
     path("metrics", metrics.MetricsView.as_view(), name="metrics"),
+]
+
+urlpatterns = [
+    path("", meta.RootView.as_view(), name="root"),
+    path("health", meta.HealthView.as_view(), name="health"),
     path("whoami", whoami.WhoamiView.as_view(), name="whoami"),
+    *project_patterns,
+    path("projects", projects.ProjectListView.as_view(), name="projects"),
+    path("projects/<str:name>", projects.ProjectDetailView.as_view(), name="project"),
+    # The same views, names and scopes; the view reads the project from the path (views.base).
+    path("projects/<str:project>/", include((project_patterns, "api"), namespace="in-project")),
 ]

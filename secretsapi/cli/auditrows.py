@@ -14,8 +14,10 @@ HEADER = ("TIME", "USER", "ACTION", "RESOURCE", "PROJECT", "ENVIRONMENT", "ORIGI
 
 
 def cells(row: dict[str, Any]) -> tuple[str, ...]:
-    # The project, else the definition's file name: four projects' syncs must not read alike.
-    project = row["project"] or (row["definition"] or "").rsplit("/", 1)[-1] or "-"
+    # The definition's metadata.project, else its file name: four local definitions' syncs must not
+    # read alike (the service's project, ``project``, is ``default`` for every one of them).
+    project = (row.get("definition_project") or (row.get("definition") or "").rsplit("/", 1)[-1]
+               or row.get("project") or "-")
     return (row["timestamp"], row["user"] or "-", row["action"], row["resource"], project,
             row["environment"] or "-", row["origin"] or "-", row["outcome"])
 

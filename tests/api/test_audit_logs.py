@@ -45,7 +45,7 @@ def test_entry_has_the_spec_fields_and_only_the_documented_extras(authed_api: AP
                                                                   rows: list[AuditEntry]) -> None:
     got = entries(authed_api.get("/audit/logs?limit=1"))
     assert set(got[0]) == {"timestamp", "action", "resource", "user", "details", "success",
-                           "outcome", "project", "definition", "environment", "origin"}
+                           "outcome", "project", "definition_project", "definition", "environment", "origin"}
 
 
 def test_action_filter_keeps_only_that_action(authed_api: APIClient, rows: list[AuditEntry]) -> None:
@@ -109,7 +109,8 @@ class GenericEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-
     def to_representation(self, instance: AuditEntry) -> dict[str, Any]:
         # The extras' documented rendering: an empty context column is null, the outcome never empty.
         data: dict[str, Any] = super().to_representation(instance)
-        data.update({name: data[name] or None for name in ("project", "definition", "environment", "origin")})
+        data.update({name: data[name] or None for name in ("project", "definition_project", "definition",
+                                                           "environment", "origin")})
         data["outcome"] = data["outcome"] or ("ok" if data["success"] else "failed")
         return data
 

@@ -41,7 +41,9 @@ def test_an_api_sync_row_names_the_definition_project_environment_and_client(
     response = authed_api.post("/sync", {"environment": "production"}, format="json", REMOTE_ADDR="198.51.100.7")
     assert response.status_code == 200, response.content
     row = _last("sync")
-    assert (row.definition, row.project, row.environment) == (str(project.definition), "payments", "production")
+    assert (row.definition, row.definition_project, row.environment) == (str(project.definition), "payments",
+                                                                          "production")
+    assert row.project == "default"
     assert row.origin == "client:198.51.100.7"
     assert row.outcome == "ok"
 
@@ -52,7 +54,7 @@ def test_a_row_without_a_named_environment_names_the_definitions_default(
     _project(project)
     assert authed_api.get("/secrets").status_code == 200
     row = _last("list_secrets")
-    assert (row.project, row.environment) == ("payments", "staging")
+    assert (row.project, row.definition_project, row.environment) == ("default", "payments", "staging")
 
 
 def test_behind_the_proxy_the_row_names_the_forwarded_client_not_the_proxy(
@@ -92,7 +94,7 @@ def test_a_scheduled_job_names_the_worker_that_ran_it(db: None, project: Project
     operations.enqueue("check_drift", {"secret_name": None, "var_files": []}, actor="scheduler")
     row = _last("check_drift")
     assert row.user == "scheduler"
-    assert row.origin.startswith("worker:") and row.project == "payments"
+    assert row.origin.startswith("worker:") and (row.project, row.definition_project) == ("default", "payments")
 
 
 def test_a_command_names_the_os_user_and_host(db: None, project: Project, capsys: Any) -> None:
@@ -101,14 +103,15 @@ def test_a_command_names_the_os_user_and_host(db: None, project: Project, capsys
     row = _last("sync")
     assert row.origin == origin.process_origin()
     assert row.origin.endswith(f"@{socket.gethostname()}") and row.origin.startswith("cli:")
-    assert (row.project, row.environment) == ("payments", "production")
+    assert (row.project, row.definition_project, row.environment) == ("default", "payments", "production")
 
 
 def test_the_audit_api_shows_the_context_fields(authed_api: APIClient, project: Project) -> None:
     _project(project)
     authed_api.post("/sync", {}, format="json", REMOTE_ADDR="198.51.100.7")
     entries = authed_api.get("/audit/logs", {"action": "sync"}).json()["entries"]
-    assert entries[0]["project"] == "payments" and entries[0]["environment"] == "staging"
+    assert entries[0]["project"] == "default" and entries[0]["definition_project"] == "payments"
+    assert entries[0]["environment"] == "staging"
     assert entries[0]["definition"] == str(project.definition)
     assert entries[0]["origin"] == "client:198.51.100.7" and entries[0]["outcome"] == "ok"
     # The spec's six fields are all there, unchanged.
@@ -128,10 +131,12 @@ def test_the_command_exports_carry_the_context_fields(db: None, project: Project
     capsys.readouterr()
     call_command("audit", "--action", "sync", "--format", "jsonl")
     line = json.loads(capsys.readouterr().out.splitlines()[-1])
-    assert (line["project"], line["environment"], line["origin"]) == ("payments", "staging", origin.process_origin())
+    assert (line["project"], line["definition_project"]) == ("default", "payments")
+    assert (line["environment"], line["origin"]) == ("staging", origin.process_origin())
     call_command("audit", "--action", "sync", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert rows[-1]["project"] == "payments" and rows[-1]["outcome"] == "ok"
+    assert (rows[-1]["project"], rows[-1]["definition_project"]) == ("default", "payments")
+    assert rows[-1]["outcome"] == "ok"
     assert rows[-1]["definition"] == str(project.definition)
 
 

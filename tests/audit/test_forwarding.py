@@ -74,7 +74,8 @@ def test_a_row_reaches_a_udp_syslog_server_as_rfc_5424(db: None, settings: Any) 
     entry = json.loads(message["msg"])
     assert entry == {"timestamp": message["timestamp"], "action": "sync", "resource": "secret:db", "user": "ci",
                      "details": {"generated": ["db"]}, "success": True, "outcome": "ok", "project": None,
-                     "definition": None, "environment": None, "origin": origin.process_origin()}
+                     "definition_project": None, "definition": None, "environment": None,
+                     "origin": origin.process_origin()}
 
 
 @pytest.mark.server

@@ -42,4 +42,4 @@ def test_a_row_names_the_client_the_proxy_saw(tmp_path: Path, servers: Callable[
     assert status == 200
     (entry,) = body["entries"]
     assert entry["origin"] == f"client:{CLIENT}"
-    assert (entry["project"], entry["definition"]) == ("payments", str(definition))
+    assert (entry["definition_project"], entry["definition"]) == ("payments", str(definition))

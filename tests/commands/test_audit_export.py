@@ -52,7 +52,7 @@ def test_jsonl_is_the_default_one_entry_per_line_oldest_first(rows: list[int]) -
     got = mine([json.loads(line) for line in run().splitlines()])
     assert [e["details"]["i"] for e in got] == [0, 1, 2]
     assert set(got[0]) == {"timestamp", "action", "resource", "user", "details", "success",
-                           "outcome", "project", "definition", "environment", "origin"}
+                           "outcome", "project", "definition_project", "definition", "environment", "origin"}
 
 
 def test_json_is_one_array_of_the_same_entries(rows: list[int]) -> None:
@@ -67,7 +67,7 @@ def test_csv_has_a_header_and_one_row_per_entry_with_details_as_json(rows: list[
     table = list(csv.DictReader(io.StringIO(run("--format", "csv", "--action", "sync"))))
     assert [r["action"] for r in table] == ["sync", "sync"]
     assert list(table[0]) == ["timestamp", "action", "resource", "user", "success", "details", "outcome", "project",
-                              "definition", "environment", "origin"]
+                              "definition_project", "definition", "environment", "origin"]
     assert json.loads(table[0]["details"]) == {"i": 0, "note": 'a "quoted", value'}
     assert table[0]["success"] == "true"
 

@@ -58,6 +58,10 @@ BLOCKS = {
         "tests/commands/test_doc_shell_blocks.py::test_the_export_block_saves_the_failed_rows_as_json_lines",
     ("docs/commands.md", "export SECRETSCTL_ADDR=http://localhost:8000"):
         "tests/commands/test_doc_shell_blocks.py::test_the_remote_command_line_block_logs_in_syncs_and_audits",
+    ("docs/projects.md", "mkdir -p payments"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_projects_block_serves_a_second_project_and_confines_its_key",
+    ("docs/projects.md", ".venv/bin/python manage.py apikey create ci-two"):
+        "tests/commands/test_doc_shell_blocks.py::test_the_projects_block_serves_a_second_project_and_confines_its_key",
     ("docs/api.md", ".venv/bin/python manage.py createsuperuser"):
         "tests/commands/test_doc_shell_blocks.py::"
         "test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed",
@@ -193,6 +197,20 @@ def test_the_remote_command_line_block_logs_in_syncs_and_audits(clone: Path, pyt
     audit = next(r for r in ran if "audit -n 5" in r.command.text)
     assert "Key name:  service" in whoami.out and "  sync  " in audit.out and "service" in audit.out, audit.out
     assert not (config / "secretsctl/credentials.json").exists()  # logout removed it
+
+
+def test_the_projects_block_serves_a_second_project_and_confines_its_key(clone: Path, python_shim: Path,
+                                                                         tmp_path: Path) -> None:
+    projects = block("docs/projects.md", "mkdir -p payments").commands
+    limits = block("docs/projects.md", ".venv/bin/python manage.py apikey create ci-two").commands
+    ran = session(clone, python_shim, [*readme_server_prelude(), *projects, *limits], tmp_path / "logs")
+    assert explain(ran) == ""
+    assert (clone / "payments" / ".gitsecrets.lock").is_file()
+    assert not (clone / "examples" / ".gitsecrets.lock").exists()
+    confined = ran[len(ran) - len(limits) - 1]
+    assert confined.out.strip().endswith("404"), confined
+    listed = [line.split("\t") for line in ran[-1].out.splitlines()]
+    assert [row[-1] for row in listed if row[0] == "ci-two"] == ["payments"], ran[-1].out
 
 
 def test_createsuperuser_at_a_terminal_makes_a_superuser_with_the_password_typed(

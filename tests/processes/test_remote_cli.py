@@ -90,3 +90,30 @@ def test_a_stopped_service_is_exit_3(tmp_path: Path, service: tuple[LiveServer, 
     server.stop()
     result = secretsctl({**client_env(tmp_path, server), "SECRETSCTL_API_KEY": key}, "status")
     assert result.returncode == 3 and "cannot connect to" in result.stderr
+
+
+def test_a_key_confined_to_one_project_drives_it_from_a_runner_and_nothing_else(
+        tmp_path: Path, service: tuple[LiveServer, dict[str, str], str]) -> None:
+    server, server_environ, _ = service
+    billing = tmp_path / "billing"
+    billing.mkdir()
+    write_definition(billing, definition(file_secret("stripe_key", "out/stripe.env")))
+    manage = {"cwd": ROOT, "env": server_environ, "capture_output": True, "text": True, "timeout": 120, "check": True}
+    subprocess.run([sys.executable, "manage.py", "project", "add", "billing", str(billing / "Secretfile.yml")],
+                   **manage)  # type: ignore[call-overload]
+    key = subprocess.run([sys.executable, "manage.py", "apikey", "create", "ci-billing", "--scope", "read",
+                          "--scope", "write", "--scope", "audit", "--project", "billing"],
+                         **manage).stdout.strip()  # type: ignore[call-overload]
+    runner = {**client_env(tmp_path, server), "SECRETSCTL_API_KEY": key}
+
+    assert json.loads(secretsctl(runner, "whoami", "--json").stdout)["projects"] == ["billing"]
+    synced = secretsctl(runner, "--project", "billing", "sync", "--json")
+    assert synced.returncode == 0, synced.stderr
+    assert json.loads(synced.stdout)["secrets_generated"] == ["stripe_key"]
+    assert (billing / "out/stripe.env").is_file()
+    # The default project is not this key's: refused as a project that does not exist, nothing written.
+    refused = secretsctl(runner, "sync")
+    assert refused.returncode == 1 and "project" in refused.stderr.lower(), refused.stderr
+    assert not (tmp_path / "project/out").exists()
+    rows = json.loads(secretsctl(runner, "--project", "billing", "audit", "-a", "sync", "--json").stdout)["entries"]
+    assert [(row["user"], row["project"]) for row in rows] == [("ci-billing", "billing")]

@@ -53,9 +53,9 @@ def test_operations_are_counted_by_kind_and_outcome(authed_api: APIClient, proje
     authed_api.post("/sync", {"secret_name": "missing"}, format="json")
     authed_api.post("/drift/check", {}, format="json")
     samples = scrape(authed_api)["secretsapi_operations_total"]
-    assert samples[(("operation", "sync"), ("outcome", "succeeded"))] == 2
-    assert samples[(("operation", "sync"), ("outcome", "failed"))] == 1
-    assert samples[(("operation", "check_drift"), ("outcome", "succeeded"))] == 1
+    assert samples[(("operation", "sync"), ("outcome", "succeeded"), ("project", "default"))] == 2
+    assert samples[(("operation", "sync"), ("outcome", "failed"), ("project", "default"))] == 1
+    assert samples[(("operation", "check_drift"), ("outcome", "succeeded"), ("project", "default"))] == 1
 
 
 def test_a_drift_check_that_found_drift_is_counted_as_drift(authed_api: APIClient, project: Project) -> None:
@@ -67,10 +67,10 @@ def test_a_drift_check_that_found_drift_is_counted_as_drift(authed_api: APIClien
     authed_api.post("/drift/check", {}, format="json")
     samples = scrape(authed_api)
     totals = samples["secretsapi_operations_total"]
-    assert totals[(("operation", "check_drift"), ("outcome", "succeeded"))] == 1
-    assert totals[(("operation", "check_drift"), ("outcome", "drift"))] == 2
+    assert totals[(("operation", "check_drift"), ("outcome", "succeeded"), ("project", "default"))] == 1
+    assert totals[(("operation", "check_drift"), ("outcome", "drift"), ("project", "default"))] == 2
     assert samples["secretsapi_operation_duration_seconds_count"][
-        (("operation", "check_drift"), ("outcome", "drift"))] == 2
+        (("operation", "check_drift"), ("outcome", "drift"), ("project", "default"))] == 2
 
 
 def test_an_operation_begun_in_the_last_day_and_never_ended_is_unfinished(authed_api: APIClient,
@@ -87,7 +87,7 @@ def test_durations_are_a_histogram_of_the_tallies(authed_api: APIClient, project
     for seconds in (0.02, 0.3, 7.0):
         tally.add("sync", True, seconds)
     samples = scrape(authed_api)
-    labels = (("operation", "sync"), ("outcome", "succeeded"))
+    labels = (("operation", "sync"), ("outcome", "succeeded"), ("project", "default"))
     buckets = samples["secretsapi_operation_duration_seconds_bucket"]
     assert buckets[(("le", "0.05"), *labels)] == 1
     assert buckets[(("le", "0.5"), *labels)] == 2

@@ -147,7 +147,8 @@ def test_a_payload_names_the_project_environment_and_origin(authed_api: APIClien
                              environments={"default": "staging", "profiles": {"staging": {}}}))
     authed_api.post("/sync", {}, format="json", REMOTE_ADDR="198.51.100.7")
     (payload,) = _payloads("sync.completed")
-    assert (payload["project"], payload["environment"]) == ("payments", "staging")
+    assert (payload["definition_project"], payload["environment"]) == ("payments", "staging")
+    assert payload["project"] == "default"
     assert payload["definition"] == str(project.definition)
     assert payload["origin"] == "client:198.51.100.7"
 
@@ -159,4 +160,4 @@ def test_a_command_lines_payload_names_its_host(db: None, project: Project) -> N
     project.write(definition(monthly("db")))
     call_command("sync", stdout=StringIO())
     (payload,) = _payloads("sync.completed")
-    assert payload["origin"] == origin.process_origin() and payload["project"] is None
+    assert payload["origin"] == origin.process_origin() and payload["definition_project"] is None

@@ -1,4 +1,4 @@
-"""``manage.py apikey create|list|revoke|rotate``: named, scoped API keys. A key is printed once.
+"""``manage.py apikey create|list|revoke|rotate|limit``: named, scoped API keys. A key is printed once.
 
 Like ``serve`` and the engine commands, it migrates a fresh database first; a database error
 is one line (``CommandError``, exit 1), never a traceback.
@@ -34,6 +34,13 @@ class Command(BaseCommand):
                             help="A scope the key has; repeat for several.")
         create.add_argument("--expires", help="Lifetime: a number and a unit, s, min, h, d, w, mo or y, "
                                                "e.g. 90d, 12h, 30min (default: never).")
+        create.add_argument("--project", action="append", metavar="PROJECT[:ENVIRONMENT]",
+                            help="Limit the key to this project (or one environment of it); repeat for several. "
+                                 "Default: every project.")
+        limit = sub.add_parser("limit", help="Set the projects a key may touch (none given: every project).")
+        limit.add_argument("name")
+        limit.add_argument("--project", action="append", metavar="PROJECT[:ENVIRONMENT]",
+                           help="A project (or one environment of it) the key may touch; repeat for several.")
         sub.add_parser("list", help="Every key, never the key itself.")
         revoke = sub.add_parser("revoke", help="Refuse a key from the next request on.")
         revoke.add_argument("name")
@@ -53,17 +60,23 @@ class Command(BaseCommand):
 
     def _create(self, options: dict[str, Any]) -> None:
         expires = keys.parse_duration(options["expires"]) if options["expires"] else None
-        issued = keys.create(options["name"], options["scope"], expires, actor=cli_actor())
+        issued = keys.create(options["name"], options["scope"], expires, actor=cli_actor(),
+                             projects=keys.parse_projects(options["project"]))
         self.stdout.write(issued.key)
         self.stderr.write(f"Key {issued.name!r} created; it is shown only now: store it.")
 
     def _list(self, options: dict[str, Any]) -> None:
-        self.stdout.write("NAME\tSCOPES\tCREATED\tEXPIRES\tLAST USED\tREVOKED")
+        self.stdout.write("NAME\tSCOPES\tCREATED\tEXPIRES\tLAST USED\tREVOKED\tPROJECTS")
         for row in ApiKey.objects.order_by("name"):
             self.stdout.write("\t".join((
                 row.name, ",".join(row.scopes), _when(row.created), _when(row.expires), _when(row.last_used),
-                _when(row.revoked),
+                _when(row.revoked), keys.describe_limits(keys.limits_of(row.projects)),
             )))
+
+    def _limit(self, options: dict[str, Any]) -> None:
+        limits = keys.parse_projects(options["project"])
+        keys.limit_projects(options["name"], limits, actor=cli_actor())
+        self.stdout.write(f"Key {options['name']!r} may touch: {keys.describe_limits(limits)}.")
 
     def _revoke(self, options: dict[str, Any]) -> None:
         keys.revoke(options["name"], actor=cli_actor())

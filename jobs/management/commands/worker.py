@@ -1,10 +1,11 @@
 """``manage.py worker``: the job runners, the schedules, recovery and webhook deliveries, until stopped.
 
-The runners are the task engine's own (``django_tasks_db``'s worker loop, one per thread: one
-for the ``writes`` queue, SERVICE_JOB_WORKERS - 1 for ``reads``). Beside them one thread writes
-the heartbeat, takes back the jobs of dead workers, queues the schedules' due ticks and prunes
-old jobs, every SERVICE_WORKER_HEARTBEAT_SECONDS; another sends the webhook deliveries that are
-due, every second. SIGTERM or SIGINT: each runner finishes its job, then the command exits.
+The runners are the task engine's own (``django_tasks_db``'s worker loop, one per thread:
+SERVICE_JOB_WRITE_WORKERS (1) for the ``writes`` queue, the rest of SERVICE_JOB_WORKERS for
+``reads``). Beside them one thread writes the heartbeat, takes back the jobs of dead workers,
+queues the schedules' due ticks and prunes old jobs, every SERVICE_WORKER_HEARTBEAT_SECONDS;
+another sends the webhook deliveries that are due, every second. SIGTERM or SIGINT: each runner
+finishes its job, then the command exits.
 """
 
 from __future__ import annotations
@@ -53,9 +54,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         # What this process records beside its jobs (each job names its request's client, or its runner).
         origin.set_process_origin(origin.worker(f"{socket.gethostname()}:{os.getpid()}"))
-        runners = [(workers.worker_id("writes", 0), operations.queue_name(operations.WRITES))]
-        runners += [(workers.worker_id("reads", n), operations.queue_name(operations.READS))
-                    for n in range(1, settings.SERVICE_JOB_WORKERS)]
+        runners = runner_queues()
         # Registered as early as the table exists (a serve that started this worker waits for it);
         # a job queued meanwhile waits for the runners, never refused.
         registered = _register(runners)
@@ -106,6 +105,15 @@ class Command(BaseCommand):
                 if options["stop_with_parent"] and os.getppid() != parent:
                     stopping(signal.SIGTERM, None)
         workers.unregister([w for w, _ in runners])
+
+
+def runner_queues() -> list[tuple[str, str]]:
+    """(worker id, queue) of each runner: SERVICE_JOB_WRITE_WORKERS for writes, the rest reads."""
+    writes = settings.SERVICE_JOB_WRITE_WORKERS
+    runners = [(workers.worker_id("writes", n), operations.queue_name(operations.WRITES)) for n in range(writes)]
+    runners += [(workers.worker_id("reads", n), operations.queue_name(operations.READS))
+                for n in range(writes, settings.SERVICE_JOB_WORKERS)]
+    return runners
 
 
 def _register(runners: list[tuple[str, str]]) -> bool:

@@ -48,6 +48,10 @@ class AuditQuerySerializer(StrictQuerySerializer):
     until = serializers.DateTimeField(
         required=False, default_timezone=UTC,
         help_text="Rows before this instant (ISO 8601; without a zone it is UTC). Exclusive.")
+    project = serializers.CharField(
+        required=False, allow_blank=False, trim_whitespace=False, max_length=255,
+        help_text="Only rows of this service project, exactly (`default`: SERVICE_CONFIG's). Under "
+                  "`/projects/{project}/` the path's project is the filter.")
     secret = serializers.CharField(
         required=False, allow_blank=False, trim_whitespace=False, max_length=255,
         help_text="Every row about this secret: its own (resource secret:<name>) and bulk operations "
@@ -65,7 +69,10 @@ class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-ar
         help_text="`ok`, `failed`, `started` (not reported back yet) or a finding that is no failure: "
                   "`drift` (a drift check that found drift; `success` is true).")
     project = serializers.CharField(required=False, allow_null=True,
-                                    help_text="The definition's `metadata.project`, when set.")
+                                    help_text="The service's project it ran in (`default`: the one SERVICE_CONFIG "
+                                              "names), when any.")
+    definition_project = serializers.CharField(required=False, allow_null=True,
+                                               help_text="The definition's own `metadata.project`, when set.")
     definition = serializers.CharField(required=False, allow_null=True, help_text="The definition file's path.")
     environment = serializers.CharField(
         required=False, allow_null=True,
@@ -78,7 +85,7 @@ class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-ar
     class Meta:
         model = AuditEntry
         fields = ("timestamp", "action", "resource", "user", "details", "success", "outcome", "project",
-                  "definition", "environment", "origin")
+                  "definition_project", "definition", "environment", "origin")
 
     @cached_property
     def _zone(self) -> tzinfo:
@@ -99,6 +106,7 @@ class AuditEntrySerializer(serializers.ModelSerializer):  # type: ignore[type-ar
             "success": instance.success,
             "outcome": outcome_of(instance.outcome, instance.success),
             "project": instance.project or None,
+            "definition_project": instance.definition_project or None,
             "definition": instance.definition or None,
             "environment": instance.environment or None,
             "origin": instance.origin or None,

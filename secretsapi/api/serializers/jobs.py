@@ -65,6 +65,7 @@ class JobSummarySerializer(serializers.Serializer):  # type: ignore[type-arg]
     state = serializers.ChoiceField(choices=list(STATES.values()))
     progress = serializers.SerializerMethodField()
     actor = serializers.CharField(allow_null=True, help_text="Who asked: the key's name, or `scheduler`.")
+    project = serializers.CharField(help_text="The project it runs in (`default`: SERVICE_CONFIG's).")
     params = serializers.DictField(help_text="The request as its audit row shows it: names and flags, never values.")
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
@@ -100,6 +101,10 @@ class JobQuerySerializer(StrictQuerySerializer):
     since = serializers.DateTimeField(
         required=False, default_timezone=UTC,
         help_text="Jobs created at or after this instant (ISO 8601; without a zone it is UTC).")
+    project = serializers.CharField(
+        required=False, max_length=63,
+        help_text="Only the jobs of this project (`default`: SERVICE_CONFIG's). Under `/projects/{project}/` "
+                  "the path's project is the filter.")
 
 
 class JobPageSerializer(PageLinksSerializer):

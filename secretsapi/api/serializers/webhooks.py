@@ -25,6 +25,9 @@ class WebhookCreateRequestSerializer(StrictRequestSerializer):
     secret = StrictCharField(
         required=False, min_length=SECRET_MIN, max_length=SECRET_MAX,
         help_text="The signing secret; generated (and answered once) when absent.")
+    projects = StrictListField(child=StrictCharField(max_length=63), required=False, max_length=1000,
+                               help_text="The projects whose events it is sent; every project's when absent or "
+                                         "empty. Under `/projects/{project}/`: that project alone.")
 
 
 class WebhookUpdateRequestSerializer(StrictRequestSerializer):
@@ -36,7 +39,7 @@ class WebhookSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
 
     class Meta:
         model = Endpoint
-        fields: tuple[str, ...] = ("id", "url", "events", "enabled", "created_at")
+        fields: tuple[str, ...] = ("id", "url", "events", "enabled", "created_at", "projects")
 
 
 class WebhookCreatedSerializer(WebhookSerializer):

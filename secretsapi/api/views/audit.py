@@ -15,6 +15,7 @@ from secretsapi import actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, errors, response_example
 from secretsapi.api.pagination import page_body
+from secretsapi.api.projects import listing_project
 from secretsapi.api.renderers import FormatNegotiation, NDJSONRenderer
 from secretsapi.api.serializers.audit import (
     AuditEntrySerializer,
@@ -53,7 +54,8 @@ class AuditLogListView(StrictAPIView):
                          "details": {"dry_run": False, "force": False, "repair": False, "secret_name": EXAMPLE_SECRET,
                                      "var_files": [], "generated": [EXAMPLE_SECRET], "skipped": [], "failed": [],
                                      "errors": [], "repaired": []},
-                         "success": True, "outcome": "ok", "project": "payments",
+                         "success": True, "outcome": "ok", "project": "default",
+                         "definition_project": "payments",
                          "definition": "/srv/app/Secretfile.yml", "environment": "production",
                          "origin": "client:203.0.113.7"}],
             "count": 1, "page": 1, "per_page": 50, "total": 1, "next": None, "previous": None,
@@ -64,9 +66,10 @@ class AuditLogListView(StrictAPIView):
         query = AuditQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data
+        project = listing_project(request, q.get("project"))
         if isinstance(request.accepted_renderer, NDJSONRenderer):
             where = AuditFilter(**{k: q.get(k) for k in ("action", "resource", "success", "user", "since",
-                                                          "until", "secret")})
+                                                          "until", "secret")}, project=project)
             given = request.query_params
             rows = actions.export_audit_logs(actor=actor(request), where=where, offset=q["offset"],
                                              limit=q["limit"] if "limit" in given else None)
@@ -85,6 +88,7 @@ class AuditLogListView(StrictAPIView):
             since=q.get("since"),
             until=q.get("until"),
             secret=q.get("secret"),
+            project=project,
         )
         return Response(page_body(request, "entries", AuditEntrySerializer(entries, many=True).data, entries,
                                   limit=q["limit"], offset=q["offset"]))

@@ -23,6 +23,7 @@ from secretsapi import operations
 from secretsapi.api.authentication import actor, request_principal
 from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, HeaderedResponse, errors, header, response_example
 from secretsapi.api.pagination import page_body
+from secretsapi.api.projects import listing_project, path_prefix
 from secretsapi.api.serializers.jobs import (
     RENDER,
     JobPageSerializer,
@@ -37,7 +38,7 @@ JOB_LOCATION = {"Location": header("The job's address: poll it for its state and
                                    "/jobs/3f2b8f8e-6a4c-4d3e-9a59-0b7d2a8c1e42")}
 JOB_EXAMPLE: dict[str, Any] = {
     "id": "3f2b8f8e-6a4c-4d3e-9a59-0b7d2a8c1e42", "operation": "sync", "state": "running",
-    "progress": {"done": 120, "total": 20000}, "actor": "ci", "params": {
+    "progress": {"done": 120, "total": 20000}, "actor": "ci", "project": "default", "params": {
         "dry_run": False, "force": False, "repair": False, "secret_name": None, "var_files": []},
     "created_at": EXAMPLE_TIME, "started_at": EXAMPLE_TIME, "finished_at": None, "status": None, "result": None,
 }
@@ -63,7 +64,7 @@ def run_as_job(request: Request, operation: str, validated: dict[str, Any]) -> R
         answered = answer(job)
         if answered is not None:
             return Response(answered[1], status=answered[0])
-    return Response(JobSerializer(job).data, status=202, headers={"Location": f"/jobs/{job.id}"})
+    return Response(JobSerializer(job).data, status=202, headers={"Location": f"{path_prefix()}/jobs/{job.id}"})
 
 
 def _scopes(request: Request) -> frozenset[str]:
@@ -102,7 +103,8 @@ class JobListView(StrictAPIView):
         q = query.validated_data
         jobs = operations.read_jobs(actor=actor(request), everyone=ADMIN_SCOPE in _scopes(request),
                                     operations=_allowed(request), limit=q["limit"], offset=q["offset"],
-                                    state=q.get("state"), operation=q.get("operation"), since=q.get("since"))
+                                    state=q.get("state"), operation=q.get("operation"), since=q.get("since"),
+                                    project=listing_project(request, q.get("project")))
         return Response(page_body(request, "jobs", JobSummarySerializer(jobs, many=True).data, jobs,
                                   limit=q["limit"], offset=q["offset"]))
 
@@ -129,7 +131,8 @@ class JobDetailView(StrictAPIView):
         tags=["jobs"],
     )
     def get(self, request: Request, job_id: str) -> Response:
-        job = operations.read_job(job_id, actor=actor(request), everyone=ADMIN_SCOPE in _scopes(request))
+        job = operations.read_job(job_id, actor=actor(request), everyone=ADMIN_SCOPE in _scopes(request),
+                                  project=listing_project(request, None))
         if job is None:
             raise NotFound("There is no such job (or it is another key's).")
         if job.operation not in _allowed(request):

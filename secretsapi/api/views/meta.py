@@ -25,6 +25,7 @@ class RootView(StrictAPIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
     lenient_query = True  # probes and browsers add parameters of their own
+    project_scoped = False  # the service's, whichever projects a key may touch
 
     @extend_schema(
         operation_id="service_info",
@@ -47,6 +48,7 @@ class HealthView(StrictAPIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
     lenient_query = True  # probes and browsers add parameters of their own
+    project_scoped = False  # the service's, whichever projects a key may touch
 
     @extend_schema(
         operation_id="health_check",

@@ -28,10 +28,12 @@ class WhoamiSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 def key_projects(principal: Principal) -> list[str] | None:
     """The projects ``principal`` may touch; None: every one (keys without a project limit)."""
-    return None
+    return None if principal.projects is None else sorted(principal.projects)
 
 
 class WhoamiView(StrictAPIView):
+    project_scoped = False  # the key's, whichever projects it may touch
+
     @extend_schema(
         responses={200: OpenApiResponse(WhoamiSerializer, description="The key's name, scopes and projects."),
                    **errors(401, 500)},

@@ -44,6 +44,7 @@ class Command(EngineCommand):
         parser.add_argument("--resource", help="Only this resource (secrets, secret:<name>, ...).")
         parser.add_argument("--user", help="Only rows of this user (service, a key's name, cli:alice, ...).")
         parser.add_argument("--secret", help="Every row about this secret, bulk operations naming it included.")
+        parser.add_argument("--project", help="Only rows of this service project (default: SERVICE_CONFIG's).")
         parser.add_argument("--success", type=outcome, help="Only rows with this outcome: true or false.")
         parser.add_argument("--follow", action="store_true",
                             help="After the existing rows, print each new one as it is written (Ctrl-C ends).")
@@ -56,7 +57,7 @@ class Command(EngineCommand):
         if options["interval"] <= 0:
             raise Failure("usage", "--interval must be a positive number of seconds")
         where = AuditFilter(**{k: options[k] for k in ("action", "resource", "success", "user", "since", "until",
-                                                          "secret")})
+                                                          "secret", "project")})
         rows = actions.export_audit_logs(actor=cli_actor(), where=where,
                                          follow_every=options["interval"] if options["follow"] else None)
         self._write(FORMATS[options["format"]](rows))

@@ -24,6 +24,8 @@ class Command(BaseCommand):
         add.add_argument("url")
         add.add_argument("--event", action="append", default=[], choices=EVENTS, dest="events",
                          help="An event to send (repeatable); every event when omitted.")
+        add.add_argument("--project", action="append", default=[], dest="projects",
+                         help="Only this project's events (repeatable); every project's when omitted.")
         source = add.add_mutually_exclusive_group()
         source.add_argument("--secret-stdin", action="store_true",
                             help="Read the signing secret from standard input (one line).")
@@ -49,7 +51,8 @@ class Command(BaseCommand):
             secret = sys.stdin.readline().rstrip("\r\n")
         else:
             secret = options["secret"] or actions.new_secret()
-        endpoint = actions.add_webhook(options["url"], options["events"], secret, actor=actor)
+        endpoint = actions.add_webhook(options["url"], options["events"], secret, actor=actor,
+                                       projects=options["projects"])
         self.stdout.write(f"webhook {endpoint.pk} added for {', '.join(endpoint.events)}")
         if generated:
             self.stdout.write(f"secret (shown once, keep it to verify signatures): {secret}")
@@ -57,7 +60,7 @@ class Command(BaseCommand):
     def _list(self, options: dict[str, Any], actor: str) -> None:
         endpoints = actions.list_webhooks(actor=actor)
         rows = [{"id": e.pk, "url": e.shown_url, "events": e.events, "enabled": e.enabled,
-                 "created_at": e.created_at.isoformat()} for e in endpoints]
+                 "created_at": e.created_at.isoformat(), "projects": e.projects} for e in endpoints]
         if options["json"]:
             self.stdout.write(json.dumps(rows))
             return

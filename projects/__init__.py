@@ -1,0 +1,1 @@
+"""Projects: one service, many definitions, each served under ``/projects/{name}/``."""

@@ -1,0 +1,33 @@
+"""The projects' refusals, as the engine's errors are: a stable ``code``, a message for users."""
+
+from __future__ import annotations
+
+from secretsapi.service.errors import ServiceError
+
+
+class ProjectNotFound(ServiceError):
+    """No such project, or one the caller's key may not touch: the same answer for both."""
+
+    code = "project_not_found"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"No project named {name!r} (project_not_found).")
+
+
+class ProjectRefused(ServiceError):
+    """An add or a remove that cannot be done: the message names why and the fix."""
+
+    code = "project_refused"
+
+
+class ProjectExists(ProjectRefused):
+    code = "project_exists"
+
+
+class EnvironmentRefused(ServiceError):
+    """An environment the caller's key may not use: answered as an unknown one (nothing listed)."""
+
+    code = "environment_not_found"
+
+    def __init__(self, name: str | None) -> None:
+        super().__init__(f"Unknown environment {name!r} (environment_not_found).")
