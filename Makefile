@@ -30,7 +30,7 @@ install: $(RUNTIME)
 # process would compile each module it imports again, 0.1-0.2 s of every command's, worker's
 # and test process's start. Only what changed since is compiled again.
 bytecode: $(RUNTIME)
-	$(BIN)/python -m compileall -q -j0 manage.py secretsapi project audit apikeys adminusers jobs metrics webhooks deployment
+	$(BIN)/python -m compileall -q -j0 manage.py secretsapi project audit apikeys adminusers jobs metrics webhooks deployment projects
 
 # The SDKs of the remote target kinds (AWS, Vault, Kubernetes, Azure, GitHub, ansible-vault);
 # without one, that kind's targets fail naming the package. `make test` installs them all.

@@ -352,13 +352,14 @@ SERVICE_ROTATION_CONNECTIONS = env_connections("SERVICE_ROTATION_CONNECTIONS")
 # --- Jobs: the long operations run in `manage.py worker` (django-tasks' database backend) -----
 # A POST waits this long for its job, then answers 202 with the job (below a proxy's timeout).
 SERVICE_JOB_WAIT_SECONDS = env_int("SERVICE_JOB_WAIT_SECONDS", 30, minimum=0)
-# Jobs one worker command runs at once: one runner takes writes (sync, rotation), the others
+# Jobs one worker command runs at once: some runners take writes (sync, rotation), the others
 # reads (checks, render, validate), so reads never hold a write behind them.
-SERVICE_JOB_WORKERS = env_int("SERVICE_JOB_WORKERS", 2, minimum=2, maximum=32)
-# Of those, the runners that take writes (at least 1, fewer than SERVICE_JOB_WORKERS): with
-# several projects, more than one, so one project's long sync does not hold up another's
-# (writes of one project still take turns on its lockfile lock).
-SERVICE_JOB_WRITE_WORKERS = env_int("SERVICE_JOB_WRITE_WORKERS", 1, minimum=1, maximum=31)
+SERVICE_JOB_WORKERS = env_int("SERVICE_JOB_WORKERS", 3, minimum=2, maximum=32)
+# Of those, the runners that take writes (at least 1, fewer than SERVICE_JOB_WORKERS): two by
+# default, so one project's long sync does not hold up another project's (writes of one project
+# still take turns on its lockfile lock).
+SERVICE_JOB_WRITE_WORKERS = env_int("SERVICE_JOB_WRITE_WORKERS", min(2, SERVICE_JOB_WORKERS - 1),
+                                    minimum=1, maximum=31)
 if SERVICE_JOB_WRITE_WORKERS >= SERVICE_JOB_WORKERS:
     raise ImproperlyConfigured(
         f"SERVICE_JOB_WRITE_WORKERS must be below SERVICE_JOB_WORKERS ({SERVICE_JOB_WORKERS}), not "

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from secretsapi.service.state.identity import sync_identity
 from tests import inline_jobs, tiers
 from tests.factories import TEST_KEY, Project
 
@@ -26,6 +27,9 @@ def _unit_tier_starts_nothing(request: pytest.FixtureRequest) -> Iterator[None]:
     if not request.config.getoption("unit"):
         yield
         return
+    # The lockfile's sync identity names the platform as SecretZero does (platform.platform(), which
+    # runs `uname -p` once per process): read before starting is refused, as a server reads it once.
+    sync_identity()
     with tiers.nothing_started():
         yield
 

@@ -171,6 +171,16 @@ def test_the_schedules_default_to_hourly_rotation_and_a_daily_drift_check(tmp_pa
 
 
 @pytest.mark.slow
+def test_a_worker_has_two_write_runners_so_one_projects_long_sync_does_not_hold_up_another(tmp_path: Path) -> None:
+    names = ["SERVICE_JOB_WORKERS", "SERVICE_JOB_WRITE_WORKERS"]
+    default = settings_in_subprocess(tmp_path, names)
+    assert json.loads(default.stdout) == {"SERVICE_JOB_WORKERS": 3, "SERVICE_JOB_WRITE_WORKERS": 2}, default.stderr
+    # Two runners in all leave one for reads: the write runners' default follows.
+    two = settings_in_subprocess(tmp_path, names, SERVICE_JOB_WORKERS="2")
+    assert json.loads(two.stdout) == {"SERVICE_JOB_WORKERS": 2, "SERVICE_JOB_WRITE_WORKERS": 1}, two.stderr
+
+
+@pytest.mark.slow
 def test_a_schedule_takes_cron_syntax_or_off(tmp_path: Path) -> None:
     result = settings_in_subprocess(tmp_path, ["SERVICE_ROTATION_SCHEDULE", "SERVICE_DRIFT_SCHEDULE"],
                                     SERVICE_ROTATION_SCHEDULE="*/15 * * * *", SERVICE_DRIFT_SCHEDULE="OFF")
@@ -202,7 +212,7 @@ def test_value_read_is_enabled_by_the_word_true(tmp_path: Path) -> None:
      ("SERVICE_PORT", "70000"), ("SERVICE_WORKERS", "0"), ("SERVICE_THREADS", "four"), ("SERVICE_TIMEOUT", "0"),
      ("SERVICE_MAX_BODY_BYTES", "1MB"), ("SERVICE_MAX_DEFINITION_BYTES", "0"), ("SERVICE_LOG_LEVEL", "trace"),
      ("SERVICE_BEHIND_PROXY", "maybe"), ("SERVICE_JOB_WAIT_SECONDS", "-1"), ("SERVICE_JOB_WORKERS", "0"),
-     ("SERVICE_JOB_WORKERS", "1"), ("SERVICE_JOB_WRITE_WORKERS", "0"), ("SERVICE_JOB_WRITE_WORKERS", "2"),
+     ("SERVICE_JOB_WORKERS", "1"), ("SERVICE_JOB_WRITE_WORKERS", "0"), ("SERVICE_JOB_WRITE_WORKERS", "3"),
      ("SERVICE_WORKER_HEARTBEAT_SECONDS", "0"),
      ("SERVICE_WORKER_HEARTBEAT_SECONDS", "21"), ("SERVICE_JOBS_PER_KEY", "0"), ("SERVICE_SERVE_WORKER", "maybe"),
      ("SERVICE_JOB_QUEUE", "a" * 26), ("SERVICE_LOCK_TIMEOUT", "0")],

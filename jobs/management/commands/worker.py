@@ -1,7 +1,7 @@
 """``manage.py worker``: the job runners, the schedules, recovery and webhook deliveries, until stopped.
 
 The runners are the task engine's own (``django_tasks_db``'s worker loop, one per thread:
-SERVICE_JOB_WRITE_WORKERS (1) for the ``writes`` queue, the rest of SERVICE_JOB_WORKERS for
+SERVICE_JOB_WRITE_WORKERS (2) for the ``writes`` queue, the rest of SERVICE_JOB_WORKERS for
 ``reads``). Beside them one thread writes the heartbeat, takes back the jobs of dead workers,
 queues the schedules' due ticks and prunes old jobs, every SERVICE_WORKER_HEARTBEAT_SECONDS;
 another sends the webhook deliveries that are due, every second. SIGTERM or SIGINT: each runner

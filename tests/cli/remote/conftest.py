@@ -16,6 +16,7 @@ from keyring.backends import fail
 
 from secretsapi.cli import handover
 from secretsapi.cli.app import cli
+from secretsapi.cli.remote import client
 from tests.factories import Project
 
 
@@ -35,6 +36,10 @@ def served(lanes: Project, live_server: Any, api_key: str, monkeypatch: pytest.M
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     # No keyring of the machine's: login's keys go to the file under XDG_CONFIG_HOME.
     monkeypatch.setattr(keyring.core, "_keyring_backend", fail.Keyring())  # type: ignore[no-untyped-call]
+    # One request at a time: the live server's in-memory SQLite (shared cache) refuses a second
+    # writer at once ("table is locked") where a file database waits its turn; the status's four at
+    # a time against a real server is tests/processes/test_remote_cli.py's.
+    monkeypatch.setattr(client, "CONNECTIONS", 1)
     return str(live_server.url)
 
 
