@@ -88,6 +88,15 @@ class OperationErrorSerializer(serializers.Serializer):  # type: ignore[type-arg
     message = serializers.CharField(help_text="What went wrong (never a value).")
 
 
+def _target_map(help_text: str) -> serializers.DictField:
+    return serializers.DictField(child=serializers.ListField(child=serializers.CharField()), help_text=help_text)
+
+
+WRITTEN_HELP = "Every secret written: lockfile key -> the target ids that took its new value (never a value)."
+WRITTEN_TARGETS_HELP = ("Secrets a target failed for: lockfile key -> the targets that do hold the new value "
+                        "(the others hold the previous one, or nothing).")
+
+
 class SyncResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
     secrets_generated = serializers.ListField(
         child=serializers.CharField(), help_text="Generated (in a dry run: would be generated)."
@@ -111,6 +120,8 @@ class SyncResultSerializer(serializers.Serializer):  # type: ignore[type-arg]
         child=serializers.ListField(child=serializers.CharField()),
         help_text="With `refresh`: lockfile key -> the recorded target ids dropped.",
     )
+    written = _target_map(WRITTEN_HELP)
+    written_targets = _target_map(WRITTEN_TARGETS_HELP)
 
 
 class RotationCheckRequestSerializer(JobRequestSerializer):
@@ -152,6 +163,12 @@ class RotationExecuteResultSerializer(serializers.Serializer):  # type: ignore[t
     failed = serializers.ListField(child=serializers.CharField(), help_text="Not rotated; see `errors`.")
     errors = OperationErrorSerializer(many=True)  # type: ignore[assignment]  # the API's field name shadows Serializer.errors
     message = serializers.CharField(help_text="One sentence with the counts.")
+    sources = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="Secrets whose value was imported again, not generated: name -> source kind. Never the value.",
+    )
+    written = _target_map(WRITTEN_HELP)
+    written_targets = _target_map(WRITTEN_TARGETS_HELP)
 
 
 class PolicyCheckRequestSerializer(JobRequestSerializer):

@@ -19,14 +19,16 @@ VAR_FILES_NOTE = ("Pass the `var_files` the secrets were synced with: the target
                   "variables.")
 SYNC_DONE = {"secrets_generated": [EXAMPLE_SECRET], "secrets_skipped": [], "secrets_failed": [],
              "secrets_repaired": [], "errors": [], "message": "Sync complete: 1 secret(s) generated, 0 skipped.",
-             "sources": {}, "refreshed": {}}
+             "sources": {}, "refreshed": {}, "written": {EXAMPLE_SECRET: ["local/file/out/dev.env"]},
+             "written_targets": {}}
 SYNC_PARTIAL = {
     "secrets_generated": ["db_replica_password"], "secrets_skipped": [EXAMPLE_SECRET],
     "secrets_failed": ["redis_password"], "secrets_repaired": [],
     "errors": [{"secret": "redis_password", "target": "local/file/out/dev.yaml",
                 "message": "out/dev.yaml: cannot be written (Permission denied)"}],
     "message": "Sync incomplete: 1 secret(s) generated, 1 skipped, 1 failed, 1 error(s).",
-    "sources": {}, "refreshed": {},
+    "sources": {}, "refreshed": {}, "written": {"db_replica_password": ["local/file/out/dev.env"]},
+    "written_targets": {},
 }
 SYNC_DOC: dict[str, Any] = {
     "summary": "Sync secrets",
@@ -129,7 +131,9 @@ class RotationExecuteView(StrictAPIView):
             request_example("Rotate one secret now", {"secret_name": EXAMPLE_SECRET, "force": True},
                             "Rotate one secret even if not due"),
             response_example("Rotated", {"rotated": [EXAMPLE_SECRET], "failed": [], "errors": [],
-                                         "message": "Rotated 1 secret(s)."}),
+                                         "message": "Rotated 1 secret(s).", "sources": {},
+                                         "written": {EXAMPLE_SECRET: ["local/file/out/dev.env"]},
+                                         "written_targets": {}}),
         ],
         tags=["rotation"],
     )
@@ -252,7 +256,7 @@ class AgentSyncView(StrictAPIView):
             response_example("Nothing to do", {
                 "secrets_generated": [], "secrets_skipped": [EXAMPLE_SECRET], "secrets_failed": [],
                 "secrets_repaired": [], "errors": [], "message": "Sync complete: 0 secret(s) generated, 1 skipped.",
-                "sources": {}, "refreshed": {}, "status": "nothing_to_do",
+                "sources": {}, "refreshed": {}, "written": {}, "written_targets": {}, "status": "nothing_to_do",
                 "outcomes": [{"secret": EXAMPLE_SECRET, "outcome": "skipped", "errors": []}],
             }),
             response_example("Generated", {**SYNC_DONE, "status": "complete",

@@ -133,12 +133,15 @@ def _sync_result(data: dict[str, Any], *, dry_run: bool) -> SyncResult:
         secrets_failed=list(data["secrets_failed"]), errors=_errors(data.get("errors")), dry_run=dry_run,
         message=data["message"], secrets_repaired=list(data.get("secrets_repaired") or []),
         sources=dict(data.get("sources") or {}), refreshed=dict(data.get("refreshed") or {}),
+        written=dict(data.get("written") or {}), written_targets=dict(data.get("written_targets") or {}),
     )
 
 
 def _rotation_result(data: dict[str, Any]) -> RotationResult:
     return RotationResult(rotated=list(data["rotated"]), failed=list(data["failed"]),
-                          errors=_errors(data.get("errors")), message=data["message"])
+                          errors=_errors(data.get("errors")), message=data["message"],
+                          written_targets=dict(data.get("written_targets") or {}),
+                          sources=dict(data.get("sources") or {}), written=dict(data.get("written") or {}))
 
 
 def _rotation_check(data: dict[str, Any]) -> RotationCheckResult:
