@@ -7,7 +7,7 @@ from __future__ import annotations
 
 SCOPES: dict[str, tuple[str, ...]] = {
     "read": (
-        "secrets", "secret-status", "generators", "secret-types", "targets", "providers",
+        "secrets", "secret-status", "secrets-status", "generators", "secret-types", "targets", "providers",
         "rotation-check", "policy-check", "policy", "drift-check", "drift", "config-validate", "config-render",
     ),
     "write": ("sync", "agent-sync", "rotation-execute"),

@@ -24,6 +24,7 @@ from secretsapi.api.views import (
 # Every endpoint of a project: the default one's at the root, any other's under /projects/{project}/.
 project_patterns = [
     path("secrets", secrets.SecretListView.as_view(), name="secrets"),
+    path("status", secrets.SecretStatusListView.as_view(), name="secrets-status"),
     path("secrets/<str:secret_name>/status", secrets.SecretStatusView.as_view(), name="secret-status"),
     path("secrets/<str:name>", secrets.SecretValueView.as_view(), name="secret-value"),
     path("sync", operations.SyncView.as_view(), name="sync"),

@@ -203,3 +203,20 @@ def test_status_says_how_the_value_last_changed(authed_api: APIClient, project: 
         "regenerated", None, project.lock()["secrets"]["db"]["updated_at"])
     authed_api.post("/rotation/execute", {"force": True}, format="json")
     assert authed_api.get("/secrets/db/status").json()["last_change"] == "rotated"
+
+
+def test_every_status_at_once_is_each_secrets_status_in_definition_order(
+        authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db"), file_secret("api", "out/api.env")))
+    authed_api.post("/sync", {"secret_name": "db"}, format="json")
+    body = authed_api.get("/status").json()
+    assert body == {"secrets": [authed_api.get("/secrets/db/status").json(), {"name": "api", "exists": False}],
+                    "count": 2}
+
+
+def test_every_status_at_once_is_one_audit_row(authed_api: APIClient, project: Project) -> None:
+    project.write(definition(file_secret("db"), file_secret("api", "out/api.env")))
+    authed_api.get("/status")
+    row = AuditEntry.objects.get(action="get_secrets_status")
+    assert (row.details["count"], row.details["missing"]) == (2, 2)
+    assert not AuditEntry.objects.filter(action="get_secret_status").exists()

@@ -103,6 +103,11 @@ class SecretStatusSerializer(serializers.Serializer):  # type: ignore[type-arg]
         }
 
 
+class SecretStatusListSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    secrets = SecretStatusSerializer(many=True, help_text="Every declared secret's status, in definition order.")
+    count = serializers.IntegerField(help_text="How many secrets are listed.")
+
+
 class SecretDefinitionSerializer(serializers.Serializer):  # type: ignore[type-arg]
     name = serializers.CharField()
     kind = serializers.CharField()

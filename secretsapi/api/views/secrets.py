@@ -25,6 +25,7 @@ from secretsapi.api.docs import (
 from secretsapi.api.serializers.secrets import (
     SecretEntrySerializer,
     SecretListSerializer,
+    SecretStatusListSerializer,
     SecretStatusSerializer,
     SecretValueSerializer,
     VarFilesQuerySerializer,
@@ -113,6 +114,35 @@ class SecretStatusView(StrictAPIView):
         # this endpoint's time, for the same bytes.
         body: bytes = JSONRenderer().render(SecretStatusSerializer(status).data)
         return HttpResponse(body, content_type="application/json")
+
+
+class SecretStatusListView(StrictAPIView):
+    query_serializer = VarFilesQuerySerializer
+
+    @extend_schema(
+        parameters=[VarFilesQuerySerializer],
+        responses={
+            200: OpenApiResponse(SecretStatusListSerializer, description="What the lockfile records, per secret."),
+            **errors(400, 401, 404, 422, 500),
+        },
+        operation_id="get_secrets_status",
+        summary="Get every secret's status",
+        description="`GET /secrets/{secret_name}/status` for every declared secret at once, in definition "
+        "order, with one audit row (`get_secrets_status`, naming the count): what `secretsctl --addr status` "
+        "reads. Never shows a value.",
+        examples=[
+            response_example("One generated, one not", {"secrets": [
+                {"name": EXAMPLE_SECRET, "exists": True, "created_at": EXAMPLE_TIME, "updated_at": EXAMPLE_TIME,
+                 "last_rotated": None, "rotation_count": 0, "targets": ["local/file/out/dev.env"],
+                 "last_change": "generated"},
+                {"name": "api_token", "exists": False}], "count": 2}),
+        ],
+        tags=["secrets"],
+    )
+    def get(self, request: Request) -> HttpResponse:
+        statuses = actions.secret_statuses(workspace_of(request), actor=actor(request))
+        data = {"secrets": [SecretStatusSerializer(status).data for status in statuses], "count": len(statuses)}
+        return HttpResponse(JSONRenderer().render(data), content_type="application/json")
 
 
 class SecretValueView(StrictAPIView):

@@ -266,25 +266,31 @@ def test_follow_prints_the_last_rows_oldest_first_then_only_new_ones(server: Rec
     assert result.exit_code == 130
 
 
-# -- one read per secret ---------------------------------------------------------------------------
+# -- statuses ---------------------------------------------------------------------------------------
 
 
-def test_every_secrets_status_is_read_concurrently_and_printed_in_definition_order(server: Recorder) -> None:
+def test_every_secrets_status_is_one_request_printed_in_definition_order(server: Recorder) -> None:
     names = [f"s{i:02d}" for i in range(20)]
-    server.answer("GET", "/secrets", (200, {"secrets": [{"name": n} for n in names], "count": len(names)}))
+    server.answer("POST", "/rotation/check", (200, CHECKED))
+    server.answer("GET", "/status", (200, {"secrets": [{"name": n, "exists": False} for n in names],
+                                           "count": len(names)}))
+    result = run(server, "status", "--json")
+    assert [st["name"] for st in json.loads(result.stdout)] == names and result.exit_code == 2
+    assert not [sent for sent in server.paths() if sent.startswith("GET /secrets/")]
+
+
+def test_the_secrets_named_are_read_concurrently_and_printed_in_the_order_named(server: Recorder) -> None:
+    names = [f"s{i:02d}" for i in range(20)]
     server.answer("POST", "/rotation/check", (200, CHECKED))
     for name in names:
         server.answer("GET", f"/secrets/{name}/status", (200, {"name": name, "exists": False}))
-    result = run(server, "status", "--json")
-    assert [st["name"] for st in json.loads(result.stdout)] == names and result.exit_code == 2
+    server.answer("GET", "/secrets", (200, {"secrets": [{"name": n} for n in names], "count": len(names)}))
+    result = run(server, "status", *[arg for name in reversed(names) for arg in ("-s", name)], "--json")
+    assert [st["name"] for st in json.loads(result.stdout)] == list(reversed(names)), result.stderr
 
 
 def test_a_read_that_fails_fails_the_status(server: Recorder) -> None:
-    names = [f"s{i:02d}" for i in range(8)]
-    server.answer("GET", "/secrets", (200, {"secrets": [{"name": n} for n in names], "count": len(names)}))
     server.answer("POST", "/rotation/check", (200, CHECKED))
-    for name in names:
-        server.answer("GET", f"/secrets/{name}/status", (200, {"name": name, "exists": False}))
-    server.script[("GET", "/secrets/s03/status")] = [(500, {"error": "Internal server error", "detail": "boom"})]
+    server.answer("GET", "/status", (500, {"error": "Internal server error", "detail": "boom"}))
     result = run(server, "status")
     assert (result.exit_code, result.stderr) == (1, "Error: boom\n")
