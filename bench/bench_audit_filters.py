@@ -4,7 +4,7 @@
 
 Builds a throwaway SQLite database (migrations applied), seeds ``--rows`` audit rows directly
 (one transaction, with the mentions the recorder would write for them), runs ANALYZE, then
-times the page query of ``actions.read_audit_logs`` for each filter (without its own audit
+times the page query of ``auditlog.read_audit_logs`` for each filter (without its own audit
 row, timed apart as "record()") and prints the plan of the statement. For ``secret`` it also
 times the search the mentions table replaces: a LIKE over every row's JSON details.
 """
@@ -83,7 +83,7 @@ def main() -> None:
     from django.db import connection
 
     from audit.recorder import record
-    from secretsapi import actions
+    from secretsapi.actions import auditlog
 
     call_command("migrate", verbosity=0)
     db = Path(connection.settings_dict["NAME"])
@@ -116,7 +116,7 @@ def main() -> None:
 
         def page(spec: dict[str, Any] = spec, bounds: dict[str, Any] = bounds, secret: Any = secret,
                  offset: int = offset) -> list[Any]:
-            return actions._audit_page(50, offset, spec, bounds, secret)  # the page without its audit row
+            return auditlog._audit_page(50, offset, spec, bounds, secret)  # the page without its audit row
 
         page()
         ms = median_ms(page, args.runs)
@@ -146,7 +146,7 @@ def main() -> None:
     print(f"{'secret=s00042 as a LIKE over details':40} {median_ms(scan, args.runs):8.2f}  (table scan)")
     print(f"{'secret=nowhere as a LIKE over details':40} {median_ms(rare_scan, args.runs):8.2f}  (whole table)")
     print(f"{'secret=nowhere, mentions index':40} "
-          f"{median_ms(lambda: actions._audit_page(50, 0, {}, {}, 'nowhere'), args.runs):8.2f}")
+          f"{median_ms(lambda: auditlog._audit_page(50, 0, {}, {}, 'nowhere'), args.runs):8.2f}")
 
     names = [f"s{k:05d}" for k in range(20)]
     write_plain = median_ms(lambda: record(action="list_secrets", resource="secrets", user="service",

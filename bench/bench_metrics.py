@@ -72,7 +72,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from metrics import collector
+    from secretsapi.actions import metrics as collector
 
     call_command("migrate", verbosity=0)
     seed(Path(connection.settings_dict["NAME"]), args.rows)

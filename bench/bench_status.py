@@ -8,7 +8,7 @@ the median wall and CPU (user + system) seconds of ``--runs`` runs and the audit
 of the full status added. The definition an earlier run parsed is shared through the data
 folder's ``cache/definitions/``: "cold" is the full status with that folder emptied first (the
 first run after an edit), the other figures are the runs after it. Then, in this process, the
-median time of the statuses alone (``actions.secret_statuses`` with the definition already
+median time of the statuses alone (``secret_reads.secret_statuses`` with the definition already
 parsed): what the status itself costs. The load average is printed before and after.
 ``--root`` runs the commands from another checkout (e.g. one before a change) for comparison.
 
@@ -56,10 +56,10 @@ def _in_process(env: dict[str, str], runs: int) -> float:
     in a child process, since Django reads its settings (the folder's) once per process."""
     code = (
         "import statistics, sys, time, django; django.setup()\n"
-        "from secretsapi import actions\n"
-        "ws = actions.workspace(); ws.definition(); times = []\n"
+        "from secretsapi.actions import secret_reads, workspaces\n"
+        "ws = workspaces.workspace(); ws.definition(); times = []\n"
         f"for _ in range({runs}):\n"
-        "    start = time.perf_counter(); actions.secret_statuses(ws, actor='bench')\n"
+        "    start = time.perf_counter(); secret_reads.secret_statuses(ws, actor='bench')\n"
         "    times.append(time.perf_counter() - start)\n"
         "print(statistics.median(times))\n"
     )

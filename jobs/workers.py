@@ -1,6 +1,6 @@
 """Job workers' heartbeats: who is alive, what each is running, and how far it got.
 
-A worker writes its row every SERVICE_WORKER_HEARTBEAT_SECONDS (jobs/management/commands/worker.py).
+A worker writes its row every SERVICE_WORKER_HEARTBEAT_SECONDS (secretsapi/management/commands/worker.py).
 It is *alive* while its row is younger than three heartbeats (what ``GET /health``, ``manage.py
 health --worker`` and a long operation's 503 ``no_worker`` read), and *dead* once older than six
 (jobs.recovery then takes its job back). One clock: the database's rows are written with this

@@ -11,7 +11,7 @@ import os
 
 from django.conf import settings
 
-from project import log_format
+from secretsapi import log_format
 
 # The first setting read imports the settings module; no django.setup(): the app loads in the workers.
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
@@ -24,7 +24,7 @@ loglevel = settings.SERVICE_LOG_LEVEL.lower()
 accesslog = "-"
 errorlog = "-"
 # Query strings are not logged: a key wrongly sent in the URL must not reach the log. The key's
-# name (never the key) and the time, level and format come from project/log_format.py.
+# name (never the key) and the time, level and format come from secretsapi/log_format.py.
 access_log_format = log_format.ACCESS_FORMAT
 logconfig_dict = log_format.gunicorn_logging(settings.SERVICE_LOG_FORMAT, settings.SERVICE_LOG_LEVEL)
 timeout = settings.SERVICE_TIMEOUT

@@ -8,7 +8,7 @@ import secrets
 import tempfile
 from pathlib import Path
 
-from project.private_data import check_data_folder, private_folder, tighten
+from deployment.private_data import check_data_folder, private_folder, tighten
 
 
 def load_or_create(path: Path) -> str:

@@ -18,9 +18,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.functional import SimpleLazyObject
 
 from audit.forwarding import Sink
-from project import log_format
 from project.secret_key import load_or_create
-from secretsapi import __version__
+from secretsapi import __version__, log_format
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

@@ -33,7 +33,8 @@ from jobs.errors import NoWorker, TooManyJobs
 from jobs.queue import JobRecord
 from projects import current as current_project
 from projects import registry as project_registry
-from secretsapi import actions, database_errors
+from secretsapi import database_errors
+from secretsapi.actions import auditing, checks, workspaces, writes
 from secretsapi.pages import Page
 from secretsapi.service.errors import ServiceError
 from secretsapi.service.util.progress import Progress
@@ -62,45 +63,45 @@ class Operation:
     params: Callable[[dict[str, Any]], dict[str, Any]] = dict
 
 
-def _ws(p: dict[str, Any]) -> actions.Workspace:
+def _ws(p: dict[str, Any]) -> workspaces.Workspace:
     # A scheduled run names no environment: the definition's default one.
-    return actions.workspace(var_files=p["var_files"], environment=p.get("environment"))
+    return workspaces.workspace(var_files=p["var_files"], environment=p.get("environment"))
 
 
 def _sync(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
-    return actions.sync(_ws(p), actor=actor, dry_run=p["dry_run"], force=p["force"], secret_name=p["secret_name"],
-                        repair=p["repair"], refresh=p.get("refresh", False), progress=progress)
+    return writes.sync(_ws(p), actor=actor, dry_run=p["dry_run"], force=p["force"], secret_name=p["secret_name"],
+                       repair=p["repair"], refresh=p.get("refresh", False), progress=progress)
 
 
 def _agent_sync(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
-    return actions.agent_sync(_ws(p), actor=actor, dry_run=p["dry_run"], force=p["force"],
-                              secret_name=p["secret_name"], repair=p["repair"], refresh=p.get("refresh", False),
-                              progress=progress)
+    return writes.agent_sync(_ws(p), actor=actor, dry_run=p["dry_run"], force=p["force"],
+                             secret_name=p["secret_name"], repair=p["repair"], refresh=p.get("refresh", False),
+                             progress=progress)
 
 
 def _check_rotation(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
-    return actions.check_rotation(_ws(p), actor=actor, secret_name=p["secret_name"])
+    return checks.check_rotation(_ws(p), actor=actor, secret_name=p["secret_name"])
 
 
 def _execute_rotation(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
-    return actions.execute_rotation(_ws(p), actor=actor, secret_name=p["secret_name"], force=p["force"],
-                                    progress=progress)
+    return writes.execute_rotation(_ws(p), actor=actor, secret_name=p["secret_name"], force=p["force"],
+                                   progress=progress)
 
 
 def _check_policy(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
-    return actions.check_policy(_ws(p), actor=actor, fail_on_warning=p["fail_on_warning"])
+    return checks.check_policy(_ws(p), actor=actor, fail_on_warning=p["fail_on_warning"])
 
 
 def _check_drift(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
-    return actions.check_drift(_ws(p), actor=actor, secret_name=p["secret_name"], progress=progress)
+    return checks.check_drift(_ws(p), actor=actor, secret_name=p["secret_name"], progress=progress)
 
 
 def _validate_config(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
-    return actions.validate_config(p["config"], actor=actor)
+    return checks.validate_config(p["config"], actor=actor)
 
 
 def _render_config(p: dict[str, Any], actor: str | None, progress: Progress) -> Any:
-    return actions.render_config(_ws(p), actor=actor, variables=p["variables"])
+    return checks.render_config(_ws(p), actor=actor, variables=p["variables"])
 
 
 def _no_content(p: dict[str, Any]) -> dict[str, Any]:
@@ -230,7 +231,7 @@ def run_job(context: TaskContext, *, operation: str, actor: str | None, params: 
     job_id = str(context.task_result.id)
     worker_id = context.task_result.worker_ids[-1]
     reporter = workers.Reporter(worker_id, job_id)
-    token = actions.audit_row_started.set(reporter.audit_row)
+    token = auditing.audit_row_started.set(reporter.audit_row)
     try:
         with audit_origin.using(origin or audit_origin.worker(worker_id)):
             found = None if project == current_project.DEFAULT else project_registry.find(project)
@@ -239,7 +240,7 @@ def run_job(context: TaskContext, *, operation: str, actor: str | None, params: 
     except Exception as exc:
         raise outcomes.failing(job_id, {"failure": queue.text(failure_of(exc)), **reporter.figures()}) from None
     finally:
-        actions.audit_row_started.reset(token)
+        auditing.audit_row_started.reset(token)
     return {"result": queue.text(as_data(result)), **reporter.figures()}
 
 
@@ -250,7 +251,7 @@ def read_job(job_id: str, *, actor: str | None, everyone: bool, project: str | N
     found = queue.find(job_id)
     if found is None or not (everyone or found.actor == actor) or (project is not None and found.project != project):
         return None
-    with actions.audited("read_job", f"job:{found.id}", actor, {"operation": found.operation}) as facts:
+    with auditing.audited("read_job", f"job:{found.id}", actor, {"operation": found.operation}) as facts:
         facts["state"] = found.state
     return found
 
@@ -263,7 +264,7 @@ def read_jobs(
     allow it to ask for), of ``project`` when named: never the requests' payloads."""
     named = {"state": state, "operation": operation, "since": since and since.isoformat(), "project": project}
     request = {"limit": limit, "offset": offset, **{k: v for k, v in named.items() if v is not None}}
-    with actions.audited("read_jobs", "jobs", actor, request) as facts:
+    with auditing.audited("read_jobs", "jobs", actor, request) as facts:
         page = queue.page(owner=actor, everyone=everyone, operations=operations, limit=limit, offset=offset,
                           state=state, operation=operation, since=since, project=project)
         facts["returned"] = len(page)
@@ -281,4 +282,4 @@ def warm_up(*, parse: bool = True) -> None:
         getattr(service, name)
     if parse:
         with contextlib.suppress(ServiceError):  # no definition yet, or an invalid one: each job says so
-            actions.workspace().definition()
+            workspaces.workspace().definition()

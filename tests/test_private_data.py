@@ -1,4 +1,4 @@
-"""project/private_data.py: what it tightens, and what it leaves alone."""
+"""deployment/private_data.py: what it tightens, and what it leaves alone."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from project.private_data import private_folder, private_sqlite, tighten
+from deployment.private_data import private_folder, private_sqlite, tighten
 from tests.factories import usual_umask
 
 

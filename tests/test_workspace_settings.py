@@ -1,4 +1,4 @@
-"""actions.workspace(): built once per settings, yet always the files the settings name now."""
+"""workspaces.workspace(): built once per settings, yet always the files the settings name now."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from secretsapi import actions
+from secretsapi.actions import workspaces
 
 
 @pytest.fixture
@@ -18,9 +18,9 @@ def configured(settings: Any) -> Any:
 
 def test_a_changed_definition_setting_is_followed(configured: Any, tmp_path: Path) -> None:
     configured.SERVICE_CONFIG = tmp_path / "a.yml"
-    assert actions.workspace().definition_path == tmp_path / "a.yml"
+    assert workspaces.workspace().definition_path == tmp_path / "a.yml"
     configured.SERVICE_CONFIG = tmp_path / "b.yml"
-    assert actions.workspace().definition_path == tmp_path / "b.yml"
+    assert workspaces.workspace().definition_path == tmp_path / "b.yml"
 
 
 def test_a_relative_definition_is_resolved_in_the_current_folder(
@@ -30,9 +30,9 @@ def test_a_relative_definition_is_resolved_in_the_current_folder(
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
     monkeypatch.chdir(tmp_path / "one")
-    assert actions.workspace().definition_path == tmp_path / "one" / "Secretfile.yml"
+    assert workspaces.workspace().definition_path == tmp_path / "one" / "Secretfile.yml"
     monkeypatch.chdir(tmp_path / "two")
-    assert actions.workspace().definition_path == tmp_path / "two" / "Secretfile.yml"
+    assert workspaces.workspace().definition_path == tmp_path / "two" / "Secretfile.yml"
 
 
 def test_a_lockfile_argument_overrides_the_setting_and_is_made_absolute(
@@ -41,18 +41,18 @@ def test_a_lockfile_argument_overrides_the_setting_and_is_made_absolute(
     configured.SERVICE_CONFIG = tmp_path / "Secretfile.yml"
     configured.SERVICE_LOCKFILE = tmp_path / "configured.lock"
     monkeypatch.chdir(tmp_path)
-    assert actions.workspace(lockfile=Path("cli.lock")).lockfile_path == tmp_path / "cli.lock"
-    assert actions.workspace().lockfile_path == tmp_path / "configured.lock"
+    assert workspaces.workspace(lockfile=Path("cli.lock")).lockfile_path == tmp_path / "cli.lock"
+    assert workspaces.workspace().lockfile_path == tmp_path / "configured.lock"
 
 
 def test_changed_engine_settings_reach_the_workspace(configured: Any, tmp_path: Path) -> None:
     configured.SERVICE_CONFIG = tmp_path / "Secretfile.yml"
     configured.SERVICE_ALLOW_SCRIPTS = False
     configured.SERVICE_MAX_DEFINITION_BYTES = 1000
-    before = actions.workspace()
+    before = workspaces.workspace()
     configured.SERVICE_ALLOW_SCRIPTS = True
     configured.SERVICE_MAX_DEFINITION_BYTES = 2000
-    after = actions.workspace(var_files=["vars.yml"])
+    after = workspaces.workspace(var_files=["vars.yml"])
     assert (before.allow_scripts, before.max_definition_bytes, before.var_files) == (False, 1000, ())
     assert (after.allow_scripts, after.max_definition_bytes, after.var_files) == (True, 2000, ("vars.yml",))
 
@@ -61,9 +61,9 @@ def test_changed_target_roots_reach_the_workspace_and_none_means_the_definition_
         configured: Any, tmp_path: Path) -> None:
     configured.SERVICE_CONFIG = tmp_path / "Secretfile.yml"
     configured.SERVICE_TARGET_ROOTS = ()
-    assert actions.workspace().target_roots is None
+    assert workspaces.workspace().target_roots is None
     configured.SERVICE_TARGET_ROOTS = (Path("/srv/app"),)
-    assert actions.workspace().target_roots == (Path("/srv/app"),)
+    assert workspaces.workspace().target_roots == (Path("/srv/app"),)
 
 
 def test_absolute_settings_work_in_a_removed_working_folder(
@@ -74,4 +74,4 @@ def test_absolute_settings_work_in_a_removed_working_folder(
     gone.mkdir()
     monkeypatch.chdir(gone)
     gone.rmdir()
-    assert actions.workspace().definition_path == tmp_path / "Secretfile.yml"
+    assert workspaces.workspace().definition_path == tmp_path / "Secretfile.yml"

@@ -1,6 +1,6 @@
 """Which webhook events an operation's outcome raises, and their payloads.
 
-Built from the audit row's facts (``secretsapi.actions.audited``), keeping only names: secrets,
+Built from the audit row's facts (``secretsapi.actions.auditing.audited``), keeping only names: secrets,
 targets, counts, error codes, and the error messages the audit row and the API answer show
 (written for users, never holding a value). Never a value or a hash.
 """

@@ -1,6 +1,6 @@
 """Writing events into the outbox: one delivery row per enabled endpoint that asked for the event.
 
-Called inside the transaction that writes the operation's audit row (``secretsapi.actions``),
+Called inside the transaction that writes the operation's audit row (``webhooks.listener``),
 so an event exists exactly when its row does; ``webhooks.delivery`` sends it afterwards: a job
 worker (``manage.py worker``) sends what is due every second, retries included.
 """

@@ -27,7 +27,7 @@ from rest_framework.request import Request
 from apikeys import keys
 from apikeys.scopes import ALL_SCOPES
 from audit.failures import authentication_failed
-from project.log_format import KEY_NAME_ENVIRON
+from secretsapi.log_format import KEY_NAME_ENVIRON
 
 HEADER = "X-API-Key"
 AUTHORIZATION = "Authorization"
@@ -158,7 +158,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             self._reject(request, refused.reason, refused.detail)
         principal = resolve(presented)
         if principal is not None:
-            # The key's name for the access line (project/log_format.py); the environ is the META.
+            # The key's name for the access line (secretsapi/log_format.py); the environ is the META.
             request.META[KEY_NAME_ENVIRON] = principal.audit_name
             return principal, None
         if insecure_mode():

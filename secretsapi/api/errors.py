@@ -20,11 +20,11 @@ from audit.recorder import record
 from jobs.errors import NoWorker, TooManyJobs
 from projects.errors import EnvironmentRefused, ProjectExists, ProjectNotFound, ProjectRefused
 from secretsapi import database_errors
+from secretsapi.actions.webhooks import WebhookNotFound, WebhookRefused
 from secretsapi.api.authentication import header_principal, request_principal
 from secretsapi.api.parsers import RefusedBody
 from secretsapi.service import errors
 from secretsapi.service.errors import ServiceError
-from webhooks.actions import WebhookNotFound, WebhookRefused
 
 logger = logging.getLogger("secretsapi.errors")
 

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from audit.export import AuditFilter, entry
 from audit.models import AuditEntry
-from secretsapi import actions
+from secretsapi.actions import auditlog
 from secretsapi.cli import auditrows
 from secretsapi.cli.program import Lane
 from secretsapi.management.base import cli_actor
@@ -20,8 +20,8 @@ from secretsapi.management.reports import Report
 
 def page(lane: Lane, *, limit: int, offset: int, action: str | None, resource: str | None, secret: str | None,
          user: str | None, since: datetime | None, until: datetime | None) -> Report:
-    entries = actions.read_audit_logs(actor=cli_actor(), limit=limit, offset=offset, action=action,
-                                      resource=resource, secret=secret, user=user, since=since, until=until)
+    entries = auditlog.read_audit_logs(actor=cli_actor(), limit=limit, offset=offset, action=action,
+                                       resource=resource, secret=secret, user=user, since=since, until=until)
     return auditrows.page_report([entry(row) for row in entries])
 
 
@@ -29,8 +29,8 @@ def follow(lane: Lane, *, limit: int, action: str | None, resource: str | None, 
            user: str | None, since: datetime | None, until: datetime | None, interval: float) -> None:
     """The newest ``limit`` matching rows, oldest first, then every new matching row; never returns."""
     as_json = lane.output_format == "json"
-    last = actions.read_audit_logs(actor=cli_actor(), limit=limit, offset=0, action=action, resource=resource,
-                                   secret=secret, user=user, since=since, until=until)
+    last = auditlog.read_audit_logs(actor=cli_actor(), limit=limit, offset=0, action=action, resource=resource,
+                                    secret=secret, user=user, since=since, until=until)
     if not as_json:
         auditrows.echo_header()
     after_id = 0
@@ -38,7 +38,7 @@ def follow(lane: Lane, *, limit: int, action: str | None, resource: str | None, 
         _print(row, as_json)
         after_id = max(after_id, row.id)
     where = AuditFilter(action=action, resource=resource, user=user, since=since, until=until, secret=secret)
-    for row in actions.export_audit_logs(actor=cli_actor(), where=where, follow_every=interval, after_id=after_id):
+    for row in auditlog.export_audit_logs(actor=cli_actor(), where=where, follow_every=interval, after_id=after_id):
         _print(row, as_json)
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from django.conf import settings
 
-from secretsapi import actions
+from secretsapi.actions import checks as checks_actions
+from secretsapi.actions import discovery, secret_reads, workspaces, writes
 from secretsapi.cli import auditlog, listings
 from secretsapi.cli.program import SECRETZERO_DEFAULT_LOCKFILE, Lane
 from secretsapi.cli.progress import reporting, steps
@@ -47,15 +48,15 @@ def run(lane: Lane, operation: str, arguments: dict[str, Any]) -> int:
     return listings.emit(report, lane.output_format)
 
 
-def workspace(lane: Lane) -> actions.Workspace:
+def workspace(lane: Lane) -> workspaces.Workspace:
     definition = lane.file.absolute() if lane.file is not None else None
     folder = (definition or Path(settings.SERVICE_CONFIG).absolute()).parent
     lockfile = None
     if lane.lockfile and lane.lockfile != SECRETZERO_DEFAULT_LOCKFILE:
         lockfile = folder / lane.lockfile  # an absolute one replaces the folder
-    return actions.workspace(definition=definition, lockfile=lockfile,
-                             var_files=[_var_file(given, folder) for given in lane.var_files],
-                             environment=lane.environment, command_line=True)
+    return workspaces.workspace(definition=definition, lockfile=lockfile,
+                                var_files=[_var_file(given, folder) for given in lane.var_files],
+                                environment=lane.environment, command_line=True)
 
 
 def _var_file(given: str, folder: Path) -> str:
@@ -81,12 +82,12 @@ def sync(lane: Lane, *, dry_run: bool, secrets: Sequence[str], force: bool, repa
     ws, names, results = workspace(lane), _names(None, secrets), []
     if names == [None]:  # one operation: the engine reports its progress
         with reporting("sync", quiet=lane.quiet) as report:
-            return sync_report(actions.sync(ws, actor=cli_actor(), dry_run=dry_run, force=force,
-                                            repair=repair, refresh=refresh, progress=report))
+            return sync_report(writes.sync(ws, actor=cli_actor(), dry_run=dry_run, force=force,
+                                           repair=repair, refresh=refresh, progress=report))
     with steps(len(names), "sync", quiet=lane.quiet) as advance:
         for name in names:
-            results.append(actions.sync(ws, actor=cli_actor(), dry_run=dry_run, force=force, secret_name=name,
-                                        repair=repair, refresh=refresh))
+            results.append(writes.sync(ws, actor=cli_actor(), dry_run=dry_run, force=force, secret_name=name,
+                                       repair=repair, refresh=refresh))
             advance()
     return sync_report(merged_sync(results))
 
@@ -97,15 +98,15 @@ def rotate(lane: Lane, *, secret_name: str | None, secrets: Sequence[str], force
         if dry_run:
             checks = []
             for name in names:
-                checks.append(actions.check_rotation(ws, actor=cli_actor(), secret_name=name))
+                checks.append(checks_actions.check_rotation(ws, actor=cli_actor(), secret_name=name))
                 advance()
             return rotation_check_report(merged_rotation_check(checks))
         if names == [None]:
             with reporting("rotate", quiet=lane.quiet) as report:
-                return rotation_report(actions.execute_rotation(ws, actor=cli_actor(), force=force, progress=report))
+                return rotation_report(writes.execute_rotation(ws, actor=cli_actor(), force=force, progress=report))
         results = []
         for name in names:
-            results.append(actions.execute_rotation(ws, actor=cli_actor(), secret_name=name, force=force))
+            results.append(writes.execute_rotation(ws, actor=cli_actor(), secret_name=name, force=force))
             advance()
     return rotation_report(merged_rotation(results))
 
@@ -113,11 +114,11 @@ def rotate(lane: Lane, *, secret_name: str | None, secrets: Sequence[str], force
 def status(lane: Lane, *, secrets: Sequence[str], verbose: bool) -> Report:
     ws, names = workspace(lane), list(dict.fromkeys(secrets))
     if not names:  # every secret, in one pass
-        return status_report(actions.secret_statuses(ws, actor=cli_actor()), single=False, verbose=verbose)
+        return status_report(secret_reads.secret_statuses(ws, actor=cli_actor()), single=False, verbose=verbose)
     statuses = []
     with steps(len(names), "status", quiet=lane.quiet) as advance:
         for name in names:
-            statuses.append(actions.secret_status(ws, name, actor=cli_actor()))
+            statuses.append(secret_reads.secret_status(ws, name, actor=cli_actor()))
             advance()
     require_declared(ws, [st.name for st in statuses if not st.exists])
     return status_report(statuses, single=len(names) == 1, verbose=verbose)
@@ -125,56 +126,58 @@ def status(lane: Lane, *, secrets: Sequence[str], verbose: bool) -> Report:
 
 def show(lane: Lane, *, secret_name: str) -> Report:
     ws = workspace(lane)
-    summaries = actions.list_secrets(ws, actor=cli_actor())
+    summaries = secret_reads.list_secrets(ws, actor=cli_actor())
     found = [s for s in summaries if s.name == secret_name]
     if not found:
         raise SecretNotDefined(secret_name, [s.name for s in summaries])
-    return show_report(found[0], actions.secret_status(ws, secret_name, actor=cli_actor()))
+    return show_report(found[0], secret_reads.secret_status(ws, secret_name, actor=cli_actor()))
 
 
 def drift(lane: Lane, *, secret_name: str | None) -> Report:
     with reporting("drift", quiet=lane.quiet) as report:
-        return drift_report(actions.check_drift(workspace(lane), actor=cli_actor(), secret_name=secret_name,
-                                                progress=report))
+        return drift_report(checks_actions.check_drift(workspace(lane), actor=cli_actor(), secret_name=secret_name,
+                                                       progress=report))
 
 
 def clean(lane: Lane, *, dry_run: bool) -> Report:
-    return clean_report(actions.clean_lockfile(workspace(lane), actor=cli_actor(), dry_run=dry_run))
+    return clean_report(writes.clean_lockfile(workspace(lane), actor=cli_actor(), dry_run=dry_run))
 
 
 def import_(lane: Lane, *, secrets: Sequence[str], dry_run: bool) -> Report:
-    return import_report(actions.import_values(workspace(lane), actor=cli_actor(), secret_names=list(secrets) or None,
-                                               dry_run=dry_run))
+    return import_report(writes.import_values(workspace(lane), actor=cli_actor(), secret_names=list(secrets) or None,
+                                              dry_run=dry_run))
 
 
 def policy(lane: Lane, *, fail_on_warning: bool) -> Report:
-    return policy_report(actions.check_policy(workspace(lane), actor=cli_actor(), fail_on_warning=fail_on_warning))
+    return policy_report(checks_actions.check_policy(workspace(lane), actor=cli_actor(),
+                                                     fail_on_warning=fail_on_warning))
 
 
 def validate(lane: Lane) -> Report:
-    return validation_report(actions.validate_definition_file(workspace(lane), actor=cli_actor()))
+    return validation_report(checks_actions.validate_definition_file(workspace(lane), actor=cli_actor()))
 
 
 def render(lane: Lane, *, output: Path | None, as_yaml: bool) -> Report:
-    return listings.rendered(actions.render_config(workspace(lane), actor=cli_actor()).config, output=output,
+    return listings.rendered(checks_actions.render_config(workspace(lane), actor=cli_actor()).config, output=output,
                              as_yaml=as_yaml)
 
 
 def list_secrets(lane: Lane, *, name_filter: str | None) -> Report:
-    return listings.secrets_listing(actions.list_secrets(workspace(lane), actor=cli_actor()), name_filter)
+    return listings.secrets_listing(secret_reads.list_secrets(workspace(lane), actor=cli_actor()), name_filter)
 
 
 def list_targets(lane: Lane) -> Report:
-    return listings.targets_listing(actions.render_config(workspace(lane), actor=cli_actor()).config)
+    return listings.targets_listing(checks_actions.render_config(workspace(lane), actor=cli_actor()).config)
 
 
 def list_providers(lane: Lane) -> Report:
-    _, declared = actions.list_providers(workspace(lane), actor=cli_actor())
+    _, declared = discovery.list_providers(workspace(lane), actor=cli_actor())
     return listings.providers_listing(declared)
 
 
 def list_variables(lane: Lane, *, name_filter: str | None) -> Report:
-    return listings.variables_listing(actions.render_config(workspace(lane), actor=cli_actor()).config, name_filter)
+    rendered = checks_actions.render_config(workspace(lane), actor=cli_actor())
+    return listings.variables_listing(rendered.config, name_filter)
 
 
 OPERATIONS: dict[str, Callable[..., Report | None]] = {

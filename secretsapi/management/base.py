@@ -28,7 +28,7 @@ from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 
-from secretsapi import actions
+from secretsapi.actions import secret_reads, workspaces
 from secretsapi.database_locks import migration_lock
 
 # Also where the commands and their tests import these from.
@@ -67,14 +67,14 @@ def cli_actor() -> str:
         return "cli:unknown"
 
 
-def require_declared(ws: actions.Workspace, names: Sequence[str]) -> None:
+def require_declared(ws: workspaces.Workspace, names: Sequence[str]) -> None:
     """A named secret the lockfile lacks is "not generated" (a finding) only if the definition
     declares it; otherwise it is not defined (exit 1, with the closest declared name), as every
     operation that names a secret says. Without a readable definition the lockfile's word stands."""
     if not names:
         return
     try:
-        declared = [s.name for s in actions.list_secrets(ws, actor=cli_actor())]
+        declared = [s.name for s in secret_reads.list_secrets(ws, actor=cli_actor())]
     except (DefinitionNotFound, DefinitionInvalid):
         return
     for name in names:
@@ -146,9 +146,9 @@ class EngineCommand(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the result (or the error) as JSON.")
         parser.add_argument("-e", "--env", "--environment", dest="environment", help=ENVIRONMENT_HELP)
 
-    def workspace(self, options: dict[str, Any], var_files: list[str] | None = None) -> actions.Workspace:
+    def workspace(self, options: dict[str, Any], var_files: list[str] | None = None) -> workspaces.Workspace:
         """Commands that take ``--var-file`` (``add_var_file_option``) get theirs from ``options``."""
-        return actions.workspace(
+        return workspaces.workspace(
             definition=options.get("definition"), lockfile=options.get("lockfile"),
             var_files=var_files or options.get("var_files") or (), environment=options.get("environment"),
             command_line=True,
@@ -194,7 +194,7 @@ class EngineCommand(BaseCommand):
             with contextlib.suppress(ImproperlyConfigured, DatabaseError):
                 connections.close_all()
             # Only the command line comes here (call_command does not): the process ends next.
-            actions.release_caches()
+            workspaces.release_caches()
 
     def execute(self, *args: Any, **options: Any) -> Any:
         """Migrate a fresh database, run the command; every failure leaves as a ``Failure``.

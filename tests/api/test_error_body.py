@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from secretsapi import actions
+from secretsapi.actions import auditlog
 from tests.asserts import assert_error_body
 
 
@@ -35,7 +35,7 @@ def test_unhandled_exception_is_500_without_its_text(
     def explode(**kwargs: object) -> None:
         raise RuntimeError("internal detail s3cr3t-value")
 
-    monkeypatch.setattr(actions, "read_audit_logs", explode)
+    monkeypatch.setattr(auditlog, "read_audit_logs", explode)
     body = assert_error_body(authed_api.get("/audit/logs"), 500)
     assert "s3cr3t" not in body["detail"]
     assert "Traceback" in caplog.text or any(r.exc_info for r in caplog.records)

@@ -16,7 +16,7 @@ from apikeys import keys
 from apikeys.models import ApiKey
 from audit.models import AuditEntry
 from audit.recorder import record
-from secretsapi import actions
+from secretsapi.actions import checks, workspaces
 from tests.factories import LOCAL_HOST, Project, definition, file_secret
 
 
@@ -125,7 +125,7 @@ def test_the_overview_filters_overdue_secrets(admin_client: Client, synced: Proj
 
 def test_the_overview_shows_the_last_drift_result(admin_client: Client, synced: Project) -> None:
     (synced.root / "out" / "a.env").write_text("DB=changed\n")
-    actions.check_drift(actions.workspace(), actor="t")
+    checks.check_drift(workspaces.workspace(), actor="t")
     response = admin_client.get("/admin/audit/auditentry/secrets/?drift=drifted")
     assert [row["name"] for row in response.context["rows"]] == ["db"]
 

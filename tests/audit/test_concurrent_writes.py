@@ -108,7 +108,7 @@ OUTCOMES = """
 import json, sys, threading
 from django.db import connection
 from audit.recorder import record
-from secretsapi.actions import audited
+from secretsapi.actions.auditing import audited
 from secretsapi.service.errors import SecretNotDefined
 errors = []
 

@@ -33,17 +33,17 @@ started = begin(action="sync", resource="secrets", user="service")
 finish(started, success=True, details={"n": 1})
 done = AuditEntry.objects.get(pk=started)
 assert (done.success, done.details) == (True, {"n": 1})
-from secretsapi import actions
+from secretsapi.actions import auditlog
 for i in range(12):
     record(action="page", resource="p", user=None, success=True, details={"i": i})
-page = actions.read_audit_logs(actor=None, limit=3, offset=4, action="page", resource="p")
+page = auditlog.read_audit_logs(actor=None, limit=3, offset=4, action="page", resource="p")
 assert [e.details["i"] for e in page] == [7, 6, 5], [e.details for e in page]
 from audit.models import AuditMention
 started = begin(action="sync", resource="secrets", user="service", details={"secret_name": "x"})
 finish(started, success=False, details={"secret_name": "x", "generated": ["y"], "failed": ["x"]})
 assert sorted(AuditMention.objects.filter(entry_id=started).values_list("secret", flat=True)) == ["x", "y"]
-assert [e.id for e in actions.read_audit_logs(actor=None, limit=5, offset=0, secret="y")] == [started]
-failed = actions.read_audit_logs(actor=None, limit=50, offset=0, success=False)
+assert [e.id for e in auditlog.read_audit_logs(actor=None, limit=5, offset=0, secret="y")] == [started]
+failed = auditlog.read_audit_logs(actor=None, limit=50, offset=0, success=False)
 assert failed and all(not e.success for e in failed)
 print("rows ok")
 """

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from audit.models import AuditEntry
-from secretsapi import actions
+from secretsapi.actions import writes
 from tests.peers.gitlab_tokens_server import GitLabTokenServer
 from tests.service.generators.test_gitlab_project_token import _held, _workspace
 
@@ -23,10 +23,10 @@ def test_a_failed_revoke_is_in_the_rotation_row_without_any_token(
     with GitLabTokenServer() as gitlab:
         gitlab.add("projects", "team/app")
         ws = _workspace(tmp_path, gitlab)
-        actions.sync(ws, actor="test")
+        writes.sync(ws, actor="test")
         old = _held(tmp_path)
         gitlab.refuse_deletes = True
-        actions.execute_rotation(ws, actor="test", force=True)
+        writes.execute_rotation(ws, actor="test", force=True)
         new = _held(tmp_path)
     row = AuditEntry.objects.filter(action="execute_rotation").get()
     assert row.success is False

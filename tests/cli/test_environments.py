@@ -14,7 +14,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from secretsapi import actions
+from secretsapi.actions import workspaces
 from secretsapi.service.errors import DefinitionInvalid, EnvironmentNotFound
 from tests.cli.conftest import lane_definition
 from tests.factories import Project
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_named_environment_uses_its_lockfile_var_files_and_target_profile(lanes: Project) -> None:
-    ws = actions.workspace(environment="prod")
+    ws = workspaces.workspace(environment="prod")
     assert ws.lockfile_path == lanes.root / ".gitsecrets.prod.lock"
     secret = ws.definition().secret("db_password")
     assert ws.definition().var_files == ("prod.szvar",)
@@ -32,7 +32,7 @@ def test_a_named_environment_uses_its_lockfile_var_files_and_target_profile(lane
 
 
 def test_no_environment_is_the_default_one(lanes: Project) -> None:
-    ws = actions.workspace()
+    ws = workspaces.workspace()
     assert ws.lockfile_path == lanes.root / ".gitsecrets.dev.lock"
     assert dict(ws.definition().secret("db_password").targets[0].config) == {"path": "out/dev.env",
                                                                              "format": "dotenv"}
@@ -40,14 +40,14 @@ def test_no_environment_is_the_default_one(lanes: Project) -> None:
 
 def test_an_unknown_environment_names_the_known_ones(lanes: Project) -> None:
     with pytest.raises(EnvironmentNotFound) as raised:
-        actions.workspace(environment="qa").definition()
+        workspaces.workspace(environment="qa").definition()
     assert raised.value.message == "Unknown environment 'qa'. Known environments: dev, prod"
 
 
 def test_an_environment_without_an_environments_block_is_refused(project: Project) -> None:
     project.write({"version": "1.0", "secrets": []})
     with pytest.raises(EnvironmentNotFound, match="no top-level environments map"):
-        actions.workspace(environment="prod").definition()
+        workspaces.workspace(environment="prod").definition()
 
 
 def test_a_lane_naming_a_missing_target_profile_is_an_invalid_definition(lanes: Project) -> None:
@@ -55,7 +55,7 @@ def test_a_lane_naming_a_missing_target_profile_is_an_invalid_definition(lanes: 
     doc["target_profiles"].pop("files_prod")
     lanes.write(doc)
     with pytest.raises(DefinitionInvalid, match=r"environments\.profiles\.prod\.target_profile: no target profile"):
-        actions.workspace().definition()
+        workspaces.workspace().definition()
 
 
 def test_sync_in_prod_writes_prod_targets_and_lockfile_only(authed_api: APIClient, lanes: Project) -> None:

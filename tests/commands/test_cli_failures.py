@@ -17,7 +17,7 @@ import pytest
 from django.core.management import call_command
 from django.db import OperationalError
 
-from secretsapi import actions
+from secretsapi.actions import checks
 from secretsapi.management.base import EXIT_ERROR, EXIT_FINDING, Failure, as_failure
 from secretsapi.service.errors import LockTimeout
 from tests.factories import Project, definition, file_secret
@@ -169,7 +169,7 @@ def test_an_unexpected_exception_is_one_generic_line_with_its_traceback_at_debug
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("internal detail")
 
-    monkeypatch.setattr(actions, "check_policy", broken)
+    monkeypatch.setattr(checks, "check_policy", broken)
     project.write(definition(file_secret("db")))
     with caplog.at_level(logging.DEBUG, logger="secretsapi.management"):
         code, body = run_json("policy")

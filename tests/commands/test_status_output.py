@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from secretsapi import actions
+from secretsapi.actions import workspaces
 from secretsapi.service import secret_statuses
 from tests.factories import Project, definition, file_secret
 
@@ -74,6 +74,6 @@ def test_status_json_carries_the_due_date(synced: Project) -> None:
 
 
 def test_the_json_of_every_secret_is_each_status_field_for_field(synced: Project) -> None:
-    expected = [asdict(st) for st in secret_statuses(actions.workspace())]
+    expected = [asdict(st) for st in secret_statuses(workspaces.workspace())]
     assert json.loads(status("--json")) == expected
     assert {row["name"] for row in expected} == {"db", "a_much_longer_secret_name_than_usual", "bootstrap", "plain"}

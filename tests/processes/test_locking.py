@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from secretsapi import actions
 from secretsapi import database_locks as locking
+from secretsapi.actions import workspaces
 from secretsapi.service.state import write
 from secretsapi.service.workspace import Workspace
 from tests.processes.live import ROOT
@@ -24,7 +24,7 @@ from tests.processes.live import ROOT
 def test_sqlite_needs_no_extra_lock_and_the_workspace_gets_none() -> None:
     assert not locking.is_postgresql()
     assert locking.extra_lockfile_lock() is None
-    assert actions.workspace().extra_lock is None
+    assert workspaces.workspace().extra_lock is None
 
 
 def test_the_workspace_enters_its_extra_lock_inside_the_file_lock_with_the_lockfile_path(tmp_path: Path) -> None:

@@ -49,8 +49,8 @@ def test_the_project_holding_its_lock_waits_for_it(
 
 
 def test_a_worker_runs_as_many_write_runners_as_the_setting_says(settings: Any) -> None:
-    from jobs.management.commands.worker import runner_queues
     from secretsapi import operations
+    from secretsapi.management.commands.worker import runner_queues
 
     settings.SERVICE_JOB_WORKERS, settings.SERVICE_JOB_WRITE_WORKERS = 4, 2
     queues = [queue for _, queue in runner_queues()]

@@ -18,7 +18,8 @@ from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
 from audit.recorder import COMPLETED_LATE, STARTED
-from secretsapi import actions, service
+from secretsapi import service
+from secretsapi.actions import workspaces, writes
 from tests.factories import Project, definition, file_secret
 
 
@@ -83,7 +84,7 @@ def test_other_calls_are_503_database_unavailable(
 def stopping_after_the_engine(database: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """The database stops while the sync runs: after its row was begun, before it is finished.
 
-    The sync is run as a job worker runs it (``actions.sync`` in that process): the request that
+    The sync is run as a job worker runs it (``writes.sync`` in that process): the request that
     queued it only waits for the job, and the outcome to write late is the worker's."""
     real_sync: Callable[..., Any] = service.sync
 
@@ -97,7 +98,7 @@ def stopping_after_the_engine(database: Database, monkeypatch: pytest.MonkeyPatc
 
 def interrupted_sync() -> None:
     with pytest.raises(OperationalError):
-        actions.sync(actions.workspace(), actor="cli:test")
+        writes.sync(workspaces.workspace(), actor="cli:test")
 
 
 def test_a_sync_whose_database_stops_midway_is_completed_when_it_is_back(

@@ -20,7 +20,7 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from secretsapi import actions
+from secretsapi.actions import workspaces
 from tests.factories import TEST_KEY, Project, definition
 from tests.processes.live import API_KEY, ROOT, LiveServer, server_env
 
@@ -205,9 +205,9 @@ def test_a_job_reads_the_environment_as_the_service_does(
     db: None, project: Project, server_environment: None
 ) -> None:
     """The worker builds its workspace with the service's rule, whoever submitted the job."""
-    ws = actions.workspace()
+    ws = workspaces.workspace()
     assert "AWS_SECRET_ACCESS_KEY" not in ws.environ  # type: ignore[operator]
-    assert actions.workspace(command_line=True).environ["AWS_SECRET_ACCESS_KEY"] == AWS_SECRET  # type: ignore[index]
+    assert workspaces.workspace(command_line=True).environ["AWS_SECRET_ACCESS_KEY"] == AWS_SECRET  # type: ignore[index]
 
 
 def test_the_allow_list_setting_refuses_what_is_not_a_name_or_pattern(tmp_path: Path) -> None:

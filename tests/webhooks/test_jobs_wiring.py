@@ -14,9 +14,9 @@ from rest_framework.test import APIClient
 
 from audit.recorder import begin
 from jobs import recovery
-from jobs.management.commands.worker import _deliveries
 from jobs.models import WorkerBeat
 from secretsapi import operations
+from secretsapi.management.commands.worker import _deliveries
 from tests import inline_jobs
 from tests.factories import Project, definition, file_secret
 from tests.peers.webhook_receiver import webhook_receiver

@@ -16,9 +16,10 @@ from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
 from audit.recorder import record
-from metrics import collector, tally
+from metrics import tally
 from metrics.models import DriftCheck, OperationTally, ScrapeTally
 from metrics.tally import BUCKETS
+from secretsapi.actions import metrics as collector
 from tests.factories import Project, definition, env_secret, environments, file_secret, named_key
 from tests.webhooks.support import endpoint
 from webhooks import outbox
@@ -119,16 +120,17 @@ def test_a_tally_row_adds_up_every_operation_in_its_bucket(db: None) -> None:
 
 def test_an_operation_whose_row_is_not_completed_is_not_tallied(authed_api: APIClient, project: Project,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from secretsapi import actions
+    from audit import listeners
+    from secretsapi.actions import workspaces, writes
 
     project.write(definition(monthly("db")))
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the audit database refused the row")
 
-    monkeypatch.setattr(actions, "finish", refuse)
+    monkeypatch.setattr(listeners, "finish", refuse)
     with pytest.raises(RuntimeError):
-        actions.sync(actions.workspace(), actor="t")
+        writes.sync(workspaces.workspace(), actor="t")
     assert not OperationTally.objects.exists()
 
 
@@ -342,14 +344,14 @@ def test_each_environment_keeps_its_own_last_drift_check(authed_api: APIClient, 
 
 
 def test_a_check_of_another_definition_is_not_the_served_ones(authed_api: APIClient, project: Project) -> None:
-    from secretsapi import actions
+    from secretsapi.actions import checks, workspaces
 
     project.write(definition(file_secret("db", "out/a.json", kind="random_hex")))
     other = project.root / "other" / "Secretfile.yml"
     other.parent.mkdir()
     other.write_text(project.definition.read_text())
-    ws = actions.workspace(definition=other, lockfile=other.parent / ".gitsecrets.lock", command_line=True)
-    actions.check_drift(ws, actor="cli:alice")
+    ws = workspaces.workspace(definition=other, lockfile=other.parent / ".gitsecrets.lock", command_line=True)
+    checks.check_drift(ws, actor="cli:alice")
     assert drift_gauges(authed_api)["secretsapi_secrets_drifted"] == {}
 
 

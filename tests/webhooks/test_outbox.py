@@ -115,7 +115,8 @@ def test_a_drift_check_that_finds_drift_raises_drift_detected(authed_api: APICli
 
 def test_an_audit_row_that_cannot_be_written_leaves_no_event(authed_api: APIClient, project: Project,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from secretsapi import actions
+    from audit import listeners
+    from secretsapi.actions import workspaces, writes
 
     endpoint(URL)
     project.write(definition(monthly("db")))
@@ -123,9 +124,9 @@ def test_an_audit_row_that_cannot_be_written_leaves_no_event(authed_api: APIClie
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("the audit database refused the row")
 
-    monkeypatch.setattr(actions, "finish", refuse)
+    monkeypatch.setattr(listeners, "finish", refuse)
     with pytest.raises(RuntimeError):
-        actions.sync(actions.workspace(), actor="t")
+        writes.sync(workspaces.workspace(), actor="t")
     assert not Delivery.objects.exists()
 
 
@@ -140,9 +141,9 @@ def test_an_event_that_cannot_be_written_leaves_the_outcome_unrecorded_too(
         raise RuntimeError("the outbox refused the event")
 
     monkeypatch.setattr(outbox, "enqueue", refuse)
-    from secretsapi import actions
+    from secretsapi.actions import workspaces, writes
 
     with pytest.raises(RuntimeError):
-        actions.sync(actions.workspace(), actor="t")
+        writes.sync(workspaces.workspace(), actor="t")
     # The row the sync began still says "started": its completion rolled back with the event.
     assert AuditEntry.objects.get(action="sync").details["state"] == "started"

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from secretsapi.actions.webhooks import new_secret
 from tests.peers.webhook_receiver import Receiver, webhook_receiver
 from tests.webhooks.support import SECRET, endpoint
 from webhooks import outbox
-from webhooks.actions import new_secret
 from webhooks.delivery import deliver_due
 from webhooks.models import Delivery
 

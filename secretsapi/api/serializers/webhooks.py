@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from secretsapi.actions.webhooks import SECRET_MAX, SECRET_MIN
 from secretsapi.api.pagination import PageLinksSerializer
 from secretsapi.api.serializers.strict import (
     DB_INT_MAX,
@@ -13,7 +14,6 @@ from secretsapi.api.serializers.strict import (
     StrictQuerySerializer,
     StrictRequestSerializer,
 )
-from webhooks.actions import SECRET_MAX, SECRET_MIN
 from webhooks.models import EVENTS, Attempt, Delivery, Endpoint
 
 

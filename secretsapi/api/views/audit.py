@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit.export import AuditFilter, jsonl
-from secretsapi import actions
+from secretsapi.actions import auditlog
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, errors, response_example
 from secretsapi.api.pagination import page_body
@@ -71,13 +71,13 @@ class AuditLogListView(StrictAPIView):
             where = AuditFilter(**{k: q.get(k) for k in ("action", "resource", "success", "user", "since",
                                                           "until", "secret")}, project=project)
             given = request.query_params
-            rows = actions.export_audit_logs(actor=actor(request), where=where, offset=q["offset"],
-                                             limit=q["limit"] if "limit" in given else None)
+            rows = auditlog.export_audit_logs(actor=actor(request), where=where, offset=q["offset"],
+                                              limit=q["limit"] if "limit" in given else None)
             response = StreamingHttpResponse(jsonl(rows), content_type=NDJSONRenderer.media_type)
             # nginx (deploy/) passes each line on as it comes (a follower of the stream sees it at once).
             response["X-Accel-Buffering"] = "no"
             return response
-        entries = actions.read_audit_logs(
+        entries = auditlog.read_audit_logs(
             actor=actor(request),
             limit=q["limit"],
             offset=q["offset"],

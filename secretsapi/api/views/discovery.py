@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from secretsapi import actions
+from secretsapi.actions import discovery
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import errors, response_example
 from secretsapi.api.serializers import discovery as d
@@ -33,7 +33,7 @@ class GeneratorListView(StrictAPIView):
         tags=["discovery"],
     )
     def get(self, request: Request) -> Response:
-        generators = actions.list_generators(actor=actor(request))
+        generators = discovery.list_generators(actor=actor(request))
         return Response(d.GeneratorListSerializer({"generators": generators, "count": len(generators)}).data)
 
 
@@ -56,7 +56,7 @@ class SecretTypeListView(StrictAPIView):
         tags=["discovery"],
     )
     def get(self, request: Request) -> Response:
-        types = actions.list_secret_types(workspace_of(request, EnvironmentQuerySerializer), actor=actor(request))
+        types = discovery.list_secret_types(workspace_of(request, EnvironmentQuerySerializer), actor=actor(request))
         return Response(d.SecretTypeListSerializer({"secret_types": types, "count": len(types)}).data)
 
 
@@ -82,7 +82,7 @@ class TargetKindListView(StrictAPIView):
         tags=["discovery"],
     )
     def get(self, request: Request) -> Response:
-        targets = actions.list_targets(actor=actor(request))
+        targets = discovery.list_targets(actor=actor(request))
         return Response(d.TargetKindListSerializer({"targets": targets, "count": len(targets)}).data)
 
 
@@ -110,6 +110,6 @@ class ProviderListView(StrictAPIView):
     )
     def get(self, request: Request) -> Response:
         ws = workspace_of(request, EnvironmentQuerySerializer)
-        kinds, declared = actions.list_providers(ws, actor=actor(request))
+        kinds, declared = discovery.list_providers(ws, actor=actor(request))
         body = {"providers": kinds, "declared": declared, "count": len(kinds)}
         return Response(d.ProviderListSerializer(body).data)

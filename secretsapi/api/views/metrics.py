@@ -17,7 +17,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
-from metrics.collector import read_metrics
+from secretsapi.actions.metrics import read_metrics
 from secretsapi.api.authentication import actor, request_principal, sends_key
 from secretsapi.api.docs import errors
 from secretsapi.api.views.base import StrictAPIView

@@ -10,7 +10,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from secretsapi import actions
+from secretsapi.actions import secret_reads, workspaces
 from secretsapi.api.authentication import actor
 from secretsapi.api.body_cache import BodyCache
 from secretsapi.api.docs import (
@@ -45,15 +45,15 @@ def _render(secrets: Sequence[SecretSummary]) -> bytes:
 
 
 def workspace_of(request: Request, serializer: type[StrictQuerySerializer] = VarFilesQuerySerializer
-                 ) -> actions.Workspace:
+                 ) -> workspaces.Workspace:
     """The workspace a GET names with its query (``var_files``, ``environment``)."""
     # Most reads name neither: the hot status read then skips the serializer.
     if not request.query_params:
-        return actions.workspace()
+        return workspaces.workspace()
     query = serializer(data=request.query_params)
     query.is_valid(raise_exception=True)
-    return actions.workspace(var_files=query.validated_data.get("var_files", ()),
-                             environment=query.validated_data.get("environment"))
+    return workspaces.workspace(var_files=query.validated_data.get("var_files", ()),
+                                environment=query.validated_data.get("environment"))
 
 
 class SecretListView(StrictAPIView):
@@ -77,7 +77,7 @@ class SecretListView(StrictAPIView):
         tags=["secrets"],
     )
     def get(self, request: Request) -> HttpResponse:
-        secrets = actions.list_secrets(workspace_of(request), actor=actor(request))
+        secrets = secret_reads.list_secrets(workspace_of(request), actor=actor(request))
         return HttpResponse(_rendered.get(secrets, _render), content_type="application/json")
 
 
@@ -109,7 +109,7 @@ class SecretStatusView(StrictAPIView):
     )
     def get(self, request: Request, secret_name: str) -> HttpResponse:
         ws = workspace_of(request)
-        status = actions.secret_status(ws, secret_name, actor=actor(request))
+        status = secret_reads.secret_status(ws, secret_name, actor=actor(request))
         # Rendered here like the list: a DRF Response's template machinery was a tenth of
         # this endpoint's time, for the same bytes.
         body: bytes = JSONRenderer().render(SecretStatusSerializer(status).data)
@@ -140,7 +140,7 @@ class SecretStatusListView(StrictAPIView):
         tags=["secrets"],
     )
     def get(self, request: Request) -> HttpResponse:
-        statuses = actions.secret_statuses(workspace_of(request), actor=actor(request))
+        statuses = secret_reads.secret_statuses(workspace_of(request), actor=actor(request))
         data = {"secrets": [SecretStatusSerializer(status).data for status in statuses], "count": len(statuses)}
         return HttpResponse(JSONRenderer().render(data), content_type="application/json")
 
@@ -177,5 +177,5 @@ class SecretValueView(StrictAPIView):
         tags=["secrets"],
     )
     def get(self, request: Request, name: str) -> Response:
-        revealed = actions.reveal_secret(workspace_of(request), name, actor=actor(request))
+        revealed = secret_reads.reveal_secret(workspace_of(request), name, actor=actor(request))
         return Response(SecretValueSerializer(revealed).data)

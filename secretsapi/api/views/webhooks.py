@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from secretsapi.actions import webhooks as webhook_actions
 from secretsapi.api.authentication import actor
 from secretsapi.api.docs import EXAMPLE_SECRET, EXAMPLE_TIME, errors, request_example, response_example
 from secretsapi.api.pagination import page_body
@@ -23,7 +24,6 @@ from secretsapi.api.serializers.webhooks import (
     WebhookUpdateRequestSerializer,
 )
 from secretsapi.api.views.base import StrictAPIView
-from webhooks import actions
 
 WEBHOOK_ID = OpenApiParameter("webhook_id", OpenApiTypes.STR, OpenApiParameter.PATH,
                               description="The endpoint's id (`GET /webhooks`, `manage.py webhook list`).")
@@ -45,7 +45,7 @@ class WebhookListView(StrictAPIView):
         tags=["webhooks"],
     )
     def get(self, request: Request) -> Response:
-        endpoints = actions.list_webhooks(actor=actor(request), project=listing_project(request, None))
+        endpoints = webhook_actions.list_webhooks(actor=actor(request), project=listing_project(request, None))
         return Response({"webhooks": WebhookSerializer(endpoints, many=True).data, "count": len(endpoints)})
 
     @extend_schema(
@@ -71,11 +71,11 @@ class WebhookListView(StrictAPIView):
         body = WebhookCreateRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         given = body.validated_data.get("secret")
-        secret = given or actions.new_secret()
+        secret = given or webhook_actions.new_secret()
         confined = listing_project(request, None)
         chosen = [confined] if confined is not None else body.validated_data.get("projects") or []
-        endpoint = actions.add_webhook(body.validated_data["url"], body.validated_data.get("events") or [], secret,
-                                       actor=actor(request), projects=chosen)
+        endpoint = webhook_actions.add_webhook(body.validated_data["url"], body.validated_data.get("events") or [],
+                                               secret, actor=actor(request), projects=chosen)
         data = {**WebhookSerializer(endpoint).data, "secret": None if given else secret}
         return Response(data, status=201)
 
@@ -92,7 +92,7 @@ class WebhookDetailView(StrictAPIView):
         tags=["webhooks"],
     )
     def get(self, request: Request, webhook_id: str) -> Response:
-        return Response(WebhookSerializer(actions.read_webhook(webhook_id, actor=actor(request),
+        return Response(WebhookSerializer(webhook_actions.read_webhook(webhook_id, actor=actor(request),
                                                                      project=listing_project(request, None))).data)
 
     @extend_schema(
@@ -110,8 +110,8 @@ class WebhookDetailView(StrictAPIView):
     def patch(self, request: Request, webhook_id: str) -> Response:
         body = WebhookUpdateRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        endpoint = actions.set_webhook_enabled(webhook_id, body.validated_data["enabled"], actor=actor(request),
-                                               project=listing_project(request, None))
+        endpoint = webhook_actions.set_webhook_enabled(webhook_id, body.validated_data["enabled"], actor=actor(request),
+                                                       project=listing_project(request, None))
         return Response(WebhookSerializer(endpoint).data)
 
     @extend_schema(
@@ -122,7 +122,7 @@ class WebhookDetailView(StrictAPIView):
         tags=["webhooks"],
     )
     def delete(self, request: Request, webhook_id: str) -> Response:
-        actions.remove_webhook(webhook_id, actor=actor(request), project=listing_project(request, None))
+        webhook_actions.remove_webhook(webhook_id, actor=actor(request), project=listing_project(request, None))
         return Response(status=204)
 
 
@@ -162,8 +162,8 @@ class WebhookDeliveryListView(StrictAPIView):
         query = DeliveryQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data
-        page = actions.read_deliveries(webhook_id, actor=actor(request), project=listing_project(request, None),
-                                       limit=q["limit"], offset=q["offset"],
-                                       state=q.get("state"))
+        page = webhook_actions.read_deliveries(webhook_id, actor=actor(request), project=listing_project(request, None),
+                                               limit=q["limit"], offset=q["offset"],
+                                               state=q.get("state"))
         return Response(page_body(request, "deliveries", DeliverySerializer(page, many=True).data, page,
                                   limit=q["limit"], offset=q["offset"]))

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from audit.export import AuditFilter, csv_lines, json_array, jsonl
-from secretsapi import actions
+from secretsapi.actions import auditlog
 from secretsapi.management.base import EngineCommand, Failure, cli_actor
 from secretsapi.service.definition import periods
 
@@ -58,8 +58,8 @@ class Command(EngineCommand):
             raise Failure("usage", "--interval must be a positive number of seconds")
         where = AuditFilter(**{k: options[k] for k in ("action", "resource", "success", "user", "since", "until",
                                                           "secret", "project")})
-        rows = actions.export_audit_logs(actor=cli_actor(), where=where,
-                                         follow_every=options["interval"] if options["follow"] else None)
+        rows = auditlog.export_audit_logs(actor=cli_actor(), where=where,
+                                          follow_every=options["interval"] if options["follow"] else None)
         self._write(FORMATS[options["format"]](rows))
 
     def _write(self, chunks: Iterator[str]) -> None:

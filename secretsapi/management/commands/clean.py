@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from secretsapi import actions
+from secretsapi.actions import writes
 from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
@@ -19,5 +19,5 @@ class Command(EngineCommand):
         add_var_file_option(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        result = actions.clean_lockfile(self.workspace(options), actor=cli_actor(), dry_run=options["dry_run"])
+        result = writes.clean_lockfile(self.workspace(options), actor=cli_actor(), dry_run=options["dry_run"])
         self.report(options, reports.clean_report(result))

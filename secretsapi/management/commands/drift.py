@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from secretsapi import actions
+from secretsapi.actions import checks
 from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
@@ -19,5 +19,5 @@ class Command(EngineCommand):
         parser.add_argument("--secret", dest="secret_name", help="Only this secret.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        result = actions.check_drift(self.workspace(options), actor=cli_actor(), secret_name=options["secret_name"])
+        result = checks.check_drift(self.workspace(options), actor=cli_actor(), secret_name=options["secret_name"])
         self.report(options, reports.drift_report(result))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from secretsapi import actions
+from secretsapi.actions import writes
 from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
@@ -21,6 +21,6 @@ class Command(EngineCommand):
         add_var_file_option(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        result = actions.import_values(self.workspace(options), actor=cli_actor(),
-                                       secret_names=options["secret_names"] or None, dry_run=options["dry_run"])
+        result = writes.import_values(self.workspace(options), actor=cli_actor(),
+                                      secret_names=options["secret_names"] or None, dry_run=options["dry_run"])
         self.report(options, reports.import_report(result))

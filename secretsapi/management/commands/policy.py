@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from secretsapi import actions
+from secretsapi.actions import checks
 from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
@@ -19,7 +19,7 @@ class Command(EngineCommand):
         parser.add_argument("--fail-on-warning", action="store_true", help="Warnings make it non-compliant.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        result = actions.check_policy(
+        result = checks.check_policy(
             self.workspace(options), actor=cli_actor(), fail_on_warning=options["fail_on_warning"]
         )
         self.report(options, reports.policy_report(result))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from secretsapi import actions
+from secretsapi.actions import checks, writes
 from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
@@ -23,10 +23,10 @@ class Command(EngineCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         ws = self.workspace(options)
         if options["execute"] or options["force"]:
-            result = actions.execute_rotation(
+            result = writes.execute_rotation(
                 ws, actor=cli_actor(), secret_name=options["secret_name"], force=options["force"]
             )
             self.report(options, reports.rotation_report(result))
             return
-        check = actions.check_rotation(ws, actor=cli_actor(), secret_name=options["secret_name"])
+        check = checks.check_rotation(ws, actor=cli_actor(), secret_name=options["secret_name"])
         self.report(options, reports.rotation_check_report(check))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from secretsapi import actions
+from secretsapi.actions import secret_reads
 from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor, require_declared
 
@@ -22,8 +22,8 @@ class Command(EngineCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         ws = self.workspace(options)
         if options["name"]:
-            statuses = [actions.secret_status(ws, options["name"], actor=cli_actor())]
+            statuses = [secret_reads.secret_status(ws, options["name"], actor=cli_actor())]
             require_declared(ws, [st.name for st in statuses if not st.exists])
         else:
-            statuses = actions.secret_statuses(ws, actor=cli_actor())
+            statuses = secret_reads.secret_statuses(ws, actor=cli_actor())
         self.report(options, reports.status_report(statuses, single=True))

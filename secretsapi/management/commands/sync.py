@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from secretsapi import actions
+from secretsapi.actions import writes
 from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, cli_actor
 
@@ -27,7 +27,7 @@ class Command(EngineCommand):
                             help="Variable file relative to the definition's folder (repeatable).")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        result = actions.sync(
+        result = writes.sync(
             self.workspace(options, options["var_files"]), actor=cli_actor(),
             dry_run=options["dry_run"], force=options["force"], secret_name=options["secret_name"],
             repair=options["repair"], refresh=options["refresh"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from secretsapi import actions
+from secretsapi.actions import checks
 from secretsapi.management import reports
 from secretsapi.management.base import EngineCommand, add_var_file_option, cli_actor
 
@@ -18,5 +18,5 @@ class Command(EngineCommand):
         add_var_file_option(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = actions.validate_definition_file(self.workspace(options), actor=cli_actor())
+        report = checks.validate_definition_file(self.workspace(options), actor=cli_actor())
         self.report(options, reports.validation_report(report))

@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 
 from projects import registry as project_registry
 from projects.errors import ProjectNotFound
-from secretsapi.actions import audited
+from secretsapi.actions.auditing import audited
 from secretsapi.pages import Page
 from secretsapi.service.errors import ServiceError
 from webhooks import addresses, delivery, signing

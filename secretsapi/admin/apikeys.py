@@ -14,10 +14,10 @@ from django.template.response import TemplateResponse
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
+import secretsapi.admin.display as display
 from apikeys import keys
 from apikeys.models import ApiKey
 from apikeys.scopes import SCOPES
-from audit import display
 from audit.actors import admin_actor
 
 

@@ -66,7 +66,7 @@ def _number(value: Any, kind: type[int] | type[float]) -> Any:
 
 def formatter(log_format: str) -> dict[str, str]:
     """A ``logging.config.dictConfig`` formatter for ``SERVICE_LOG_FORMAT`` (text or json)."""
-    return {"()": f"project.log_format.{'JsonFormatter' if log_format == 'json' else 'TextFormatter'}"}
+    return {"()": f"secretsapi.log_format.{'JsonFormatter' if log_format == 'json' else 'TextFormatter'}"}
 
 
 def gunicorn_logging(log_format: str, level: str) -> dict[str, Any]:

@@ -13,8 +13,9 @@ from django.urls import URLPattern, path
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+import secretsapi.admin.audit_views as audit_views
+import secretsapi.admin.display as display
 from apikeys.models import ApiKey
-from audit import admin_views, display
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import fit_name
 from projects.registry import project_names
@@ -22,7 +23,7 @@ from projects.registry import project_names
 # Names shown in a row's "secrets" column; a bulk row names thousands, the filter finds them all.
 SECRETS_SHOWN = 5
 
-# Every action a row can name (a test compares it with actions.py). A fixed list: asking the
+# Every action a row can name (a test compares it with secretsapi/actions/). A fixed list: asking the
 # table for its distinct values would scan a million rows on every page.
 ACTIONS = (
     "admin_lockout", "admin_login", "agent_sync", "apikey_create", "apikey_revoke", "apikey_rotate", "authenticate",
@@ -31,7 +32,7 @@ ACTIONS = (
     "list_secret_types", "list_secrets", "list_targets", "read_audit_activity", "read_audit_logs", "read_job",
     "read_jobs", "read_secret_value", "read_secrets_overview", "render_config", "request_refused", "sync",
     "validate_config",
-    # webhooks/actions.py and metrics/collector.py
+    # secretsapi/actions/webhooks.py and secretsapi/actions/metrics.py
     "add_webhook", "deliver_webhooks", "disable_webhook", "enable_webhook", "list_webhooks", "read_metrics",
     "read_webhook", "read_webhook_deliveries", "remove_webhook",
     # adminusers/audit.py
@@ -191,9 +192,9 @@ class AuditEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
     def get_urls(self) -> list[URLPattern]:
         pages = [
-            path("secrets/", self.admin_site.admin_view(admin_views.SecretsOverview(self.admin_site).view),
+            path("secrets/", self.admin_site.admin_view(audit_views.SecretsOverview(self.admin_site).view),
                  name="audit_secrets_overview"),
-            path("charts/", self.admin_site.admin_view(admin_views.Charts(self.admin_site).view),
+            path("charts/", self.admin_site.admin_view(audit_views.Charts(self.admin_site).view),
                  name="audit_charts"),
         ]
         return [*pages, *super().get_urls()]

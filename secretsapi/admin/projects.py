@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from audit import display
+import secretsapi.admin.display as display
 from projects.models import Project
 
 

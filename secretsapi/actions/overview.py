@@ -1,6 +1,6 @@
 """The secrets overview: each declared secret's kind, targets, rotation dates and last drift result.
 
-Built by ``actions.secrets_overview`` from the engine's list and statuses and from the audit
+Built by ``secret_reads.secrets_overview`` from the engine's list and statuses and from the audit
 log's drift checks (a check's result is known only from its row), for the admin's page.
 """
 

@@ -6,12 +6,17 @@ request waits (a definition sent for validation may hold values): it is replaced
 
 from __future__ import annotations
 
+from typing import Any
+
+import django_tasks_db.admin  # noqa: F401 - the engine's page, registered before it is replaced below
 from django.contrib import admin
 from django.http import HttpRequest
 from django_tasks_db.models import DBTaskResult
 
 from jobs.queue import record_of
 
+# The admin's discovery reaches the engine's module after this app's: imported above, its page is
+# registered first, so it is replaced whatever the order of the apps.
 if admin.site.is_registered(DBTaskResult):
     admin.site.unregister(DBTaskResult)
 
@@ -27,35 +32,35 @@ class JobAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     readonly_fields = fields
 
     @admin.display(description="operation")
-    def operation(self, row: DBTaskResult) -> str:
+    def operation(self, row: DBTaskResult[..., Any]) -> str:
         return record_of(row).operation
 
     @admin.display(description="project")
-    def project(self, row: DBTaskResult) -> str:
+    def project(self, row: DBTaskResult[..., Any]) -> str:
         return record_of(row).project
 
     @admin.display(description="state")
-    def state(self, row: DBTaskResult) -> str:
+    def state(self, row: DBTaskResult[..., Any]) -> str:
         return record_of(row).state
 
     @admin.display(description="actor")
-    def actor(self, row: DBTaskResult) -> str:
+    def actor(self, row: DBTaskResult[..., Any]) -> str:
         return record_of(row).actor or "-"
 
     @admin.display(description="params")
-    def params(self, row: DBTaskResult) -> dict[str, object]:
+    def params(self, row: DBTaskResult[..., Any]) -> dict[str, object]:
         return record_of(row).params
 
     @admin.display(description="outcome")
-    def outcome(self, row: DBTaskResult) -> object:
+    def outcome(self, row: DBTaskResult[..., Any]) -> object:
         found = record_of(row)
         return found.failure or ("result stored" if found.result is not None else "-")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj: DBTaskResult | None = None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: DBTaskResult[..., Any] | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj: DBTaskResult | None = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: DBTaskResult[..., Any] | None = None) -> bool:
         return False

@@ -14,12 +14,13 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from audit import charts, display
+import secretsapi.admin.charts as charts
+import secretsapi.admin.display as display
 from audit.actors import admin_actor
 from projects import current as current_project
 from projects import registry as project_registry
 from projects.current import DEFAULT
-from secretsapi import actions, overview
+from secretsapi.actions import auditlog, overview, secret_reads, workspaces
 from secretsapi.service.errors import ServiceError
 
 PAGE_SIZE = 200
@@ -55,7 +56,8 @@ class SecretsOverview:
         try:
             found = project_registry.find(project)
             with current_project.using(None if found.is_default else found):
-                rows = actions.secrets_overview(actions.workspace(), actor=admin_actor(request.user.get_username()))
+                rows = secret_reads.secrets_overview(workspaces.workspace(),
+                                                     actor=admin_actor(request.user.get_username()))
         except ServiceError as exc:
             return TemplateResponse(request, "admin/audit/secrets_overview.html",
                                     {**context, "error": f"{exc.code}: {exc.message}"})
@@ -122,7 +124,7 @@ class Charts:
         _allowed(request)
         actor = admin_actor(request.user.get_username())
         context: dict[str, Any] = {**self.site.each_context(request), "title": "Charts"}
-        activity = actions.audit_activity(actor=actor, days=CHART_DAYS)
+        activity = auditlog.audit_activity(actor=actor, days=CHART_DAYS)
         labels = [day.day.strftime("%m-%d") for day in activity.operations]
         context["operations"] = charts.bar_chart(
             "operations", f"Operations per day by outcome, last {CHART_DAYS} days", x_label="day (month-day, UTC)",
@@ -136,7 +138,7 @@ class Charts:
                 charts.Series("rotated", charts.OK_COLOUR, [d.ok for d in activity.rotations]),
                 charts.Series("failed", charts.FAILED_COLOUR, [d.failed for d in activity.rotations])])
         try:
-            rows = actions.secrets_overview(actions.workspace(), actor=actor)
+            rows = secret_reads.secrets_overview(workspaces.workspace(), actor=actor)
         except ServiceError as exc:
             context["due_error"] = f"{exc.code}: {exc.message}"
         else:

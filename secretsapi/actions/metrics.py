@@ -32,7 +32,8 @@ from metrics import tally
 from metrics.models import DriftCheck, OperationTally, ScrapeTally
 from metrics.tally import BUCKETS
 from projects import current as current_project
-from secretsapi import actions, service
+from secretsapi import service
+from secretsapi.actions import auditing, workspaces
 from secretsapi.service.errors import ServiceError
 from webhooks.models import Attempt, Delivery
 
@@ -85,7 +86,7 @@ def _operations(now: datetime) -> Iterator[Metric]:
     unfinished = GaugeMetricFamily("secretsapi_operations_unfinished", "Operations begun in the last "
                                    f"{spoken(UNFINISHED_WINDOW)} and not ended: running, or their process died.",
                                    labels=["operation"])
-    for action, count in (AuditEntry.objects.filter(timestamp__gte=now - UNFINISHED_WINDOW, action__in=actions.TIMED,
+    for action, count in (AuditEntry.objects.filter(timestamp__gte=now - UNFINISHED_WINDOW, action__in=auditing.TIMED,
                                                     success__in=[False], details__state="started")
                           .values("action").annotate(n=Count("id")).values_list("action", "n").order_by("action")):
         unfinished.add_metric([action], count)
@@ -97,7 +98,7 @@ _due_cache: dict[str, tuple[float, tuple[int, int] | None]] = {}
 
 
 def _due() -> Iterator[Metric]:
-    ws = actions.workspace()
+    ws = workspaces.workspace()
     key = str(ws.definition_path)
     with _due_lock:
         cached = _due_cache.get(key)
@@ -139,7 +140,7 @@ def _drift() -> Iterator[Metric]:
     checked = GaugeMetricFamily("secretsapi_last_drift_check_timestamp_seconds", "When the last drift check of "
                                 "every secret ran (Unix time), by environment: the drift gauges are as old as it.",
                                 labels=["environment"])
-    definition = tally.definition_key(str(actions.workspace().definition_path))
+    definition = tally.definition_key(str(workspaces.workspace().definition_path))
     for row in DriftCheck.objects.filter(definition=definition).order_by("environment"):
         drifted.add_metric([row.environment], row.drifted)
         unreadable.add_metric([row.environment], row.unreadable)

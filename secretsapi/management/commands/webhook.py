@@ -9,9 +9,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from secretsapi.actions import webhooks as webhook_actions
 from secretsapi.management.base import cli_actor, migrate_pending
 from secretsapi.service.errors import ServiceError
-from webhooks import actions
 from webhooks.models import EVENTS
 
 
@@ -50,15 +50,15 @@ class Command(BaseCommand):
         if options["secret_stdin"]:
             secret = sys.stdin.readline().rstrip("\r\n")
         else:
-            secret = options["secret"] or actions.new_secret()
-        endpoint = actions.add_webhook(options["url"], options["events"], secret, actor=actor,
-                                       projects=options["projects"])
+            secret = options["secret"] or webhook_actions.new_secret()
+        endpoint = webhook_actions.add_webhook(options["url"], options["events"], secret, actor=actor,
+                                               projects=options["projects"])
         self.stdout.write(f"webhook {endpoint.pk} added for {', '.join(endpoint.events)}")
         if generated:
             self.stdout.write(f"secret (shown once, keep it to verify signatures): {secret}")
 
     def _list(self, options: dict[str, Any], actor: str) -> None:
-        endpoints = actions.list_webhooks(actor=actor)
+        endpoints = webhook_actions.list_webhooks(actor=actor)
         rows = [{"id": e.pk, "url": e.shown_url, "events": e.events, "enabled": e.enabled,
                  "created_at": e.created_at.isoformat(), "projects": e.projects} for e in endpoints]
         if options["json"]:
@@ -69,17 +69,17 @@ class Command(BaseCommand):
             self.stdout.write(f"{row['id']}\t{state}\t{row['url']}\t{','.join(row['events'])}")
 
     def _enable(self, options: dict[str, Any], actor: str) -> None:
-        actions.set_webhook_enabled(options["id"], True, actor=actor)
+        webhook_actions.set_webhook_enabled(options["id"], True, actor=actor)
         self.stdout.write(f"webhook {options['id']} enabled")
 
     def _disable(self, options: dict[str, Any], actor: str) -> None:
-        actions.set_webhook_enabled(options["id"], False, actor=actor)
+        webhook_actions.set_webhook_enabled(options["id"], False, actor=actor)
         self.stdout.write(f"webhook {options['id']} disabled")
 
     def _remove(self, options: dict[str, Any], actor: str) -> None:
-        actions.remove_webhook(options["id"], actor=actor)
+        webhook_actions.remove_webhook(options["id"], actor=actor)
         self.stdout.write(f"webhook {options['id']} removed")
 
     def _deliver(self, options: dict[str, Any], actor: str) -> None:
-        outcome = actions.deliver_webhooks(actor=actor)
+        outcome = webhook_actions.deliver_webhooks(actor=actor)
         self.stdout.write(f"delivered {outcome.delivered}, retrying {outcome.retrying}, failed {outcome.failed}")
