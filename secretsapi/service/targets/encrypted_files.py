@@ -28,7 +28,8 @@ from secretsapi.service.definition.egress import ENV_SETTING
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
-from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError
+from secretsapi.service.targets.formats import FORMATS, FileFormat
+from secretsapi.service.targets.formats.errors import FormatError
 from secretsapi.service.targets.ids import secretzero_target_id
 from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, read_bytes, read_text, write_text
 from secretsapi.service.targets.providers import Provider, provider_of, read_secret_file

@@ -8,7 +8,8 @@ from typing import Any
 from secretsapi.service.definition.model import Placement, TargetSpec
 from secretsapi.service.errors import TargetError
 from secretsapi.service.targets.base import Kind, ReadBack, TargetContext
-from secretsapi.service.targets.formats import FORMATS, FileFormat, FormatError, infer_format
+from secretsapi.service.targets.formats import FORMATS, FileFormat, infer_format
+from secretsapi.service.targets.formats.errors import FormatError
 from secretsapi.service.targets.paths import Confined, confined_path, lexical_key, read_text, write_text
 from secretsapi.service.targets.remote import collect, placement_key
 from secretsapi.service.targets.schema import KindSchema, ProviderSchema, Setting

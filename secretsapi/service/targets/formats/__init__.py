@@ -6,9 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-
-class FormatError(ValueError):
-    """A file cannot be parsed or a key cannot be written; the message never holds values."""
+from secretsapi.service.targets.formats import dotenv, json_, tfvars, toml_, yaml_
+from secretsapi.service.targets.formats.errors import FormatError
 
 
 @dataclass(frozen=True)
@@ -35,8 +34,6 @@ class FileFormat:
 
 
 def _build() -> dict[str, FileFormat]:
-    from secretsapi.service.targets.formats import dotenv, json_, tfvars, toml_, yaml_
-
     return {
         "dotenv": FileFormat("dotenv", dotenv.load, dotenv.render, dotenv.load_secretzero),
         "json": FileFormat("json", json_.load, json_.render),

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from secretsapi.service.targets.formats import FormatError
+from secretsapi.service.targets.formats.errors import FormatError
 from secretsapi.service.targets.formats.lines import splice
 
 _ASSIGN = re.compile(r"[ \t]*(?:export[ \t]+)?(?P<key>[A-Za-z0-9_.\-]+)[ \t]*=")

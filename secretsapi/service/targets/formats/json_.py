@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from secretsapi.service.targets.formats import FormatError
+from secretsapi.service.targets.formats.errors import FormatError
 
 
 def load(text: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from secretsapi.service.targets.formats import FormatError
+from secretsapi.service.targets.formats.errors import FormatError
 from secretsapi.service.targets.formats.lines import splice
 
 _ATTR = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_\-]*)[ \t]*=[ \t]*")

@@ -8,7 +8,7 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import ParseError, TOMLKitError
 
-from secretsapi.service.targets.formats import FormatError
+from secretsapi.service.targets.formats.errors import FormatError
 
 
 def _parse(text: str) -> tomlkit.TOMLDocument:

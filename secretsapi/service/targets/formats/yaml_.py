@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from secretsapi.service.targets.formats import FormatError
+from secretsapi.service.targets.formats.errors import FormatError
 
 _PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./@+\-]*")
 # Characters PyYAML reads literally inside double quotes; the rest are escaped. NEL, LS and
