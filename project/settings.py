@@ -1,185 +1,41 @@
-"""Settings: every deployment-specific value comes from the environment (see README)."""
+"""Settings: every deployment-specific value comes from the environment (see README), read with
+the readers of project/environment.py; the API's and the pages' fixed settings are their own modules."""
 
 from __future__ import annotations
 
-import ipaddress
-import os
 import re
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import dj_database_url
 from corsheaders.defaults import default_headers
-from croniter import croniter
-from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.functional import SimpleLazyObject
 
-from audit.forwarding import Sink
+from project import api_settings, page_settings
+from project.environment import (
+    audit_sink,
+    env_bool,
+    env_choice,
+    env_connections,
+    env_cron,
+    env_int,
+    env_list,
+    env_locations,
+    env_names,
+    env_networks,
+    env_pairs,
+    env_paths,
+    env_patterns,
+    env_secret,
+    env_str,
+    env_true_only,
+    is_address,
+)
 from project.secret_key import load_or_create
 from secretsapi import __version__, log_format
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-# --- Reading the environment: the only module that reads SERVICE_* (tests/test_settings.py greps) -
-# Empty or unset means the default; any other value that is not understood stops the process at
-# start with ImproperlyConfigured naming the variable, rather than being read as something else.
-# Only booleans, integers and choices quote the value they refuse: strings may hold secrets.
-_TRUE = frozenset({"true", "1", "yes"})
-_FALSE = frozenset({"false", "0", "no"})
-
-
-def _given(name: str) -> str | None:
-    """The variable with surrounding whitespace removed; None when unset or empty."""
-    return os.environ.get(name, "").strip() or None
-
-
-def env_str(name: str, default: str | None = None) -> str | None:
-    """The value exactly as given (keys keep their whitespace), or ``default`` when unset or empty."""
-    return os.environ.get(name) or default
-
-
-def env_secret(name: str) -> str | None:
-    """A setting that holds a secret: the variable ``NAME`` or, for Docker secrets and systemd
-    credentials, the content of the file ``NAME_FILE`` names (one trailing newline removed).
-    Both set, or a file that cannot be read or is empty, stops the process naming the variable
-    and the path, never the content."""
-    value = os.environ.get(name) or None
-    path = _given(f"{name}_FILE")
-    if path is None:
-        return value
-    if value is not None:
-        raise ImproperlyConfigured(f"Set {name} or {name}_FILE, not both.")
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ImproperlyConfigured(f"{name}_FILE: {path} is not UTF-8 text.") from None
-    except OSError as exc:
-        raise ImproperlyConfigured(f"{name}_FILE: cannot read {path} ({exc.strerror}).") from None
-    text = text.removesuffix("\n").removesuffix("\r")
-    if not text:
-        raise ImproperlyConfigured(f"{name}_FILE: {path} is empty.")
-    return text
-
-
-def env_networks(name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
-    """Comma-separated networks (``10.0.0.0/8``) or addresses (one host each)."""
-    networks = []
-    for item in env_list(name):
-        try:
-            networks.append(ipaddress.ip_network(item, strict=False))
-        except ValueError:
-            raise ImproperlyConfigured(
-                f"{name} must be comma-separated networks or addresses (10.0.0.0/8, 192.0.2.7, ::1), not {item!r}."
-            ) from None
-    return tuple(networks)
-
-
-def env_list(name: str) -> list[str]:
-    """A comma-separated list; blank items are dropped."""
-    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
-
-
-def env_paths(name: str) -> tuple[Path, ...]:
-    """Absolute paths separated by ``:`` (as in PATH); blank items are dropped, relative ones are
-    taken from the working folder at startup."""
-    return tuple(Path(item.strip()).absolute() for item in os.environ.get(name, "").split(":") if item.strip())
-
-
-def env_patterns(name: str) -> tuple[str, ...] | None:
-    """Comma-separated variable names or ``*``/``?`` patterns; None when unset or empty, () for "-"."""
-    return _env_items(name, r"[A-Za-z0-9_*?]+", "variable names or patterns (letters, digits, _, * and ?)")
-
-
-def env_names(name: str) -> tuple[str, ...] | None:
-    """Comma-separated names (letters, digits and ``._@:/-``); None when unset or empty, () for "-"."""
-    return _env_items(name, r"[A-Za-z0-9_.@:/+=-]+", "names")
-
-
-def _env_items(name: str, item_pattern: str, what: str) -> tuple[str, ...] | None:
-    """Comma-separated items each matching ``item_pattern``; None when unset or empty, () for "-"."""
-    value = _given(name)
-    if value is None:
-        return None
-    if value == "-":
-        return ()
-    items = tuple(item.strip() for item in value.split(",") if item.strip())
-    for number, item in enumerate(items, 1):
-        if not re.fullmatch(item_pattern, item):
-            raise ImproperlyConfigured(f"{name} must list {what} separated by commas, or be -: item {number} "
-                                       "is not one.")
-    return items
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    """true/false, 1/0 or yes/no in any case."""
-    value = _given(name)
-    if value is None:
-        return default
-    if value.lower() in _TRUE:
-        return True
-    if value.lower() in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name} must be true, false, 1, 0, yes or no (any case), not {value!r}.")
-
-
-def env_true_only(name: str) -> bool:
-    """A deliberate switch: only the word true enables it, only false (or nothing) disables it."""
-    value = _given(name)
-    if value is None or value.lower() == "false":
-        return False
-    if value.lower() == "true":
-        return True
-    raise ImproperlyConfigured(f"{name} must be true or false (only these two words, any case), not {value!r}.")
-
-
-def env_int(name: str, default: int, minimum: int | None = None, maximum: int | None = None) -> int:
-    """An integer, within ``minimum``..``maximum`` when given."""
-    value = _given(name)
-    if value is None:
-        return default
-    if minimum is not None and maximum is not None:
-        expected = f"an integer from {minimum} to {maximum}"
-    elif minimum is not None:
-        expected = f"an integer of at least {minimum}"
-    elif maximum is not None:
-        expected = f"an integer of at most {maximum}"
-    else:
-        expected = "an integer"
-    try:
-        number = int(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be {expected}, not {value!r}.") from None
-    if (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
-        raise ImproperlyConfigured(f"{name} must be {expected}, not {value!r}.")
-    return number
-
-
-def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
-    """One of ``choices`` in any case, returned in lower case."""
-    value = _given(name)
-    if value is None:
-        return default
-    if value.lower() not in choices:
-        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)} (any case), not {value!r}.")
-    return value.lower()
-
-
-def env_cron(name: str, default: str) -> str | None:
-    """A cron expression (five fields, or @hourly, @daily...), or ``off`` (None): disabled."""
-    value = _given(name)
-    if value is None:
-        return default
-    if value.lower() == "off":
-        return None
-    if not croniter.is_valid(value):
-        raise ImproperlyConfigured(
-            f"{name} must be a cron expression (such as '0 * * * *' or '@daily') or off, not {value!r}."
-        )
-    return value
 
 
 # Importing this module reads the environment (and the files *_FILE variables name) and nothing
@@ -274,30 +130,7 @@ SERVICE_LOCK_TIMEOUT = env_int("SERVICE_LOCK_TIMEOUT", 60, minimum=1)
 # credentials may come from (a provider_read source, an import, a repair's copy, a template's
 # render, the value endpoint); unset or empty: nowhere in the service, anywhere on the command
 # line; "-": nowhere. Addresses empty by default: self-hosted stores need a listing.
-_ADDRESS = re.compile(r"https?://(\*\.)?[A-Za-z0-9.\-\[\]:]+(:\d{1,5})?/?")
-
-
-def env_pairs(name: str, value_ok: Callable[[str], bool]) -> dict[str, tuple[str, ...]]:
-    """``key=value`` entries separated by commas or whitespace, grouped by key."""
-    pairs: dict[str, tuple[str, ...]] = {}
-    for item in re.split(r"[,\s]+", os.environ.get(name, "").strip()):
-        key, sep, value = item.partition("=")
-        if not item:
-            continue
-        if not sep or not key or not value_ok(value):
-            raise ImproperlyConfigured(f"{name} must list <name>=<value> entries (see docs/configuration.md); "
-                                       "one entry is not one")
-        pairs[key] = (*pairs.get(key, ()), value)
-    return pairs
-
-
-SERVICE_CREDENTIAL_ADDRESSES = env_pairs("SERVICE_CREDENTIAL_ADDRESSES", lambda v: bool(_ADDRESS.fullmatch(v)))
-
-
-def env_locations(name: str) -> dict[str, tuple[str, ...]] | None:
-    """``env_pairs`` of target types and location prefixes; None when unset or empty, {} for "-"."""
-    given = _given(name)
-    return None if given is None else {} if given == "-" else env_pairs(name, bool)
+SERVICE_CREDENTIAL_ADDRESSES = env_pairs("SERVICE_CREDENTIAL_ADDRESSES", is_address)
 
 
 SERVICE_PROVIDER_READ = env_locations("SERVICE_PROVIDER_READ")
@@ -319,31 +152,6 @@ SERVICE_KUBE_CONTEXTS = env_names("SERVICE_KUBE_CONTEXTS")
 SERVICE_AWS_ROLES = env_names("SERVICE_AWS_ROLES")
 
 
-def env_connections(name: str) -> dict[str, str]:
-    """A mapping of names to admin connection URLs, as JSON or TOML text in ``NAME`` or in the file
-    ``NAME_FILE`` names (``env_secret``: the URLs hold the admin credentials). Refused naming the
-    setting and the entry's name, never a URL."""
-    text = env_secret(name)
-    if text is None:
-        return {}
-    import json
-    import tomllib
-
-    try:
-        parsed = json.loads(text) if text.lstrip().startswith("{") else tomllib.loads(text)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a JSON object or a TOML table of <name> = <url>.") from None
-    found: dict[str, str] = {}
-    for key, url in parsed.items():
-        scheme = url.partition("://")[0].partition("+")[0].lower() if isinstance(url, str) else ""
-        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key) or scheme not in _CONNECTION_SCHEMES:
-            raise ImproperlyConfigured(f"{name}: connection {key[:64]!r} must be a URL of one of "
-                                       f"{', '.join(_CONNECTION_SCHEMES)} (see docs/credentials.md).")
-        found[key] = url
-    return found
-
-
-_CONNECTION_SCHEMES = ("postgres", "postgresql", "mysql", "mariadb", "aws")
 # Admin connections of the source-credential generators (postgres_user, mysql_user, aws_iam_key):
 # a definition names one, never an address or a credential (docs/credentials.md).
 SERVICE_ROTATION_CONNECTIONS = env_connections("SERVICE_ROTATION_CONNECTIONS")
@@ -392,26 +200,7 @@ SERVICE_DRIFT_SCHEDULE = env_cron("SERVICE_DRIFT_SCHEDULE", "0 0 * * *")
 SERVICE_AUDIT_FORWARD = env_str("SERVICE_AUDIT_FORWARD")
 
 
-def _audit_sink(value: str | None) -> Sink | None:
-    if value is None or not value.strip():
-        return None
-    url = urlsplit(value.strip())
-    expected = ("must be syslog+udp://host:port, syslog+tcp://host:port or file:///absolute/path, "
-                f"not {value.strip()!r}.")
-    if url.scheme in ("syslog+udp", "syslog+tcp"):
-        try:
-            port = url.port
-        except ValueError:
-            port = None
-        if not url.hostname or port is None or url.path not in ("", "/") or url.query:
-            raise ImproperlyConfigured(f"SERVICE_AUDIT_FORWARD {expected}")
-        return Sink("syslog", transport=url.scheme.removeprefix("syslog+"), host=url.hostname, port=port)
-    if url.scheme == "file" and url.netloc in ("", "localhost") and url.path.startswith("/") and not url.query:
-        return Sink("file", path=unquote(url.path))
-    raise ImproperlyConfigured(f"SERVICE_AUDIT_FORWARD {expected}")
-
-
-AUDIT_FORWARD = _audit_sink(SERVICE_AUDIT_FORWARD)
+AUDIT_FORWARD = audit_sink(SERVICE_AUDIT_FORWARD)
 
 # --- Django ------------------------------------------------------------------
 DEBUG = env_bool("SERVICE_DEBUG")
@@ -512,43 +301,14 @@ SECURE_REDIRECT_EXEMPT = [r"^health$"]
 # Preload off is a deliberate default (above), not an oversight for `check --deploy` to report.
 SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 
-# --- Content-Security-Policy (django-csp): pages load this site's scripts, styles, images and
-# fonts only, never run inline script, and are never framed; the admin's own <style> blocks carry
-# the request's nonce. /docs and /redoc add what Swagger UI and ReDoc need (project/urls.py).
-CONTENT_SECURITY_POLICY = {
-    "DIRECTIVES": {
-        "default-src": [SELF],
-        "script-src": [SELF],
-        "style-src": [SELF, NONCE],
-        "img-src": [SELF, "data:"],
-        "font-src": [SELF],
-        "connect-src": [SELF],
-        "object-src": [NONE],
-        "base-uri": [NONE],
-        "form-action": [SELF],
-        "frame-ancestors": [NONE],
-    },
-}
+# --- Pages: the Content-Security-Policy and the templates (project/page_settings.py)
+CONTENT_SECURITY_POLICY = page_settings.CONTENT_SECURITY_POLICY
+TEMPLATES = page_settings.TEMPLATES
 
 ROOT_URLCONF = "project.urls"
 WSGI_APPLICATION = "project.wsgi.application"
 # Paths are exactly the spec's: /sync, never /sync/.
 APPEND_SLASH = False
-
-TEMPLATES = [
-    {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "project" / "templates"],
-        "APP_DIRS": True,
-        "OPTIONS": {
-            "context_processors": [
-                "django.template.context_processors.request",
-                "django.contrib.auth.context_processors.auth",
-                "django.contrib.messages.context_processors.messages",
-            ],
-        },
-    },
-]
 
 # PostgreSQL (postgres://user:password@host:5432/name, psycopg 3) lets several instances share
 # one audit log and serializes their lockfile writes with advisory locks (secretsapi.database_locks).
@@ -608,83 +368,9 @@ CORS_ALLOW_HEADERS = [*default_headers, "x-api-key"]
 CORS_ALLOW_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"]
 CORS_EXPOSE_HEADERS = ["WWW-Authenticate"]
 
-# --- REST framework and OpenAPI ----------------------------------------------
-REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["secretsapi.api.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": [
-        "rest_framework.permissions.IsAuthenticated", "secretsapi.api.permissions.HasScope",
-    ],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["secretsapi.api.parsers.SafeJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "secretsapi.api.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "secretsapi.api.errors.exception_handler",
-    "UNAUTHENTICATED_USER": None,
-    # ASCII-escaped JSON: a lone surrogate a client sent (valid in a JSON string, not in UTF-8)
-    # and an error message then echoes is rendered as \udXXX instead of failing with a 500.
-    "UNICODE_JSON": False,
-}
-
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Secrets orchestration API",
-    "DESCRIPTION": (
-        "Declare secrets in a definition file; this service generates them, writes them to "
-        "their targets, rotates them, checks policies and drift, and audits every operation. "
-        "Send the API key in the `X-API-Key` header, or as `Authorization: Bearer <key>`."
-    ),
-    "VERSION": __version__,
-    "SERVE_INCLUDE_SCHEMA": False,
-    # The schema and both UIs are public (spec: no key needed for /openapi.json, /docs, /redoc).
-    "SERVE_AUTHENTICATION": [],
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
-    "SWAGGER_UI_DIST": "SIDECAR",
-    # Links to one operation (/docs#/sync/sync_secrets) open it.
-    "SWAGGER_UI_SETTINGS": {"deepLinking": True},
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "COMPONENT_SPLIT_REQUEST": True,
-    # Operations in urls.py order (a list before its items, the canonical path before its alias).
-    "SORT_OPERATIONS": False,
-    # Named tags in reading order: /docs and /redoc group the operations under these.
-    "TAGS": [
-        {"name": "service", "x-displayName": "Service",
-         "description": "What is running: the root and the health check. No key needed."},
-        {"name": "secrets", "x-displayName": "Secrets",
-         "description": "The secrets the definition declares, their lockfile status and (when the server "
-         "allows it) their values."},
-        {"name": "sync", "x-displayName": "Sync", "description": "Generate secrets and write them to their targets."},
-        {"name": "rotation", "x-displayName": "Rotation", "description": "Which secrets are due, and rotating them."},
-        {"name": "checks", "x-displayName": "Checks",
-         "description": "Policy compliance and drift between the lockfile and the targets. Findings are data "
-         "in a 200 answer, never an error status."},
-        {"name": "config", "x-displayName": "Config",
-         "description": "Validate a definition, or see the served one with its variables applied."},
-        {"name": "discovery", "x-displayName": "Discovery",
-         "description": "What this service offers: generators, secret types, target kinds and providers."},
-        {"name": "audit", "x-displayName": "Audit",
-         "description": "The audit log: who did what, when, and whether it succeeded; newest first."},
-        {"name": "jobs", "x-displayName": "Jobs",
-         "description": "The long operations run as jobs: their state, progress and, once ended, their result."},
-        {"name": "webhooks", "x-displayName": "Webhooks",
-         "description": "Signed notifications of rotations, syncs, drift and failed jobs: what was sent, and every "
-         "attempt."},
-        {"name": "metrics", "x-displayName": "Metrics",
-         "description": "Prometheus metrics, computed from the database at each scrape."},
-        {"name": "projects", "x-displayName": "Projects",
-         "description": "The definitions this service serves, each under `/projects/{name}/`; the spec's own "
-         "paths are the `default` project (SERVICE_CONFIG)."},
-    ],
-    # A webhook delivery's state and a job's, two enums both named after their field "state".
-    "ENUM_NAME_OVERRIDES": {"DeliveryStateEnum": "webhooks.models.Delivery.STATES",
-                            "JobStateEnum": "jobs.queue.JOB_STATES",
-                            # /health's database and workers: each only up or down.
-                            "UpDownEnum": ["up", "down"]},
-    # 414, insecure mode's 400 and 403, and no NUL in request strings (secretsapi/api/schema.py).
-    # The /projects/{project}/ copies of every endpoint are described once, on GET /projects.
-    "PREPROCESSING_HOOKS": ["secretsapi.api.schema.without_project_copies"],
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums", "secretsapi.api.schema.declare_server_answers",
-    ],
-}
+# --- REST framework and OpenAPI: the API's own settings, none from the environment (project/api_settings.py)
+REST_FRAMEWORK = api_settings.REST_FRAMEWORK
+SPECTACULAR_SETTINGS = api_settings.SPECTACULAR_SETTINGS
 
 # --- The task engine: Django's tasks API (django-tasks, the backport of Django 6.0's django.tasks)
 # with its database backend: a job is a row of one table of the service's database, on SQLite as
@@ -697,19 +383,4 @@ TASKS = {
 }
 
 # --- Logging: secret values never reach it (they never reach exceptions either) ----
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": log_format.formatter(SERVICE_LOG_FORMAT)},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": SERVICE_LOG_LEVEL},
-    "loggers": {
-        "django": {"handlers": ["console"], "level": SERVICE_LOG_LEVEL, "propagate": False},
-        # django-axes says three things at INFO for every failed admin login; its warnings
-        # (a failure, a lockout) are the ones an operator reads.
-        "axes": {"level": "WARNING" if SERVICE_LOG_LEVEL in ("DEBUG", "INFO") else SERVICE_LOG_LEVEL},
-        # The Azure SDK logs every request's URL and headers (credentials redacted) and every token
-        # it gets at INFO: noise for an operator; its warnings and errors still come through.
-        "azure": {"level": "WARNING" if SERVICE_LOG_LEVEL in ("DEBUG", "INFO") else SERVICE_LOG_LEVEL},
-    },
-}
+LOGGING = log_format.django_logging(SERVICE_LOG_FORMAT, SERVICE_LOG_LEVEL)

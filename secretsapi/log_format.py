@@ -86,3 +86,23 @@ def gunicorn_logging(log_format: str, level: str) -> dict[str, Any]:
             "gunicorn.access": {"level": "INFO", "handlers": ["stdout"], "propagate": False},
         },
     }
+
+
+def django_logging(log_format: str, level: str) -> dict[str, Any]:
+    """Django's ``LOGGING``: every line on the console in ``log_format``, at ``level``."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"plain": formatter(log_format)},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+        "root": {"handlers": ["console"], "level": level},
+        "loggers": {
+            "django": {"handlers": ["console"], "level": level, "propagate": False},
+            # django-axes says three things at INFO for every failed admin login; its warnings
+            # (a failure, a lockout) are the ones an operator reads.
+            "axes": {"level": "WARNING" if level in ("DEBUG", "INFO") else level},
+            # The Azure SDK logs every request's URL and headers (credentials redacted) and every token
+            # it gets at INFO: noise for an operator; its warnings and errors still come through.
+            "azure": {"level": "WARNING" if level in ("DEBUG", "INFO") else level},
+        },
+    }
