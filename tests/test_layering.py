@@ -1,4 +1,6 @@
-"""The engine stays framework-free."""
+"""The floors of the whole project, enforced: the engine framework-free at the bottom, then the
+records, the actions and the faces; no import runs upwards, no import circle anywhere, no module
+past 400 lines."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import ast
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -55,8 +58,10 @@ def _engine_imports(path: Path) -> set[str]:
 
 
 def test_interfaces_take_only_errors_and_results_from_the_engine() -> None:
-    files = [path for folder in ("api", "management") for path in sorted((ROOT / "secretsapi" / folder).rglob("*.py"))]
-    files += sorted((ROOT / "jobs").rglob("*.py"))
+    files = [path for folder in ("api", "management", "cli", "admin")
+             for path in sorted((ROOT / "secretsapi" / folder).rglob("*.py"))]
+    files += [path for app in ("audit", "apikeys", "projects", "webhooks", "jobs", "metrics", "deployment", "adminusers")
+              for path in sorted((ROOT / app).rglob("*.py"))]
     offending = {
         str(path.relative_to(ROOT)): sorted(
             name for name in _engine_imports(path)
@@ -143,3 +148,179 @@ def test_the_layer_rule_sees_modules_imported_from_their_package() -> None:
 def test_the_engine_has_at_most_15_top_level_modules() -> None:
     # Past that the top level stops reading as a list of operations: group into a package.
     assert len(list(ENGINE.glob("*.py"))) <= 15
+
+
+# The whole project's floors, lowest first (STYLE.md, "Layout"). A module imports only from its
+# own floor or below: records never import an action or a face, actions never a face, nothing
+# imports project/ (settings, URLs, WSGI: the top). Each entry is a folder, a package or a module,
+# as paths; a module belongs to the longest entry that holds it, and every module of the project
+# (tests aside) belongs to one. Within the records one order holds too: audit at the bottom (every
+# app writes rows through its recorder and listeners), then the apps that write rows, then the
+# webhook outbox (jobs raise ``job.failed``), then jobs and the metrics' tallies.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    # the engine, framework-free
+    ("secretsapi/service",),
+    # plain helpers of the Django side: version, pages, database errors and locks, definitions' store, logs
+    ("secretsapi/__init__.py", "secretsapi/apps.py", "secretsapi/pages.py", "secretsapi/database_errors.py",
+     "secretsapi/database_locks.py", "secretsapi/definition_store.py", "secretsapi/log_format.py"),
+    # records: models and their only writers
+    ("audit",),
+    ("projects", "apikeys", "deployment"),
+    ("webhooks",),
+    ("jobs", "metrics"),
+    # actions: one function per operation; job submission (its task's path, secretsapi.operations.run_job,
+    # is stored in every queued job's row, so the module keeps its name)
+    ("secretsapi/actions", "secretsapi/operations.py"),
+    # faces: thin interfaces over the actions
+    ("secretsapi/api", "secretsapi/cli", "secretsapi/management", "secretsapi/admin", "adminusers"),
+    # the top: settings, URLs, WSGI, the entry point, the benchmarks that drive it all
+    ("project", "manage.py", "bench"),
+)
+LINES_MAX = 400
+NOT_MODULES = {"tests", ".venv", ".git", "data", "__pycache__", ".mypy_cache", ".ruff_cache", "node_modules"}
+
+
+def project_files(root: Path) -> list[Path]:
+    """Every Python module of the project under ``root`` (tests and virtualenvs aside)."""
+    return sorted(path for path in root.rglob("*.py")
+                  if not NOT_MODULES.intersection(path.relative_to(root).parts[:-1]))
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def file_imports(root: Path, files: Sequence[Path]) -> dict[Path, set[Path]]:
+    """Each file's imports of the project's own files: ``from package import module`` counts as the
+    module (not the package's ``__init__``), relative imports resolved, imports inside functions too."""
+    by_name = {_module_name(root, path): path for path in files}
+    found: dict[Path, set[Path]] = {}
+    for path in files:
+        package = _module_name(root, path).split(".")
+        if path.name != "__init__.py":
+            package = package[:-1]
+        names: list[str] = []
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join([*package[: len(package) - node.level + 1], node.module or ""] if node.level
+                                else [node.module or ""]).strip(".")
+                names += [f"{base}.{alias.name}" if f"{base}.{alias.name}" in by_name else base
+                          for alias in node.names]
+        targets = set()
+        for name in names:
+            while name and name not in by_name:
+                name = name.rpartition(".")[0]
+            if name and by_name[name] != path:
+                targets.add(by_name[name])
+        found[path] = targets
+    return found
+
+
+def floor_of(root: Path, path: Path, floors: Sequence[Iterable[str]]) -> int | None:
+    """The index of the floor whose longest entry holds ``path``; None: in no floor."""
+    relative = path.relative_to(root).as_posix()
+    holding = [(len(entry), index) for index, entries in enumerate(floors) for entry in entries
+               if relative == entry or relative.startswith(entry.rstrip("/") + "/")]
+    return max(holding)[1] if holding else None
+
+
+def upward_imports(root: Path, floors: Sequence[Iterable[str]]) -> list[str]:
+    """``importer -> imported`` for every import of a higher floor's module."""
+    imports = file_imports(root, project_files(root))
+    return sorted(f"{path.relative_to(root)} -> {target.relative_to(root)}"
+                  for path, targets in imports.items() for target in targets
+                  if (floor_of(root, target, floors) or 0) > (floor_of(root, path, floors) or 0))
+
+
+def import_circles(root: Path) -> list[list[str]]:
+    """Every set of modules that import one another round a circle (Tarjan's components)."""
+    graph = file_imports(root, project_files(root))
+    index: dict[Path, int] = {}
+    low: dict[Path, int] = {}
+    stack: list[Path] = []
+    circles: list[list[str]] = []
+
+    def visit(start: Path) -> None:  # iterative: a deep chain must not reach the recursion limit
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        component.append(str(member.relative_to(root)))
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        circles.append(sorted(component))
+
+    for path in graph:
+        if path not in index:
+            visit(path)
+    return sorted(circles)
+
+
+def test_every_module_of_the_project_is_on_a_floor() -> None:
+    files = project_files(ROOT)
+    assert [str(path.relative_to(ROOT)) for path in files if floor_of(ROOT, path, FLOORS) is None] == []
+    assert len(files) > 300
+
+
+def test_no_import_runs_up_a_floor() -> None:
+    assert upward_imports(ROOT, FLOORS) == []
+
+
+def test_no_modules_import_one_another_round_a_circle() -> None:
+    assert import_circles(ROOT) == []
+
+
+def test_no_module_of_the_project_is_over_400_lines() -> None:
+    # One idea per module (STYLE.md): a module past this is split, not grown.
+    sizes = {str(path.relative_to(ROOT)): len(path.read_text().splitlines()) for path in project_files(ROOT)}
+    assert {path: lines for path, lines in sizes.items() if lines > LINES_MAX} == {}
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_the_floor_rule_catches_a_record_importing_an_action(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "records/__init__.py": "", "records/models.py": "X = 1\n",
+        "records/recorder.py": "def write():\n    from actions.ops import run\n",
+        "actions/__init__.py": "", "actions/ops.py": "from records import models, recorder\nrun = models.X\n",
+        "faces/views.py": "from actions import ops\n",
+    })
+    floors = (("records",), ("actions",), ("faces",))
+    assert upward_imports(root, floors) == ["records/recorder.py -> actions/ops.py"]
+    assert import_circles(root) == [["actions/ops.py", "records/recorder.py"]]
+
+
+def test_the_circle_rule_sees_relative_imports_and_modules_imported_from_their_package(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "app/__init__.py": "from app import a\n", "app/a.py": "from . import b\n", "app/b.py": "from .c import name\n",
+        "app/c.py": "from app import a\nname = 1\n",
+    })
+    # ``from app import a`` is app/a.py, not the package: the package's own import of it is no circle.
+    assert import_circles(root) == [["app/a.py", "app/b.py", "app/c.py"]]
+    assert upward_imports(root, (("app",),)) == []
