@@ -11,6 +11,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -136,6 +137,11 @@ def any_configured() -> bool:
     """Whether any key row exists. Revoked and expired rows count: revoking the last key must
     not turn the server into insecure mode (which accepts every request)."""
     return ApiKey.objects.exists()
+
+
+def insecure_mode() -> bool:
+    """No key configured at all: neither SERVICE_API_KEY nor any key row."""
+    return not settings.SERVICE_API_KEY and not any_configured()
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,8 @@ def _engine_imports(path: Path) -> set[str]:
 def test_interfaces_take_only_errors_and_results_from_the_engine() -> None:
     files = [path for folder in ("api", "management", "cli", "admin")
              for path in sorted((ROOT / "secretsapi" / folder).rglob("*.py"))]
-    files += [path for app in ("audit", "apikeys", "projects", "webhooks", "jobs", "metrics", "deployment", "adminusers")
-              for path in sorted((ROOT / app).rglob("*.py"))]
+    apps = ("audit", "apikeys", "projects", "webhooks", "jobs", "metrics", "deployment", "adminusers")
+    files += [path for app in apps for path in sorted((ROOT / app).rglob("*.py"))]
     offending = {
         str(path.relative_to(ROOT)): sorted(
             name for name in _engine_imports(path)

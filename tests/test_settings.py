@@ -15,8 +15,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 
+from project.environment import env_bool, env_choice, env_int, env_paths, env_true_only
 from project.secret_key import load_or_create
-from project.settings import env_bool, env_choice, env_int, env_paths, env_true_only
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.test import Client, override_settings
 
-from project.settings import env_networks
+from project.environment import env_networks
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET_SETTINGS = ("SERVICE_API_KEY", "SERVICE_SECRET_KEY", "DATABASE_URL")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from project.settings import env_connections
+from project.environment import env_connections
 
 NAME = "SERVICE_ROTATION_CONNECTIONS"
 

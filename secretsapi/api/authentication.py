@@ -94,11 +94,6 @@ SERVICE_PRINCIPAL = Principal(keys.SERVICE_NAME)
 INSECURE_PRINCIPAL = Principal(None)
 
 
-def insecure_mode() -> bool:
-    """No key configured at all: neither SERVICE_API_KEY nor any key row."""
-    return not settings.SERVICE_API_KEY and not keys.any_configured()
-
-
 def resolve(presented: str | None) -> Principal | None:
     """The principal ``presented`` names, or None (no key, a wrong, revoked or expired one)."""
     if presented is None:
@@ -130,7 +125,7 @@ def header_principal(request: HttpRequest) -> Principal | None:
     except KeyHeadersRefused:
         presented = None
     principal = resolve(presented)
-    if principal is None and insecure_mode():
+    if principal is None and keys.insecure_mode():
         return INSECURE_PRINCIPAL
     return principal
 
@@ -153,7 +148,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         try:
             presented = presented_key(request.headers)
         except KeyHeadersRefused as refused:
-            if insecure_mode():
+            if keys.insecure_mode():
                 return INSECURE_PRINCIPAL, None
             self._reject(request, refused.reason, refused.detail)
         principal = resolve(presented)
@@ -161,7 +156,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             # The key's name for the access line (secretsapi/log_format.py); the environ is the META.
             request.META[KEY_NAME_ENVIRON] = principal.audit_name
             return principal, None
-        if insecure_mode():
+        if keys.insecure_mode():
             # Insecure mode: no key configured, every request is accepted (serve warns loudly).
             return INSECURE_PRINCIPAL, None
         if presented is None:

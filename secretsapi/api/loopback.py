@@ -21,7 +21,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from secretsapi.api.authentication import insecure_mode
+from apikeys.keys import insecure_mode
 from secretsapi.api.errors import refused
 
 _LOOPBACK_NAME = r"(?:localhost|127\.0\.0\.1|\[::1\])(?::[0-9]{1,5})?"

@@ -9,7 +9,8 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 
-from secretsapi.api.authentication import BEARER, HEADER, insecure_mode
+from apikeys.keys import insecure_mode
+from secretsapi.api.authentication import BEARER, HEADER
 from secretsapi.api.docs import HeaderedResponse
 from secretsapi.api.serializers.strict import StrictRequestSerializer
 

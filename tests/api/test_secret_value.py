@@ -49,6 +49,7 @@ def test_only_the_exact_word_true_enables_value_read(monkeypatch: pytest.MonkeyP
     import importlib
 
     import project.settings as module
+    from project.environment import env_true_only
 
     for raw, expected in (("TRUE", True), ("true", True), ("false", False), ("", False)):
         monkeypatch.setenv("SERVICE_ALLOW_VALUE_READ", raw)
@@ -57,7 +58,7 @@ def test_only_the_exact_word_true_enables_value_read(monkeypatch: pytest.MonkeyP
     for raw in ("1", "yes", "on"):
         monkeypatch.setenv("SERVICE_ALLOW_VALUE_READ", raw)
         with pytest.raises(ImproperlyConfigured, match="SERVICE_ALLOW_VALUE_READ must be true or false"):
-            module.env_true_only("SERVICE_ALLOW_VALUE_READ")
+            env_true_only("SERVICE_ALLOW_VALUE_READ")
     monkeypatch.delenv("SERVICE_ALLOW_VALUE_READ")
     importlib.reload(module)
 

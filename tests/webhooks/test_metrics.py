@@ -343,6 +343,24 @@ def test_each_environment_keeps_its_own_last_drift_check(authed_api: APIClient, 
     assert drifted == {DEFAULT_LANE: 0, (("environment", "declared"),): 1}
 
 
+def test_a_full_drift_checks_findings_commit_with_its_audit_row_or_neither_does(
+        db: None, project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from secretsapi.actions import checks, workspaces
+
+    project.write(definition(file_secret("db", "out/a.json", kind="random_hex")))
+
+    def refuse(**figures: Any) -> None:
+        raise RuntimeError("the drift gauges' table refused the row")
+
+    monkeypatch.setattr(tally, "drift_checked", refuse)
+    with pytest.raises(RuntimeError):
+        checks.check_drift(workspaces.workspace(), actor="cli:alice")
+    assert not AuditEntry.objects.filter(action="check_drift").exists()
+    monkeypatch.undo()
+    checks.check_drift(workspaces.workspace(), actor="cli:alice")
+    assert AuditEntry.objects.filter(action="check_drift").count() == DriftCheck.objects.count() == 1
+
+
 def test_a_check_of_another_definition_is_not_the_served_ones(authed_api: APIClient, project: Project) -> None:
     from secretsapi.actions import checks, workspaces
 

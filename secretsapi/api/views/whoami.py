@@ -9,9 +9,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apikeys.keys import insecure_mode
 from apikeys.scopes import SCOPES
 from audit.recorder import record
-from secretsapi.api.authentication import Principal, insecure_mode, request_principal
+from secretsapi.api.authentication import Principal, request_principal
 from secretsapi.api.docs import errors, response_example
 from secretsapi.api.views.base import StrictAPIView
 

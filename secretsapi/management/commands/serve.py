@@ -24,9 +24,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DatabaseError, connections
 
+from apikeys.keys import insecure_mode
 from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from jobs import workers
-from secretsapi.api.authentication import insecure_mode
 from secretsapi.api.loopback import HOW_TO_LEAVE, is_loopback_address
 from secretsapi.management.base import as_failure, migrate_pending, say
 from secretsapi.service.errors import LockTimeout
