@@ -18,7 +18,7 @@ def _subclasses(cls: type[ServiceError]) -> set[type[ServiceError]]:
     found: set[type[ServiceError]] = set()
     for sub in cls.__subclasses__():
         found |= _subclasses(sub)
-        if sub.__module__.startswith("secretsapi."):
+        if sub.__module__.startswith("secretsapi.service."):
             found.add(sub)
     return found
 
