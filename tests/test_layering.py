@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import pkgutil
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
@@ -295,6 +296,17 @@ def test_no_module_of_the_project_is_over_400_lines() -> None:
     # One idea per module (STYLE.md): a module past this is split, not grown.
     sizes = {str(path.relative_to(ROOT)): len(path.read_text().splitlines()) for path in project_files(ROOT)}
     assert {path: lines for path, lines in sizes.items() if lines > LINES_MAX} == {}
+
+
+def test_the_actions_leave_webhooks_and_metrics_to_their_listeners() -> None:
+    # What an outcome raises and counts is recorded by the listeners the webhooks and metrics apps
+    # subscribe (audit.listeners), in the audit row's transaction: an action calls none of their writers.
+    writers = re.compile(r"\b(outbox\.enqueue|events\.raised|drift_detected|new_drift|tally\.add"
+                         r"|tally\.drift_checked)\(")
+    actions = [*sorted((ROOT / "secretsapi" / "actions").rglob("*.py")), ROOT / "secretsapi" / "operations.py"]
+    calls = [f"{path.relative_to(ROOT)}:{number}" for path in actions
+             for number, line in enumerate(path.read_text().splitlines(), 1) if writers.search(line)]
+    assert calls == []
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
