@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.recorder import finish, record
+from audit.recorder import finish, mention_ahead, record
 from audit.write_gate import audited_transaction
 
 
@@ -53,13 +53,15 @@ def settle(outcome: Outcome, row_id: int | None = None) -> int:
     """Write ``outcome``'s row (or complete ``row_id``, begun by ``recorder.begin``) and what each
     listener records of it, in one transaction; the row's id. Errors propagate, rolling back all."""
     writes = [write for write in (listener(outcome) for listener in _listeners) if write is not None]
+    if row_id is not None:  # a long list of mentions must not hold the write lock with the outcome
+        mention_ahead(row_id, outcome.resource, outcome.details)
     with audited_transaction() if writes else contextlib.nullcontext():
         if row_id is None:
             row_id = record(action=outcome.action, resource=outcome.resource, user=outcome.actor,
                             success=outcome.success, details=outcome.details, outcome=outcome.outcome,
                             context=outcome.context)
         else:
-            finish(row_id, success=outcome.success, details=outcome.details, outcome=outcome.outcome)
+            finish(row_id, success=outcome.success, details=outcome.details, outcome=outcome.outcome, mentioned=True)
         for write in writes:
             write(row_id)
     return row_id

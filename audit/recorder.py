@@ -157,9 +157,33 @@ def begin(*, action: str, resource: str, user: str | None, details: Mapping[str,
                   details={**(details or {}), "state": STARTED}, context=context)
 
 
+def mention_ahead(row_id: int, resource: str, details: Mapping[str, Any]) -> None:
+    """Write the mentions of the outcome ``finish`` will complete row ``row_id`` with, before it,
+    ``MENTION_CHUNK`` names to a transaction; call ``finish`` with ``mentioned=True`` then.
+
+    A sync of 20,000 secrets mentions each one: in one transaction, with the outcome, that held
+    SQLite's one writer for ~0.3-0.5 s, and every other project's audited request (a status
+    writes its row) waited behind it. In chunks, another writer waits for one chunk at most. A
+    process that dies between chunks leaves a ``started`` row with some of its mentions: every
+    one names a secret the operation was about. On PostgreSQL, where writers do not wait for
+    each other, this is one insert, as before.
+    """
+    names = mentioned_secrets(resource, _storable(dict(details)))
+    if not names:
+        return
+    at = AuditEntry.objects.filter(pk=row_id).values_list("timestamp", flat=True).first()
+    if at is None:
+        return  # gone: ``finish`` says so
+    chunk = MENTION_CHUNK if connection.vendor == "sqlite" and not connection.in_atomic_block else len(names)
+    for start in range(0, len(names), chunk):
+        with audit_write_gate(), transaction.atomic():
+            _mention(row_id, at, names[start:start + chunk])
+
+
 def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = None,
-           outcome: str | None = None) -> None:
+           outcome: str | None = None, mentioned: bool = False) -> None:
     """Complete a row from ``begin`` with the outcome; errors propagate like ``record``'s.
+    ``mentioned``: ``mention_ahead`` has written the outcome's mentions.
 
     When the database cannot be reached (stopped mid-operation), the outcome is kept and written
     by this process's next audit write or health check once the database answers again, with
@@ -168,7 +192,7 @@ def finish(row_id: int, *, success: bool, details: Mapping[str, Any] | None = No
     """
     outcome = outcome or outcome_of("", success)
     try:
-        _complete(row_id, success, _storable(dict(details or {})), outcome)
+        _complete(row_id, success, _storable(dict(details or {})), outcome, mentioned=mentioned)
     except (OperationalError, InterfaceError):
         keep_unwritten(row_id, success=success, details=details, outcome=outcome)
         raise
@@ -217,14 +241,14 @@ def complete_unwritten() -> None:
             _unwritten.pop(row_id, None)
 
 
-def _complete(row_id: int, success: bool, details: dict[str, Any], outcome: str) -> None:
+def _complete(row_id: int, success: bool, details: dict[str, Any], outcome: str, *, mentioned: bool = False) -> None:
     with audit_write_gate(), transaction.atomic():
         updated = AuditEntry.objects.filter(pk=row_id).update(success=success, details=details, outcome=outcome)
         if updated != 1:
             raise RowVanished(f"audit row {row_id} disappeared before it was completed")
         # The outcome names more secrets than the start did (a sync's lists): add them.
         row = AuditEntry.objects.filter(pk=row_id).values(*FORWARDED).get()
-        names = mentioned_secrets(row["resource"], details)
+        names = [] if mentioned else mentioned_secrets(row["resource"], details)
         if names:
             _mention(row_id, row["timestamp"], names)
         _forward_on_commit(row)
@@ -262,6 +286,8 @@ def _tally_statement(vendor: str) -> str:
 
 
 STARTED = "started"
+# Mentions written to one SQLite transaction by ``mention_ahead``: ~15 ms of another writer's wait.
+MENTION_CHUNK = 1000
 COMPLETED_LATE = "the database was unreachable when the operation ended"
 # Outcomes of this process's operations that ``finish`` could not write: row id -> (success, details, outcome).
 _unwritten: dict[int, tuple[bool, dict[str, Any], str]] = {}

@@ -150,6 +150,9 @@ SERVICE_KUBE_CONTEXTS = env_names("SERVICE_KUBE_CONTEXTS")
 # Role ARNs a definition may assume (auth kind assume_role) with the server's AWS credentials. A
 # role assumed with keys the definition gives is its own.
 SERVICE_AWS_ROLES = env_names("SERVICE_AWS_ROLES")
+# Client ids of the server's user-assigned Azure managed identities a definition may select (auth
+# kind managed_identity with a client_id); the host's identities are the operator's credentials.
+SERVICE_AZURE_IDENTITIES = env_names("SERVICE_AZURE_IDENTITIES")
 
 
 # Admin connections of the source-credential generators (postgres_user, mysql_user, aws_iam_key):

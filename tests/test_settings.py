@@ -327,7 +327,8 @@ def test_aws_profiles_and_kube_contexts_are_unset_listed_or_none(tmp_path: Path,
     assert json.loads(done.stdout) == {"SERVICE_AWS_PROFILES": parsed, "SERVICE_KUBE_CONTEXTS": parsed}
 
 
-@pytest.mark.parametrize("name", ["SERVICE_AWS_PROFILES", "SERVICE_AWS_ROLES", "SERVICE_KUBE_CONTEXTS"])
+@pytest.mark.parametrize("name", ["SERVICE_AWS_PROFILES", "SERVICE_AWS_ROLES", "SERVICE_KUBE_CONTEXTS",
+                                  "SERVICE_AZURE_IDENTITIES"])
 def test_a_profile_or_context_that_is_not_a_name_stops_the_service_naming_the_variable(
     tmp_path: Path, name: str
 ) -> None:

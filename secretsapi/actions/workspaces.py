@@ -41,10 +41,11 @@ def _readable(allowed: tuple[str, ...] | None) -> ReadableEnviron:
 
 def operator_egress(*, command_line: bool = False) -> service.Egress:
     """The operator's rule for the server's credentials in one operation (``definition.egress``):
-    where they may go, what may be read and written with them, which AWS profiles and roles,
-    Kubernetes contexts and server variables a definition may name. Read locations, identities and variables
-    read as SERVICE_DEFINITION_ENV does: unset, none in the service and any on the ``command_line``
-    (a person running SecretZero's commands on their own files); write locations unset: any."""
+    where they may go, what may be read and written with them, which AWS profiles and roles, Azure
+    managed identities, Kubernetes contexts and server variables a definition may name. Read
+    locations, identities and variables read as SERVICE_DEFINITION_ENV does: unset, none in the
+    service and any on the ``command_line`` (a person running SecretZero's commands on their own
+    files); write locations unset: any."""
     reads, writes = settings.SERVICE_PROVIDER_READ, settings.SERVICE_PROVIDER_WRITE
     return _egress(_frozen_pairs(settings.SERVICE_CREDENTIAL_ADDRESSES),
                    None if command_line and reads is None else _frozen_pairs(reads or {}),
@@ -53,7 +54,8 @@ def operator_egress(*, command_line: bool = False) -> service.Egress:
                    _selectable(settings.SERVICE_DEFINITION_ENV, command_line),
                    None if writes is None else _frozen_pairs(writes),
                    _selectable(settings.SERVICE_AWS_ROLES, command_line),
-                   tuple(sorted(settings.SERVICE_ROTATION_CONNECTIONS.items())))
+                   tuple(sorted(settings.SERVICE_ROTATION_CONNECTIONS.items())),
+                   _selectable(settings.SERVICE_AZURE_IDENTITIES, command_line))
 
 
 def _selectable(allowed: Sequence[str] | None, command_line: bool) -> tuple[str, ...] | None:
@@ -71,13 +73,15 @@ def _frozen_pairs(pairs: Mapping[str, Any]) -> _Pairs:
 def _egress(addresses: _Pairs, read_prefixes: _Pairs | None, aws_profiles: tuple[str, ...] | None,
             kube_contexts: tuple[str, ...] | None, env_allowed: tuple[str, ...] | None,
             write_prefixes: _Pairs | None, aws_roles: tuple[str, ...] | None,
-            connections: tuple[tuple[str, str], ...] = ()) -> service.Egress:
+            connections: tuple[tuple[str, str], ...] = (),
+            azure_identities: tuple[str, ...] | None = None) -> service.Egress:
     # One object per setting: workspaces and the definition cache key on it.
     return service.egress_of(dict(addresses), None if read_prefixes is None else dict(read_prefixes),
                              aws_profiles=aws_profiles,
                              kube_contexts=kube_contexts, env_allowed=env_allowed,
                              write_prefixes=None if write_prefixes is None else dict(write_prefixes),
-                             aws_roles=aws_roles, connections=dict(connections))
+                             aws_roles=aws_roles, connections=dict(connections),
+                             azure_identities=azure_identities)
 
 
 def workspace(

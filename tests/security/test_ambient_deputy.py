@@ -69,6 +69,22 @@ def test_a_template_never_renders_a_value_read_with_the_servers_token(
     leak = project.root / "out/leak.txt"
     assert not leak.exists() or OTHER_TEAMS not in leak.read_text()
     assert result["errors"] and OTHER_TEAMS not in json.dumps(result)
+    # The template's own error says why it has no value, not only the stolen secret's.
+    assert any(error["secret"] == "bait" and SETTING in error["message"] for error in result["errors"]), result
+
+
+def test_a_secret_ref_never_copies_a_value_read_with_the_servers_token_and_says_why(
+    authed_api: APIClient, project: Project, operators_vault: VaultServer,
+) -> None:
+    copy = {"name": "copy", "kind": "random_string", "source": {"kind": "secret_ref", "config": {"secret": "stolen"}},
+            "targets": [target("local", "file", path="out/copy.env")]}
+    _recorded(project, STOLEN, copy)
+
+    result = _sync(authed_api)
+
+    copied = project.root / "out/copy.env"
+    assert not copied.exists() or OTHER_TEAMS not in copied.read_text()
+    assert any(error["secret"] == "copy" and SETTING in error["message"] for error in result["errors"]), result
 
 
 def test_a_template_renders_it_from_a_location_the_operator_lists(

@@ -2,7 +2,8 @@
 (issue 36): an AWS ``profile`` of the server's shared files (also as auth kind ``profile``), a role
 assumed with the server's AWS credentials, a ``context`` of the server's kubeconfig, and the
 variable ``vault_password_env`` reads. Each is refused in the service unless the operator lists it
-(SERVICE_AWS_PROFILES, SERVICE_AWS_ROLES, SERVICE_KUBE_CONTEXTS, SERVICE_DEFINITION_ENV), with an
+(SERVICE_AWS_PROFILES, SERVICE_AWS_ROLES, SERVICE_KUBE_CONTEXTS, SERVICE_AZURE_IDENTITIES,
+SERVICE_DEFINITION_ENV), with an
 error naming the setting and before any request; without a selection the server's default
 identity is used, as before.
 """
@@ -18,8 +19,9 @@ import yaml
 from rest_framework.test import APIClient
 
 from tests.factories import AWS_REGION, Project, definition, target
+from tests.peers.azure_keyvault_server import AzureKeyVaultServer
 from tests.peers.kubernetes_server import KubernetesServer
-from tests.service.targets.conftest import aws, clean_sdk_env, kube, moto_url  # noqa: F401 (fixtures)
+from tests.service.targets.conftest import aws, clean_sdk_env, keyvault, kube, moto_url  # noqa: F401 (fixtures)
 
 
 def _sync(api: APIClient) -> Any:
@@ -184,6 +186,42 @@ def test_the_current_context_needs_no_listing(
 
     assert _sync(authed_api)["errors"] == []
     assert set(server_kubeconfig.data("apps", "app") or {}) == {"DB"}
+
+
+# --- A user-assigned managed identity of the Azure host ----------------------------------------------
+
+def _azure_definition(project: Project, vault: str, auth: dict[str, Any]) -> None:
+    project.write(definition({"name": "db", "kind": "random_string",
+                              "targets": [target("azure", "azure_keyvault", secret_name="db")]},
+                             providers={"azure": {"kind": "azure", "auth": auth,
+                                                  "config": {"vault_url": vault, "connection_verify": "ca.pem"}}}))
+
+
+def test_selecting_a_managed_identity_of_the_host_is_refused_naming_the_setting(
+    authed_api: APIClient, project: Project, keyvault: AzureKeyVaultServer,  # noqa: F811
+) -> None:
+    (project.root / "ca.pem").write_bytes(keyvault.ca.read_bytes())
+    _azure_definition(project, keyvault.url, {"kind": "managed_identity", "config": {"client_id": "prod-admin-id"}})
+
+    result = _sync(authed_api)
+
+    assert "SERVICE_AZURE_IDENTITIES" in _messages(result) and "prod-admin-id" in _messages(result)
+    assert keyvault.requests == []
+
+
+def test_a_managed_identity_the_operator_lists_passes_the_rule(
+    authed_api: APIClient, project: Project, keyvault: AzureKeyVaultServer,  # noqa: F811
+    settings: Any,
+) -> None:
+    settings.SERVICE_AZURE_IDENTITIES = ("prod-admin-id",)
+    settings.SERVICE_CREDENTIAL_ADDRESSES = {"azure": [keyvault.url]}
+    (project.root / "ca.pem").write_bytes(keyvault.ca.read_bytes())
+    _azure_definition(project, keyvault.url, {"kind": "managed_identity", "config": {"client_id": "prod-admin-id"}})
+
+    result = _sync(authed_api)
+
+    # Past the rule the host's identity endpoint is asked for a token, and this host has none.
+    assert result["errors"] and "SERVICE_AZURE_IDENTITIES" not in _messages(result)
 
 
 # --- The variable vault_password_env names ----------------------------------------------------------

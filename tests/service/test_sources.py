@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from secretsapi.service.rotation import execute_rotation
+from secretsapi.service.status import secret_status
 from secretsapi.service.sync import sync
 from secretsapi.service.util.hashing import sha256_text
 from secretsapi.service.workspace import Workspace
@@ -106,6 +107,14 @@ def test_a_missing_file_source_fails_its_secret(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, _secret(source={"kind": "file", "config": {"path": "absent.json", "key": "a"}}))
     result = sync(ws)
     assert result.errors[0].message == "source resolution failed: file source path does not exist: absent.json"
+
+
+def test_a_value_from_a_source_is_reported_imported_not_generated(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, _secret(source={"kind": "env", "config": {"name": "DB_FROM"}}), _secret("other"),
+                    environ={"DB_FROM": "imported-value"})
+    sync(ws)
+    assert secret_status(ws, "db").last_change == "imported"
+    assert secret_status(ws, "other").last_change == "generated"
 
 
 def test_a_secret_ref_source_copies_another_secrets_value(tmp_path: Path) -> None:

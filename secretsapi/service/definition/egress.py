@@ -51,6 +51,7 @@ ENV_SETTING = "SERVICE_DEFINITION_ENV"
 AWS_PROFILES_SETTING = "SERVICE_AWS_PROFILES"
 AWS_ROLES_SETTING = "SERVICE_AWS_ROLES"
 KUBE_CONTEXTS_SETTING = "SERVICE_KUBE_CONTEXTS"
+AZURE_IDENTITIES_SETTING = "SERVICE_AZURE_IDENTITIES"
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 _LABEL = "[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
 
@@ -138,12 +139,15 @@ class Egress:
     # The operator's admin connections by name (SERVICE_ROTATION_CONNECTIONS): a source-credential
     # secret names one (``credentials.spec``). URLs hold credentials: never in a repr.
     connections: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # Client ids of the server's user-assigned Azure managed identities a definition may select
+    # (SERVICE_AZURE_IDENTITIES); None: any.
+    azure_identities: tuple[str, ...] | None = None
 
     def __hash__(self) -> int:
         return hash((_items(self.addresses), _items(self.read_prefixes or {}), self.read_prefixes is None,
                      self.aws_profiles, self.kube_contexts,
                      self.env_allowed, None if self.write_prefixes is None else _items(self.write_prefixes),
-                     self.aws_roles, tuple(sorted(self.connections.items()))))
+                     self.aws_roles, tuple(sorted(self.connections.items())), self.azure_identities))
 
     def allows(self, url: str, *, kind: str, hosted: tuple[str, ...] = (), operator: str | None = None) -> bool:
         """Whether the server's own credentials for provider kind ``kind`` may go to ``url``."""
@@ -208,6 +212,15 @@ class Egress:
         raise TargetError(f"provider '{alias}': the server's Kubernetes context '{context}' may not be selected by "
                           f"a definition (list it in {KUBE_CONTEXTS_SETTING}, or give the provider its own kubeconfig)")
 
+    def check_azure_identity(self, client_id: str, alias: str) -> None:
+        """TargetError unless the definition may select the server's managed identity ``client_id``:
+        the identities a host carries are the operator's credentials, as its AWS profiles are."""
+        if self.azure_identities is None or client_id in self.azure_identities:
+            return
+        raise TargetError(f"provider '{alias}': the server's Azure managed identity '{client_id}' may not be "
+                          f"selected by a definition (list it in {AZURE_IDENTITIES_SETTING}, or give the provider "
+                          "a service principal of its own)")
+
     def readable_variable(self, name: str) -> bool:
         """Whether a definition may name the server variable ``name`` (SERVICE_DEFINITION_ENV)."""
         from secretsapi.service.definition.readable_environ import reserved
@@ -220,14 +233,16 @@ class Egress:
 def egress_of(addresses: Mapping[str, Any], read_prefixes: Mapping[str, Any] | None, *,
               aws_profiles: Sequence[str] | None = None, kube_contexts: Sequence[str] | None = None,
               env_allowed: Sequence[str] | None = None, write_prefixes: Mapping[str, Any] | None = None,
-              aws_roles: Sequence[str] | None = None, connections: Mapping[str, str] | None = None) -> Egress:
+              aws_roles: Sequence[str] | None = None, connections: Mapping[str, str] | None = None,
+              azure_identities: Sequence[str] | None = None) -> Egress:
     """The rule of the operator's settings (lists given as strings or sequences)."""
     return Egress(_frozen(addresses), None if read_prefixes is None else _frozen(read_prefixes),
                   None if aws_profiles is None else tuple(aws_profiles),
                   None if kube_contexts is None else tuple(kube_contexts),
                   None if env_allowed is None else tuple(env_allowed),
                   None if write_prefixes is None else _frozen(write_prefixes),
-                  None if aws_roles is None else tuple(aws_roles), dict(connections or {}))
+                  None if aws_roles is None else tuple(aws_roles), dict(connections or {}),
+                  None if azure_identities is None else tuple(azure_identities))
 
 
 def _under(location: str, prefixes: Sequence[str]) -> bool:

@@ -1,4 +1,5 @@
-"""How a unit's value last changed: generated, rotated, regenerated (a forced sync) or imported.
+"""How a unit's value last changed: generated, rotated, regenerated (a forced sync) or imported
+(``import``, or a value taken from the secret's ``source``).
 
 Kept in the lockfile entry under ``last_change`` (``{"how": ..., "at": <updated_at>}``), beside
 SecretZero's keys: SecretZero reads an entry without it and drops it when it rewrites the file,

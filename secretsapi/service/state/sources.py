@@ -131,7 +131,10 @@ def _from_secret(config: Mapping[str, Any], secret_name: str, ctx: TargetContext
     other = str(config["secret"])
     if other == secret_name:
         raise SourceError("secret_ref source cannot reference itself")
-    value = ctx.value_of(other)
+    try:
+        value = ctx.value_of(other)
+    except TargetError as exc:
+        raise SourceError(f"secret_ref source '{other}' is unavailable: {exc.message}") from None
     if value is None:
         raise SourceError(f"secret_ref source '{other}' is unavailable: it has no value this sync "
                           "generated or a target holds")

@@ -369,12 +369,16 @@ def _context(definition: Definition, doc: LockDocument, values: dict[str, str]) 
 
 
 def _read_current(unit: Unit, doc: LockDocument, ctx: TargetContext) -> str | None:
-    """The unit's current value, read back from a target whose content matches the lockfile."""
+    """The unit's current value, read back from a target whose content matches the lockfile;
+    TargetError saying why when no target holds it and one could not be read (a read the
+    operator's SERVICE_PROVIDER_READ refuses is named so, not reported as a missing value)."""
     try:
         entry = doc.entry(unit.lock_key)
     except LockEntryCorrupted:
         return None
     if entry is None:
         return None
-    recorded = read_back(unit, entry.hash, ctx).recorded
-    return None if recorded is None else recorded.value
+    found = read_back(unit, entry.hash, ctx)
+    if found.recorded is None and found.problems:
+        raise TargetError(f"its targets could not be read: {found.problems[0]}")
+    return None if found.recorded is None else found.recorded.value

@@ -237,6 +237,8 @@ class AzureKeyVaultKind(RecordsSecretZeroIds, Kind):
         transport = {"connection_verify": _verify(provider, ctx), "connection_timeout": timeout,
                      "read_timeout": timeout}
         credential = _credential_settings(provider)
+        if credential["kind"] == "managed_identity" and credential["client_id"]:
+            ctx.egress.check_azure_identity(credential["client_id"], provider.alias)
         if not credential["own"]:
             what = "the server's Azure credentials"
             provider.address(ctx, AZURE, url, None, None, server_credential=what)

@@ -22,9 +22,10 @@ from secretsapi.service.targets.schema import KindSchema, Setting
 class _NoValue(Exception):
     """A template used a unit that has no value; not a LookupError, so Jinja lets it through."""
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, why: str | None = None) -> None:
         super().__init__(key)
         self.key = key
+        self.why = why  # why it could not be read, when a target could not be
 
 
 class _Secrets(Mapping[str, Any]):
@@ -54,7 +55,10 @@ class _Secrets(Mapping[str, Any]):
         if name in self._leaves:
             key = self._prefix + name
             if key not in self.fetched:
-                value = self._value_of(key)
+                try:
+                    value = self._value_of(key)
+                except TargetError as exc:
+                    raise _NoValue(key, exc.message) from None
                 if value is None:
                     raise _NoValue(key)
                 self.fetched[key] = value
@@ -185,7 +189,8 @@ def render(source: str, name: str, ctx: TargetContext) -> str:
             message = "undefined variable"
         raise TargetError(f"template '{name}': {message}") from None
     except _NoValue as exc:
-        raise TargetError(f"template '{name}' uses '{exc.key}', which has no value") from None
+        raise TargetError(f"template '{name}' uses '{exc.key}', which has no value"
+                          + (f": {exc.why}" if exc.why else "")) from None
     except SecurityError:
         raise TargetError(f"template '{name}' uses an operation the sandbox forbids") from None
     except ServiceError:

@@ -10,6 +10,7 @@ from secretsapi.service.definition.egress import (
     ADDRESS_SETTING,
     AWS_PROFILES_SETTING,
     AWS_ROLES_SETTING,
+    AZURE_IDENTITIES_SETTING,
     KUBE_CONTEXTS_SETTING,
     READ_SETTING,
     WRITE_SETTING,
@@ -110,6 +111,16 @@ def test_identities_are_any_unset_and_the_listed_ones_once_listed() -> None:
         rule.check_kube_context("prod", "k8s")
     with pytest.raises(TargetError, match=AWS_ROLES_SETTING):
         rule.check_aws_role("arn:aws:iam::1:role/prod", "aws")
+
+
+def test_an_azure_managed_identity_is_any_unset_and_the_listed_ones_once_listed() -> None:
+    Egress().check_azure_identity("prod-admin-id", "azure")
+    rule = Egress(azure_identities=("ci-id",))
+    rule.check_azure_identity("ci-id", "azure")
+    with pytest.raises(TargetError, match=AZURE_IDENTITIES_SETTING):
+        rule.check_azure_identity("prod-admin-id", "azure")
+    with pytest.raises(TargetError, match=AZURE_IDENTITIES_SETTING):
+        Egress(azure_identities=()).check_azure_identity("ci-id", "azure")
 
 
 def test_the_services_own_settings_are_never_a_readable_variable() -> None:
