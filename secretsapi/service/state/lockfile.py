@@ -226,6 +226,21 @@ class LockDocument:
             new = merged
         secrets[key] = new
 
+    def extend_entry(self, key: str, extra: Mapping[str, Any]) -> bool:
+        """Set ``extra``'s keys beside the fields of ``key``'s entry, as ``set_entry`` of the
+        entry with them in its ``extra`` would, without reading it into a LockEntry and back
+        (for the 5,000 entries of a cold sync, a sixth of it). False, changing nothing, when the
+        entry is missing or lacks one of its fields (which ``set_entry`` would add): the caller
+        then takes ``set_entry``. The caller has checked the entry (``entry``), and hands
+        ``extra``'s values over: the document keeps them, uncopied, so they are never changed
+        afterwards (like every entry, see ``raw``)."""
+        secrets: dict[str, Any] = self.raw["secrets"]
+        old = secrets.get(key)
+        if not isinstance(old, dict) or any(name not in old for name in _KNOWN):
+            return False
+        secrets[key] = {**old, **{name: value for name, value in extra.items() if name not in _KNOWN}}
+        return True
+
     def remove_entry(self, key: str) -> bool:
         """Drop ``key``'s entry; whether there was one."""
         secrets: dict[str, Any] = self.raw["secrets"]

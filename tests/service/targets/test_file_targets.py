@@ -184,6 +184,15 @@ def test_dotenv_reads_every_quoting_style(ctx: TargetContext) -> None:
     }
 
 
+
+def test_dotenv_reads_a_double_quote_left_open_or_escaped_to_the_end_as_a_bare_value() -> None:
+    text = ('OPEN="abc\n'  # no closing quote anywhere: read bare
+            'OK="a\\"b" # the escaped quote does not close it\n'
+            'ESCAPED="abc\\"\n'  # its only quote after the first is escaped
+            'TRAIL="abc\\')  # a backslash as the file's last character
+    assert FORMATS["dotenv"].load(text) == {
+        "OPEN": '"abc', "OK": 'a"b', "ESCAPED": '"abc\\"', "TRAIL": '"abc\\'}
+
 def test_dotenv_rewrite_keeps_comments_blank_lines_and_export_prefix(ctx: TargetContext) -> None:
     path = ctx.base_dir / "a.env"
     path.write_text("# top\n\nexport A=old # why\nB='b'\n\n# end\n")
