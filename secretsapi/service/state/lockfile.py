@@ -203,6 +203,10 @@ class LockDocument:
         entries: Mapping[str, Any] = self._raw["secrets"]
         return entries
 
+    def raw_entry(self, key: str) -> Any:
+        """The entry for ``key`` as read, unchecked and not copied (read-only); None when absent."""
+        return self._raw["secrets"].get(key)
+
     def entry(self, key: str, *, extra: bool = True) -> LockEntry | None:
         """The entry for ``key``, None when absent; LockEntryCorrupted when it has wrong types.
         ``extra=False``: without its other keys (``LockEntry.from_raw``), never to be written back."""

@@ -110,8 +110,7 @@ def record_provenance(doc: LockDocument, definition: Definition, written: Sequen
             continue
         if entry is None:
             continue
-        raw = doc.raw_entries()[item.lock_key]
-        records = with_writes({PROVENANCE: raw.get(PROVENANCE)}, target_ids, moment)
+        records = with_writes({PROVENANCE: doc.raw_entry(item.lock_key).get(PROVENANCE)}, target_ids, moment)
         if not doc.extend_entry(item.lock_key, records):
             entry = doc.entry(item.lock_key)
             if entry is not None:

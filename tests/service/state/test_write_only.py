@@ -12,6 +12,7 @@ import pytest
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.state.identity import sync_identity
+from secretsapi.service.state.lock_state import SplitLockDocument
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
 from secretsapi.service.state.outcome import Written
 from secretsapi.service.state.write_only import changed_after, record_provenance, recorded_at, with_writes
@@ -120,3 +121,16 @@ def test_a_corrupted_entry_gets_no_provenance_record(tmp_path: Path) -> None:
     doc, definition, written = _written_doc(tmp_path, corrupted)
     record_provenance(doc, definition, written, T0)
     assert doc.raw["secrets"][written[0].lock_key] == corrupted
+
+
+@pytest.mark.parametrize("in_local", [True, False], ids=["in the local file", "still in the shared file"])
+def test_a_local_secrets_provenance_record_goes_to_the_local_file(tmp_path: Path, in_local: bool) -> None:
+    _, definition, written = _written_doc(tmp_path, FULL)
+    key = written[0].lock_key
+    shared = LockDocument({"version": "1.0", "secrets": {} if in_local else {key: FULL}})
+    local = LockDocument({"version": "1.0", "secrets": {key: FULL} if in_local else {}})
+    doc = SplitLockDocument(shared, local, frozenset({key}))
+    record_provenance(doc, definition, written, T0)
+    assert doc.local_changed
+    assert json.dumps(doc.local.raw["secrets"][key]) == json.dumps(_as_set_entry_leaves_it(FULL))
+    assert doc.raw["secrets"].get(key) == (None if in_local else FULL)
