@@ -35,6 +35,7 @@ _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t", "$": "$", "`"
 # A shell's escapes inside double quotes; newlines and tabs stay literal (bash keeps them), a
 # CR is escaped since readers that open files in text mode would turn it into a newline.
 _ENCODE = {"\\": "\\\\", '"': '\\"', "$": "\\$", "`": "\\`", "\r": "\\r"}
+_ENCODE_TABLE = str.maketrans(_ENCODE)
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def encode(value: str) -> str:
         return "'" + value + "'"
     if not breaks and not any(ch in value for ch in '"\\$`'):
         return '"' + value + '"'
-    return '"' + "".join(_ENCODE.get(ch, ch) for ch in value) + '"'
+    return '"' + value.translate(_ENCODE_TABLE) + '"'
 
 
 def render(text: str | None, updates: Mapping[str, str]) -> str:
