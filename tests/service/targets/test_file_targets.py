@@ -18,6 +18,7 @@ from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_
 from secretsapi.service.targets.files import LocalFileKind
 from secretsapi.service.targets.formats import FORMATS, infer_format
 from secretsapi.service.targets.formats.dotenv import load_secretzero
+from secretsapi.service.targets.paths import lexical_key
 from secretsapi.service.util.hashing import sha256_text
 from tests.asserts import recorded_atomic_writes
 from tests.factories import COMPAT
@@ -569,3 +570,14 @@ def test_a_value_every_reader_agrees_on_has_no_misencoded_reading(ctx: TargetCon
     (ctx.base_dir / "a.env").write_text('K="two words"\nL=\'x y\'\n')
     backs = read(ctx, "a.env", "K", "L")
     assert (backs["K"].misencoded_value, backs["L"].misencoded_value) == (None, None)
+
+
+def test_a_target_group_is_its_normalized_path_and_a_relative_folder_follows_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert lexical_key(tmp_path, {"path": "out/../out//a.env"}, "path") == str(tmp_path / "out" / "a.env")
+    assert lexical_key(tmp_path, {"path": "/etc/x/../a.env"}, "path") == "/etc/a.env"
+    for folder in (tmp_path / "one", tmp_path / "two"):  # kept normalized paths never outlive a chdir
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        assert lexical_key(Path("defs"), {"path": "a.env"}, "path") == str(folder / "defs" / "a.env")
