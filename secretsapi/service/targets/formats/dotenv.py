@@ -82,8 +82,8 @@ def _quoted(text: str, start: int) -> tuple[str, int] | None:
     """
     quote = text[start]
     if quote == '"':
-        body = _DOUBLE_BODY.match(text, start + 1)  # always matches (an empty body too)
-        i = body.end() if body is not None and text.startswith('"', body.end()) else -1
+        scanned = _DOUBLE_BODY.match(text, start + 1)  # always matches (an empty body too)
+        i = scanned.end() if scanned is not None and text.startswith('"', scanned.end()) else -1
     else:
         i = text.find(quote, start + 1)
     if i < 0 or not _TAIL.match(text, i + 1):
