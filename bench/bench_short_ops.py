@@ -12,11 +12,12 @@ says so, counts the worker):
    another, each on a new connection (p50, p99, max). ``--runs`` fresh servers, medians; the
    checkouts take turns run by run (interleaved), each run with the host's load average;
 3. with ``--secretzero PATH`` (SecretZero's ``secretzero`` command): ``secretzero sync`` of the
-   same definition in a fresh folder, as many runs, taking turns with the others; wall and CPU
-   seconds, and the ratio of the medians to each checkout's cold sync.
+   same definition in a fresh folder, in the first ``--secretzero-runs`` runs (all by default),
+   taking turns with the others; wall and CPU seconds, and the ratio of the medians to each
+   checkout's cold sync (at 5,000 secrets it takes minutes on a loaded host).
 
     .venv/bin/python bench/bench_short_ops.py [--checkout /work/main] [--checkout .] [--size 5000]
-        [--secretzero ~/.cache/secretzero-0.14.23/bin/secretzero]
+        [--secretzero ~/.cache/secretzero-0.14.23/bin/secretzero [--secretzero-runs 1]]
 """
 
 from __future__ import annotations
@@ -171,6 +172,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--secretzero", help="SecretZero's `secretzero` command: time its sync of the same definition")
+    parser.add_argument("--secretzero-runs", type=int, help="how many of the runs include SecretZero's (all)")
     args = parser.parse_args()
     checkouts = [c.resolve() for c in (args.checkout or [b.ROOT])]
     tmp = Path(tempfile.mkdtemp(prefix="secrets-bench-short-"))
@@ -180,10 +182,10 @@ def main() -> None:
     try:
         for checkout in checkouts:
             figures[str(checkout)] = {"short": short_ops(checkout, tmp, args.requests), "cold": []}
-        for _ in range(args.runs):  # interleaved: each run of each, in turn, on the same host
+        for run in range(args.runs):  # interleaved: each run of each, in turn, on the same host
             for checkout in checkouts:
                 figures[str(checkout)]["cold"].append(cold_sync(checkout, tmp, args.size))
-            if args.secretzero:
+            if args.secretzero and run < (args.secretzero_runs or args.runs):
                 secretzero.append(secretzero_sync(args.secretzero, tmp, args.size))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
