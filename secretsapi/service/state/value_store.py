@@ -60,9 +60,9 @@ class Values:
         of the length a write records (64 hex digits), so the lockfile it gives is as large."""
         expected = StoreOutcome()
         for job in self.jobs:
-            hashes = {placement_id: sha256_text(job.value) for placement_id in _target_ids(job.unit, self.ctx)}
-            expected.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes,
-                                            job.issued))
+            value_hash = sha256_text(job.value)
+            hashes = dict.fromkeys(_target_ids(job.unit, self.ctx), value_hash)
+            expected.written.append(Written(job.secret, job.unit.lock_key, value_hash, hashes, job.issued))
         for secret, _ in self.work:
             (expected.failed if secret.name in self.failed else expected.stored).append(secret.name)
         expected.sources = {name: kind for name, kind in self.sources.items() if name in expected.stored}
