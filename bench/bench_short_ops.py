@@ -9,9 +9,15 @@ says so, counts the worker):
    many `POST /drift/check` of that one secret (after a sync);
 2. a cold server's first sync of ``--size`` secrets: a fresh data folder, the definition written
    before the server starts, one `POST /sync`; meanwhile a thread sends `GET /health` one after
-   another, each on a new connection (p50, p99, max). ``--runs`` fresh servers, medians.
+   another, each on a new connection (p50, p99, max). ``--runs`` fresh servers, medians; the
+   checkouts take turns run by run (interleaved), each run with the host's load average;
+3. with ``--secretzero PATH`` (SecretZero's ``secretzero`` command): ``secretzero sync`` of the
+   same definition in a fresh folder, in the first ``--secretzero-runs`` runs (all by default),
+   taking turns with the others; wall and CPU seconds, and the ratio of the medians to each
+   checkout's cold sync (at 5,000 secrets it takes minutes on a loaded host).
 
     .venv/bin/python bench/bench_short_ops.py [--checkout /work/main] [--checkout .] [--size 5000]
+        [--secretzero ~/.cache/secretzero-0.14.23/bin/secretzero [--secretzero-runs 1]]
 """
 
 from __future__ import annotations
@@ -136,7 +142,27 @@ def cold_sync(checkout: Path, tmp: Path, size: int) -> dict[str, Any]:
         stop.set()
         probe.join(30)
         instance.stop()
-    return {"sync_s": took, "health": _ms(seen), "probes": len(seen)}
+    return {"sync_s": took, "health": _ms(seen), "probes": len(seen), "load": os.getloadavg()[0]}
+
+
+def secretzero_sync(command: str, tmp: Path, size: int) -> dict[str, Any]:
+    """``secretzero sync`` of the same definition in a fresh folder: wall and CPU seconds."""
+    folder = tmp / "secretzero"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    b.write_definition(folder, size)
+    before = os.times()
+    started = time.perf_counter()
+    subprocess.run([command, "sync", "-f", "Secretfile.yml"], cwd=folder, check=True, timeout=1800,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    took = time.perf_counter() - started
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return {"sync_s": took, "cpu_s": cpu, "load": os.getloadavg()[0]}
+
+
+def _joined(values: Any, digits: int = 1) -> str:
+    return ", ".join(f"{value:.{digits}f}" for value in values)
 
 
 def main() -> None:
@@ -145,20 +171,25 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--secretzero", help="SecretZero's `secretzero` command: time its sync of the same definition")
+    parser.add_argument("--secretzero-runs", type=int, help="how many of the runs include SecretZero's (all)")
     args = parser.parse_args()
     checkouts = [c.resolve() for c in (args.checkout or [b.ROOT])]
     tmp = Path(tempfile.mkdtemp(prefix="secrets-bench-short-"))
     os.chmod(tmp, 0o700)
     figures: dict[str, Any] = {}
+    secretzero: list[dict[str, Any]] = []
     try:
         for checkout in checkouts:
-            key = str(checkout)
-            figures[key] = {"short": short_ops(checkout, tmp, args.requests)}
-            runs = [cold_sync(checkout, tmp, args.size) for _ in range(args.runs)]
-            figures[key]["cold"] = runs
+            figures[str(checkout)] = {"short": short_ops(checkout, tmp, args.requests), "cold": []}
+        for run in range(args.runs):  # interleaved: each run of each, in turn, on the same host
+            for checkout in checkouts:
+                figures[str(checkout)]["cold"].append(cold_sync(checkout, tmp, args.size))
+            if args.secretzero and run < (args.secretzero_runs or args.runs):
+                secretzero.append(secretzero_sync(args.secretzero, tmp, args.size))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(json.dumps(figures, indent=2))
+    print(json.dumps({**figures, "secretzero": secretzero}, indent=2))
     for key, f in figures.items():
         s = f["short"]
         print(f"{key}")
@@ -171,7 +202,16 @@ def main() -> None:
         print(f"  cold server, first POST /sync ({args.size}): median {statistics.median(syncs):.2f} s "
               f"(runs {', '.join(f'{x:.2f}' for x in syncs)}); /health during it: p50 "
               f"{statistics.median(h['p50'] for h in health):.1f} ms, p99 "
-              f"{statistics.median(h['p99'] for h in health):.1f} ms, max {max(h['max'] for h in health):.1f} ms")
+              f"{statistics.median(h['p99'] for h in health):.1f} ms, max {max(h['max'] for h in health):.1f} ms; "
+              f"load {_joined(r['load'] for r in f['cold'])}")
+    if secretzero:
+        walls = [r["sync_s"] for r in secretzero]
+        print(f"secretzero sync ({args.size}): median {statistics.median(walls):.2f} s (runs "
+              f"{_joined(walls, 2)}; CPU {_joined((r['cpu_s'] for r in secretzero), 2)} s; "
+              f"load {_joined(r['load'] for r in secretzero)})")
+        for key, f in figures.items():
+            ours = statistics.median(r["sync_s"] for r in f["cold"])
+            print(f"  {key}: {statistics.median(walls) / ours:.1f}x faster than SecretZero (medians)")
 
 
 if __name__ == "__main__":

@@ -299,13 +299,17 @@ def generate(spec: GeneratorSpec, *, allow_scripts: bool, cwd: Path | None = Non
         raise GeneratorError(f"{spec.kind} creates its token at sync, through its provider")
     if spec.kind == "script" and not allow_scripts:
         raise GeneratorError("script generator is disabled; set SERVICE_ALLOW_SCRIPTS=true to enable it")
+    config = spec.config
+    if spec.kind == "random_password" and isinstance(config, Mapping):
+        # Checked as validate_generator checks it, its pools kept: thousands of passwords a sync.
+        errors: list[str] = []
+        length, pools = _password_pools(config, "generator", errors)
+        if errors:
+            raise GeneratorError("; ".join(errors))
+        return password(length, pools)
     errors = validate_generator(spec, "generator")
     if errors:
         raise GeneratorError("; ".join(errors))
-    config = spec.config
-    if spec.kind == "random_password":
-        length, pools = _password_pools(config, "generator", [])
-        return password(length, pools)
     if spec.kind == "random_string":
         charset = charset_of(config.get("charset", DEFAULT_CHARSET))
         length = _int_option(config, "length", 32, "generator", [])

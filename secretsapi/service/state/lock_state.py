@@ -12,8 +12,10 @@ stages both (``StagedState``) before it touches a target and renames them in tha
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.state.lockfile import LockDocument, LockEntry
@@ -57,12 +59,25 @@ class SplitLockDocument(LockDocument):
             return self.local.entry(key, extra=extra)
         return super().entry(key, extra=extra)
 
+    def raw_entry(self, key: str) -> Any:
+        if key in self.local_keys and key in self.local:
+            return self.local.raw_entry(key)
+        return super().raw_entry(key)
+
     def set_entry(self, key: str, entry: LockEntry) -> None:
         if key in self.local_keys:
             self.local.set_entry(key, entry)
             self.local_changed = True
         else:
             super().set_entry(key, entry)
+
+    def extend_entry(self, key: str, extra: Mapping[str, Any]) -> bool:
+        # A local secret's entry still in the shared file is not there: set_entry moves it.
+        if key in self.local_keys:
+            extended = self.local.extend_entry(key, extra)
+            self.local_changed = self.local_changed or extended
+            return extended
+        return super().extend_entry(key, extra)
 
 
 def local_keys(definition: Definition) -> frozenset[str]:

@@ -60,9 +60,9 @@ class Values:
         of the length a write records (64 hex digits), so the lockfile it gives is as large."""
         expected = StoreOutcome()
         for job in self.jobs:
-            hashes = {placement_id: sha256_text(job.value) for placement_id in _target_ids(job.unit, self.ctx)}
-            expected.written.append(Written(job.secret, job.unit.lock_key, sha256_text(job.value), hashes,
-                                            job.issued))
+            value_hash = sha256_text(job.value)
+            hashes = dict.fromkeys(_target_ids(job.unit, self.ctx), value_hash)
+            expected.written.append(Written(job.secret, job.unit.lock_key, value_hash, hashes, job.issued))
         for secret, _ in self.work:
             (expected.failed if secret.name in self.failed else expected.stored).append(secret.name)
         expected.sources = {name: kind for name, kind in self.sources.items() if name in expected.stored}
@@ -194,19 +194,19 @@ def stripes_for(definition: Definition, work: Iterable[tuple[SecretDef, Sequence
     target is locked by its lock key, so two writes of it still take turns.
     """
     ctx = TargetContext.of(definition)
-    stripes: set[int] = set()
+    groups: set[Hashable] = set()  # a few groups for thousands of units: each hashed once
     for _, units in work:
         for unit in units:
             if not unit.placements:
-                stripes.add(stripe_of(("unit", unit.lock_key)))
+                groups.add(("unit", unit.lock_key))
             for placement in unit.placements:
                 group = _group_of(placement, ctx)
                 if group is None:
                     continue  # the write reports the unknown kind
                 if group[0] == "local/template":
                     return ALL_STRIPES
-                stripes.add(stripe_of(group))
-    return frozenset(stripes)
+                groups.add(group)
+    return frozenset(stripe_of(group) for group in groups)
 
 
 def _in_definition_order(unit: Unit, hashes: dict[str, str], ctx: TargetContext) -> dict[str, str]:

@@ -285,7 +285,7 @@ def _entries_match(doc: LockDocument, definition: Definition) -> bool:
     for secret in definition.secrets:
         for unit in secret.units:
             try:
-                entry = doc.entry(unit.lock_key)
+                entry = doc.entry(unit.lock_key, extra=False)  # its other keys are not compared
             except LockEntryCorrupted:
                 return False
             if entry is None or entry.definition_hash != secret.definition_hash:

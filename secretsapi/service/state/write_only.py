@@ -105,11 +105,16 @@ def record_provenance(doc: LockDocument, definition: Definition, written: Sequen
         if not target_ids:
             continue
         try:
-            entry = doc.entry(item.lock_key)
+            entry = doc.entry(item.lock_key, extra=False)
         except LockEntryCorrupted:
             continue
-        if entry is not None:
-            doc.set_entry(item.lock_key, replace(entry, extra=with_writes(entry.extra, target_ids, moment)))
+        if entry is None:
+            continue
+        records = with_writes({PROVENANCE: doc.raw_entry(item.lock_key).get(PROVENANCE)}, target_ids, moment)
+        if not doc.extend_entry(item.lock_key, records):
+            entry = doc.entry(item.lock_key)
+            if entry is not None:
+                doc.set_entry(item.lock_key, replace(entry, extra=with_writes(entry.extra, target_ids, moment)))
 
 
 def record_write_times(doc: LockDocument, stamped: Mapping[str, Sequence[str]], moment: datetime) -> None:

@@ -59,6 +59,44 @@ def test_a_large_document_is_written_in_chunks_of_one_entry() -> None:
     assert max(len(chunk) for chunk in chunks) < 200
 
 
+
+# Every character but the surrogates, in strings as values and as keys.
+EVERY_CHARACTER = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+AWKWARD: dict[str, Any] = {
+    "every character": {"v": EVERY_CHARACTER, EVERY_CHARACTER[:300]: [EVERY_CHARACTER[-300:]]},
+    "integers at and past 64 bits": {"a": [2**63 - 1, -(2**63), 2**64 - 1, 2**64, -(2**64) - 1, 10**40]},
+    "floats": {"f": [1.5, 0.1, 1e-05, 1e16, 1e22, -0.0, 123456789.0, float("inf"), float("-inf"), float("nan")]},
+    "a float deep in an otherwise plain entry": {"hash": H, "targets": {}, "extra": [{"n": [1, {"x": 2.5e-7}]}]},
+    "a lone surrogate": {"note": "a\ud800b", "\udfff": 1},
+    "keys that are not strings": {1: "one", False: "no", None: "none", 2.5: "f"},
+    "empty and nested containers": {"a": {}, "b": [], "c": [[], [{}], {"d": [[[]]]}]},
+    "booleans and null": {"t": True, "f": False, "n": None, "l": [True, None, 0, -1]},
+    "nested past orjson's depth": {"deep": json.loads("[" * 300 + "]" * 300)},
+}
+
+
+@pytest.mark.parametrize("raw", list(AWKWARD.values()), ids=list(AWKWARD))
+def test_every_entry_is_written_as_the_standard_library_writes_it(raw: dict[str, Any]) -> None:
+    document = {"version": "1.0", "secrets": {"entry": raw}, "metadata": raw}
+    assert LockDocument(document).dumps() == _json_text(document)
+
+
+def test_subclasses_of_the_json_types_are_written_as_the_standard_library_writes_them() -> None:
+    class Name(str):
+        pass
+
+    class Count(int):
+        def __repr__(self) -> str:
+            return "Count()"
+
+    class Table(dict):  # type: ignore[type-arg]
+        pass
+
+    entry = {"name": Name("x"), "count": Count(7), "table": Table(a=1), "flag": True}
+    document = {"version": "1.0", "secrets": {"entry": entry}}
+    assert LockDocument(document).dumps() == _json_text(document)
+
+
 # --- the parse cache ---------------------------------------------------------------------------
 
 def _write(path: Path, raw: dict[str, Any]) -> Path:

@@ -18,6 +18,7 @@ from secretsapi.service.targets import ReadBack, TargetContext, TargetKind, get_
 from secretsapi.service.targets.files import LocalFileKind
 from secretsapi.service.targets.formats import FORMATS, infer_format
 from secretsapi.service.targets.formats.dotenv import load_secretzero
+from secretsapi.service.targets.paths import lexical_key
 from secretsapi.service.util.hashing import sha256_text
 from tests.asserts import recorded_atomic_writes
 from tests.factories import COMPAT
@@ -183,6 +184,15 @@ def test_dotenv_reads_every_quoting_style(ctx: TargetContext) -> None:
         "EMPTY": "", "SPACED": "spaced", "QUOTE_START": "'abc", "ODD": '"ab"cd',
     }
 
+
+
+def test_dotenv_reads_a_double_quote_left_open_or_escaped_to_the_end_as_a_bare_value() -> None:
+    text = ('OPEN="abc\n'  # no closing quote anywhere: read bare
+            'OK="a\\"b" # the escaped quote does not close it\n'
+            'ESCAPED="abc\\"\n'  # its only quote after the first is escaped
+            'TRAIL="abc\\')  # a backslash as the file's last character
+    assert FORMATS["dotenv"].load(text) == {
+        "OPEN": '"abc', "OK": 'a"b', "ESCAPED": '"abc\\"', "TRAIL": '"abc\\'}
 
 def test_dotenv_rewrite_keeps_comments_blank_lines_and_export_prefix(ctx: TargetContext) -> None:
     path = ctx.base_dir / "a.env"
@@ -560,3 +570,14 @@ def test_a_value_every_reader_agrees_on_has_no_misencoded_reading(ctx: TargetCon
     (ctx.base_dir / "a.env").write_text('K="two words"\nL=\'x y\'\n')
     backs = read(ctx, "a.env", "K", "L")
     assert (backs["K"].misencoded_value, backs["L"].misencoded_value) == (None, None)
+
+
+def test_a_target_group_is_its_normalized_path_and_a_relative_folder_follows_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert lexical_key(tmp_path, {"path": "out/../out//a.env"}, "path") == str(tmp_path / "out" / "a.env")
+    assert lexical_key(tmp_path, {"path": "/etc/x/../a.env"}, "path") == "/etc/a.env"
+    for folder in (tmp_path / "one", tmp_path / "two"):  # kept normalized paths never outlive a chdir
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        assert lexical_key(Path("defs"), {"path": "a.env"}, "path") == str(folder / "defs" / "a.env")

@@ -29,10 +29,13 @@ _KEY = re.compile(r"[A-Za-z0-9_.\-]+")
 # Bare only when no reader could take it differently: no quotes, spaces, `#`, `$`, `~`, etc.
 _SIMPLE = re.compile(r"[A-Za-z0-9_./:@+,=\-]+")
 _TAIL = re.compile(r"[ \t]*(?:#[^\n]*)?\r?(?:\n|$)")
+# A double-quoted body up to its closing quote, a backslash taking the character after it.
+_DOUBLE_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t", "$": "$", "`": "`", "'": "'"}
 # A shell's escapes inside double quotes; newlines and tabs stay literal (bash keeps them), a
 # CR is escaped since readers that open files in text mode would turn it into a newline.
 _ENCODE = {"\\": "\\\\", '"': '\\"', "$": "\\$", "`": "\\`", "\r": "\\r"}
+_ENCODE_TABLE = str.maketrans(_ENCODE)
 
 
 @dataclass(frozen=True)
@@ -78,19 +81,15 @@ def _quoted(text: str, start: int) -> tuple[str, int] | None:
     happen to start with a quote come back exactly.
     """
     quote = text[start]
-    i = start + 1
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and quote == '"':
-            i += 2
-            continue
-        if ch == quote:
-            if not _TAIL.match(text, i + 1):
-                return None
-            body = text[start + 1:i]
-            return (_unescape(body) if quote == '"' else body), i + 1
-        i += 1
-    return None
+    if quote == '"':
+        scanned = _DOUBLE_BODY.match(text, start + 1)  # always matches (an empty body too)
+        i = scanned.end() if scanned is not None and text.startswith('"', scanned.end()) else -1
+    else:
+        i = text.find(quote, start + 1)
+    if i < 0 or not _TAIL.match(text, i + 1):
+        return None
+    body = text[start + 1:i]
+    return (_unescape(body) if quote == '"' else body), i + 1
 
 
 def _scan(text: str) -> list[_Assignment]:
@@ -157,7 +156,7 @@ def encode(value: str) -> str:
         return "'" + value + "'"
     if not breaks and not any(ch in value for ch in '"\\$`'):
         return '"' + value + '"'
-    return '"' + "".join(_ENCODE.get(ch, ch) for ch in value) + '"'
+    return '"' + value.translate(_ENCODE_TABLE) + '"'
 
 
 def render(text: str | None, updates: Mapping[str, str]) -> str:
