@@ -172,7 +172,7 @@ def page(
 
 def active(*, actor: str | None = None, project: str | None = None) -> int:
     """Jobs queued or running: all of them, or those ``actor`` asked for, or those of ``project``."""
-    rows = DBTaskResult.objects.filter(status__in=ACTIVE)
+    rows: Rows = DBTaskResult.objects.filter(status__in=ACTIVE)
     if actor is not None:
         rows = rows.filter(args_kwargs__kwargs__actor=actor)
     if project is not None:
