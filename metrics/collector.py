@@ -20,9 +20,10 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import DatabaseError
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -36,14 +37,20 @@ from metrics.tally import BUCKETS
 from projects import current as current_project
 from projects import registry
 from projects.current import DEFAULT, ProjectInfo
+from projects.models import Project
 from secretsapi import actions, service
 from secretsapi.service.errors import ServiceError
 from webhooks.models import Attempt, Delivery
 
 SCHEDULER = "scheduler"
-# The rotation check behind the due and overdue gauges reads the definition and the lockfile:
-# done at most once a minute per process, however often Prometheus scrapes.
+# The rotation check behind the due and overdue gauges reads a project's definition and lockfile:
+# done at most once a minute per project and process, however often Prometheus scrapes. A scrape
+# checks the projects whose figures are older (oldest first) for at most DUE_SCRAPE_SECONDS, at
+# least one: the others show their older figures, with when they were checked, so a scrape of
+# many projects on a busy host stays short (bench/README.md). Figures unread for DUE_KEEP go.
 DUE_MAX_AGE = 60.0
+DUE_SCRAPE_SECONDS = 2.0
+DUE_KEEP = 3600.0
 UNFINISHED_WINDOW = timedelta(days=1)
 
 
@@ -116,8 +123,9 @@ def _operations(now: datetime, projects: list[str] | None) -> Iterator[Metric]:
 
 
 _due_lock = threading.Lock()
-# (definition, lockfile) -> (when checked, (due, overdue) or None: the definition could not be checked)
-_due_cache: dict[tuple[str, str], tuple[float, tuple[int, int] | None]] = {}
+# (definition, lockfile) -> (when checked: monotonic, Unix time; (due, overdue), or None: the
+# definition could not be checked)
+_due_cache: dict[tuple[str, str], tuple[float, float, tuple[int, int] | None]] = {}
 
 
 def _workspace(project: ProjectInfo) -> actions.Workspace:
@@ -126,23 +134,39 @@ def _workspace(project: ProjectInfo) -> actions.Workspace:
         return actions.workspace()
 
 
-def _due_figures(project: ProjectInfo) -> tuple[int, int] | None:
-    """``project``'s secrets due and overdue, checked at most once per DUE_MAX_AGE in this process."""
+def _due_key(project: ProjectInfo) -> tuple[actions.Workspace | None, tuple[str, str]]:
     try:
         ws = _workspace(project)
+    except ServiceError:  # not even a workspace (a refused lockfile path): checked as unreadable
+        return None, (str(project.definition), "")
+    return ws, (str(ws.definition_path), str(ws.lockfile_path))
+
+
+def _check_due(ws: actions.Workspace | None) -> tuple[int, int] | None:
+    try:
+        result = service.check_rotation(ws) if ws is not None else None
     except ServiceError:
         return None
-    key = (str(ws.definition_path), str(ws.lockfile_path))
+    return None if result is None else (len(result.secrets_due), len(result.secrets_overdue))
+
+
+def _due_figures(projects: list[ProjectInfo]) -> dict[str, tuple[float, tuple[int, int] | None]]:
+    """Each project's (when checked, figures), as checked in this process: those older than
+    DUE_MAX_AGE checked again first, oldest first, within DUE_SCRAPE_SECONDS (at least one); a
+    project not checked yet and not reached is missing."""
+    started = time.monotonic()
+    keys = [(project, *_due_key(project)) for project in projects]
     with _due_lock:
-        cached = _due_cache.get(key)
-        if cached is None or time.monotonic() - cached[0] > DUE_MAX_AGE:
-            try:
-                result = service.check_rotation(ws)
-                figures: tuple[int, int] | None = (len(result.secrets_due), len(result.secrets_overdue))
-            except ServiceError:
-                figures = None
-            cached = _due_cache[key] = (time.monotonic(), figures)
-    return cached[1]
+        for key in [key for key, (at, _, _) in _due_cache.items() if started - at > DUE_KEEP]:
+            del _due_cache[key]
+        stale = [(ws, key) for _, ws, key in keys
+                 if key not in _due_cache or started - _due_cache[key][0] > DUE_MAX_AGE]
+        stale.sort(key=lambda found: _due_cache[found[1]][0] if found[1] in _due_cache else -math.inf)
+        for n, (ws, key) in enumerate(stale):
+            if n and time.monotonic() - started >= DUE_SCRAPE_SECONDS:
+                break
+            _due_cache[key] = (time.monotonic(), time.time(), _check_due(ws))
+        return {project.name: _due_cache[key][1:] for project, _, key in keys if key in _due_cache}
 
 
 def _due(projects: list[ProjectInfo]) -> Iterator[Metric]:
@@ -151,18 +175,37 @@ def _due(projects: list[ProjectInfo]) -> Iterator[Metric]:
     due = GaugeMetricFamily("secretsapi_secrets_due", "Secrets due for rotation, by project.", labels=["project"])
     overdue = GaugeMetricFamily("secretsapi_secrets_overdue", "Secrets past their rotation period, by project.",
                                 labels=["project"])
-    with _due_lock:  # a removed project's (or a changed setting's) figures are not kept past their age
-        for key in [key for key, (at, _) in _due_cache.items() if time.monotonic() - at > DUE_MAX_AGE]:
-            del _due_cache[key]
-    for project in projects:
-        figures = _due_figures(project)
-        ok.add_metric([project.name], 0 if figures is None else 1)
+    checked = GaugeMetricFamily("secretsapi_rotation_check_timestamp_seconds", "When the project's due and "
+                                "overdue figures were checked (Unix time): they are as old as it.", labels=["project"])
+    for name, (at, figures) in _due_figures(projects).items():
+        ok.add_metric([name], 0 if figures is None else 1)
+        checked.add_metric([name], at)
         if figures is not None:
-            due.add_metric([project.name], figures[0])
-            overdue.add_metric([project.name], figures[1])
-    yield ok
-    # Absent (not empty) while no project could be checked, as the families without samples below.
-    yield from (family for family in (due, overdue) if family.samples)
+            due.add_metric([name], figures[0])
+            overdue.add_metric([name], figures[1])
+    # Absent (not empty) while no project was checked, as the families without samples below.
+    yield from (family for family in (ok, checked, due, overdue) if family.samples)
+
+
+def _newest(action: str, project: Any) -> QuerySet[AuditEntry, Any]:
+    """The timestamp of ``project``'s newest successful scheduled ``action``: the scheduler's rows
+    of the kind and project newest first (one index), read until the first successful one."""
+    return (AuditEntry.objects.filter(user=SCHEDULER, action=action, project=project, success=True)
+            .order_by("-timestamp", "-id").values_list("timestamp", flat=True)[:1])
+
+
+def _last_scheduled(action: str, projects: list[ProjectInfo]) -> dict[str, datetime]:
+    """Each project's newest successful scheduled ``action``: the added projects' in one query (an
+    index seek each, bench/README.md), the default one's under either of its row values."""
+    names = [project.name for project in projects if not project.is_default]
+    newest = Subquery(_newest(action, OuterRef("name")))
+    found: dict[str, datetime] = dict(Project.objects.filter(name__in=names).annotate(last=newest)
+                                      .exclude(last=None).values_list("name", "last"))
+    if any(project.is_default for project in projects):
+        runs = [when for value in _rows_of([DEFAULT]) if (when := _newest(action, value).first()) is not None]
+        if runs:
+            found[DEFAULT] = max(runs)
+    return found
 
 
 def _scheduled(now: datetime, projects: list[ProjectInfo]) -> Iterator[Metric]:
@@ -170,15 +213,10 @@ def _scheduled(now: datetime, projects: list[ProjectInfo]) -> Iterator[Metric]:
         age = GaugeMetricFamily(f"secretsapi_last_scheduled_{name}_age_seconds",
                                 f"Seconds since the last successful scheduled {name.replace('_', ' ')} of the "
                                 "project (absent until one ran).", labels=["project"])
+        last = _last_scheduled(action, projects)
         for project in projects:
-            # The project's scheduler rows of the kind newest first (one index, one value of
-            # ``project`` at a time), read until the first successful one.
-            found = [(AuditEntry.objects.filter(user=SCHEDULER, action=action, project=value, success=True)
-                      .order_by("-timestamp", "-id").values_list("timestamp", flat=True).first())
-                     for value in _rows_of([project.name])]
-            last = max((when for when in found if when is not None), default=None)
-            if last is not None:
-                age.add_metric([project.name], (now - last).total_seconds())
+            if project.name in last:
+                age.add_metric([project.name], (now - last[project.name]).total_seconds())
         if age.samples:
             yield age
 

@@ -144,3 +144,31 @@ def test_each_projects_due_check_is_run_once_a_minute_however_often_it_is_scrape
     for _ in range(3):
         scrape(authed_api)
     assert sorted(map(str, checked)) == sorted(str(p.definition) for p in three.values())
+
+
+def test_a_scrape_past_its_time_for_due_checks_shows_the_rest_as_last_checked(
+    authed_api: APIClient, three: dict[str, Project], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(collector, "DUE_SCRAPE_SECONDS", 0.0)  # each scrape checks one project only
+    seen = [set(by_project(scrape(authed_api), "secretsapi_rotation_check_ok")) for _ in range(3)]
+    assert seen == [{"default"}, {"default", "billing"}, {"default", "billing", "shop"}]
+    samples = scrape(authed_api)
+    assert by_project(samples, "secretsapi_secrets_overdue") == {"default": 0, "billing": 1, "shop": 1}
+    assert set(by_project(samples, "secretsapi_rotation_check_timestamp_seconds")) == {"default", "billing", "shop"}
+
+
+def test_the_oldest_figures_are_checked_again_first(
+    authed_api: APIClient, three: dict[str, Project], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    scrape(authed_api)  # every project checked
+    before = by_project(scrape(authed_api), "secretsapi_rotation_check_timestamp_seconds")
+    monkeypatch.setattr(collector, "DUE_SCRAPE_SECONDS", 0.0)
+    later = time.monotonic() + collector.DUE_MAX_AGE + 1
+    monkeypatch.setattr(time, "monotonic", lambda: later)
+    three["default"].backdate("db", 45)
+    after = scrape(authed_api)
+    assert by_project(after, "secretsapi_secrets_overdue") == {"default": 1, "billing": 1, "shop": 1}
+    stamps = by_project(after, "secretsapi_rotation_check_timestamp_seconds")
+    assert stamps["default"] >= before["default"] and stamps["billing"] == before["billing"]
