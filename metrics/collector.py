@@ -49,7 +49,7 @@ SCHEDULER = "scheduler"
 # least one: the others show their older figures, with when they were checked, so a scrape of
 # many projects on a busy host stays short (bench/README.md). Figures unread for DUE_KEEP go.
 DUE_MAX_AGE = 60.0
-DUE_SCRAPE_SECONDS = 2.0
+DUE_SCRAPE_SECONDS = 1.0
 DUE_KEEP = 3600.0
 UNFINISHED_WINDOW = timedelta(days=1)
 
@@ -123,7 +123,7 @@ def _operations(now: datetime, projects: list[str] | None) -> Iterator[Metric]:
 
 
 _due_lock = threading.Lock()
-# (definition, lockfile) -> (when checked: monotonic, Unix time; (due, overdue), or None: the
+# (definition, lockfile setting) -> (when checked: monotonic, Unix time; (due, overdue), or None: the
 # definition could not be checked)
 _due_cache: dict[tuple[str, str], tuple[float, float, tuple[int, int] | None]] = {}
 
@@ -139,7 +139,9 @@ def _due_key(project: ProjectInfo) -> tuple[actions.Workspace | None, tuple[str,
         ws = _workspace(project)
     except ServiceError:  # not even a workspace (a refused lockfile path): checked as unreadable
         return None, (str(project.definition), "")
-    return ws, (str(ws.definition_path), str(ws.lockfile_path))
+    # Not ``lockfile_path``: a profile's lockfile is read from the definition, which would parse
+    # every project's at every scrape.
+    return ws, (str(ws.definition_path), str(ws.lockfile_override))
 
 
 def _check_due(ws: actions.Workspace | None) -> tuple[int, int] | None:

@@ -172,3 +172,21 @@ def test_the_oldest_figures_are_checked_again_first(
     assert by_project(after, "secretsapi_secrets_overdue") == {"default": 1, "billing": 1, "shop": 1}
     stamps = by_project(after, "secretsapi_rotation_check_timestamp_seconds")
     assert stamps["default"] >= before["default"] and stamps["billing"] == before["billing"]
+
+
+def test_a_scrape_with_every_figure_fresh_reads_no_definition(
+    authed_api: APIClient, three: dict[str, Project], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from secretsapi.service import workspace
+
+    scrape(authed_api)
+    loaded: list[Path] = []
+    real = workspace.load_definition
+
+    def counting(path: Path, *args: Any, **kwargs: Any) -> Any:
+        loaded.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(workspace, "load_definition", counting)
+    scrape(authed_api)
+    assert loaded == []
