@@ -200,9 +200,11 @@ def _last_scheduled(action: str, projects: list[ProjectInfo]) -> dict[str, datet
     """Each project's newest successful scheduled ``action``: the added projects' in one query (an
     index seek each, bench/README.md), the default one's under either of its row values."""
     names = [project.name for project in projects if not project.is_default]
-    newest = Subquery(_newest(action, OuterRef("name")))
-    found: dict[str, datetime] = dict(Project.objects.filter(name__in=names).annotate(last=newest)
-                                      .exclude(last=None).values_list("name", "last"))
+    found: dict[str, datetime] = {}
+    if names:
+        newest = Subquery(_newest(action, OuterRef("name")))
+        found.update(Project.objects.filter(name__in=names).annotate(last=newest).exclude(last=None)
+                     .values_list("name", "last"))
     if any(project.is_default for project in projects):
         runs = [when for value in _rows_of([DEFAULT]) if (when := _newest(action, value).first()) is not None]
         if runs:
