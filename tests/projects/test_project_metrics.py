@@ -177,16 +177,16 @@ def test_the_oldest_figures_are_checked_again_first(
 def test_a_scrape_with_every_figure_fresh_reads_no_definition(
     authed_api: APIClient, three: dict[str, Project], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from secretsapi.service import workspace
+    from secretsapi.service.loading import loader
 
     scrape(authed_api)
     loaded: list[Path] = []
-    real = workspace.load_definition
+    real = loader.load_definition
 
     def counting(path: Path, *args: Any, **kwargs: Any) -> Any:
         loaded.append(path)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(workspace, "load_definition", counting)
+    monkeypatch.setattr("secretsapi.service.workspace.load_definition", counting)
     scrape(authed_api)
     assert loaded == []
