@@ -53,6 +53,8 @@ class AuditEntry(models.Model):
             models.Index(fields=["success", "-timestamp", "-id"], name="audit_success_newest"),
             models.Index(fields=["user", "-timestamp", "-id"], name="audit_user_newest"),
             models.Index(fields=["project", "-timestamp", "-id"], name="audit_project_newest"),
+            # GET /metrics: each project's newest scheduled run of each kind, one index seek.
+            models.Index(fields=["user", "action", "project", "-timestamp", "-id"], name="audit_user_act_proj_newest"),
         )
 
     def __str__(self) -> str:

@@ -7,13 +7,11 @@ process each, as a CI job runs it: the local mode (``-f`` the definition, the se
 then the remote mode (``--addr``, the key in SECRETSCTL_API_KEY, no definition or database on
 the client's side). ``sync`` starts from nothing each run (lockfile and targets removed), so
 every secret is generated and written; ``status`` reads all of them after a sync. The remote
-status makes one request per secret plus a listing and a rotation check; the requests it made
-are counted from the audit rows it added. ``--connections 1 4`` then times the remote status
-with each number of requests at a time (``secretsapi.cli.remote.client.CONNECTIONS``), the runs
-interleaved so that the host's load falls on each alike. The load average is printed before
-and after.
+status is one ``GET /status`` (every secret's status) and one rotation check (the due dates);
+the requests it made are counted from the audit rows it added. The load average is printed
+before and after.
 
-    .venv/bin/python bench/bench_cli_remote.py [--size 1000] [--runs 3] [--workers 2] [--connections 1 4]
+    .venv/bin/python bench/bench_cli_remote.py [--size 1000] [--runs 3] [--workers 2]
 """
 
 from __future__ import annotations
@@ -33,10 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_support import API_KEY, ROOT, Server, migrate, reset_state, service_env, write_definition
 
 SECRETSCTL = str(ROOT / ".venv" / "bin" / "secretsctl")
-PYTHON = str(ROOT / ".venv" / "bin" / "python")
-# secretsctl with another number of requests at a time (the client's constant, set before it runs).
-WITH_CONNECTIONS = ("import sys; from secretsapi.cli.remote import client; client.CONNECTIONS = int(sys.argv.pop(1)); "
-                    "from secretsapi.cli.entry import main; main()")
 
 
 def _rows(db: Path) -> int:
@@ -44,10 +38,9 @@ def _rows(db: Path) -> int:
         return int(con.execute("SELECT count(*) FROM audit_auditentry").fetchone()[0])
 
 
-def _run(args: list[str], env: dict[str, str], folder: Path, ok: tuple[int, ...] = (0,),
-         program: tuple[str, ...] = (SECRETSCTL,)) -> float:
+def _run(args: list[str], env: dict[str, str], folder: Path, ok: tuple[int, ...] = (0,)) -> float:
     start = time.perf_counter()
-    done = subprocess.run([*program, *args], cwd=folder, env=env, timeout=900, stdout=subprocess.DEVNULL,
+    done = subprocess.run([SECRETSCTL, *args], cwd=folder, env=env, timeout=900, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     if done.returncode not in ok:
@@ -60,7 +53,6 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--connections", type=int, nargs="*", default=[])
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="bench-cli-remote-") as tmp:
@@ -92,22 +84,12 @@ def main() -> None:
                 rows = ((_rows(db) if db.exists() else 0) - before) / args.runs
                 results[mode] = {"sync": statistics.median(syncs), "status": statistics.median(statuses),
                                  "rows": rows}
-            remote_env, remote_prefix = modes["--addr"]
-            by_connections: dict[int, list[float]] = {n: [] for n in args.connections}
-            for _ in range(args.runs):
-                for n in args.connections:
-                    program = (PYTHON, "-c", WITH_CONNECTIONS, str(n))
-                    by_connections[n].append(_run([*remote_prefix, "-q", "status"], remote_env, folder,
-                                                  program=program))
         finally:
             server.stop()
     print(f"{args.size} secrets, median of {args.runs} runs, wall seconds (a new secretsctl process each)")
     print(f"{'mode':<8} {'sync':>8} {'status':>8} {'audit rows per status':>22}")
     for mode, figures in results.items():
         print(f"{mode:<8} {figures['sync']:>8.2f} {figures['status']:>8.2f} {figures['rows']:>22.0f}")
-    for n, walls in by_connections.items():
-        print(f"--addr status, {n} request(s) at a time: median {statistics.median(walls):.2f} s "
-              f"(runs {', '.join(f'{w:.2f}' for w in walls)})")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -170,11 +170,13 @@ def page(
     return Page((record_of(row, beats.get(str(row.id))) for row in found), rows.count())
 
 
-def active(*, actor: str | None = None) -> int:
-    """Jobs queued or running: all of them, or those ``actor`` asked for."""
-    rows = DBTaskResult.objects.filter(status__in=ACTIVE)
+def active(*, actor: str | None = None, project: str | None = None) -> int:
+    """Jobs queued or running: all of them, or those ``actor`` asked for, or those of ``project``."""
+    rows: Rows = DBTaskResult.objects.filter(status__in=ACTIVE)
     if actor is not None:
         rows = rows.filter(args_kwargs__kwargs__actor=actor)
+    if project is not None:
+        rows = in_project(rows, project)
     return rows.count()
 
 

@@ -187,6 +187,10 @@ SERVICE_JOB_RETENTION_DAYS = env_int("SERVICE_JOB_RETENTION_DAYS", 7, minimum=1)
 # Jobs queued or running at once, per key and in all: past either, 429 with Retry-After.
 SERVICE_JOBS_PER_KEY = env_int("SERVICE_JOBS_PER_KEY", 8, minimum=1)
 SERVICE_JOBS_MAX = env_int("SERVICE_JOBS_MAX", 200, minimum=1)
+# Jobs queued or running at once in one project, whichever keys asked, so one busy project cannot
+# fill SERVICE_JOBS_MAX and starve the others: 50, six keys' worth at 8 plus its scheduled ticks'
+# jobs, a quarter of the server's bound. The scheduler's ticks count, and are never refused.
+SERVICE_JOBS_PER_PROJECT = env_int("SERVICE_JOBS_PER_PROJECT", 50, minimum=1)
 # `serve` starts a job worker beside the API: auto (when none is running), yes, no, or wait (for
 # one started beside it, up to 30 s).
 SERVICE_SERVE_WORKER = env_str("SERVICE_SERVE_WORKER", "auto") or "auto"

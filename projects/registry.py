@@ -42,6 +42,16 @@ def project_names() -> list[str]:
     return [DEFAULT, *Project.objects.order_by("name").values_list("name", flat=True)]
 
 
+def serving(definition: Path) -> ProjectInfo | None:
+    """The added project ``definition`` is the definition of (the same file, however its path is
+    spelled or linked), or None: a command line run on it audits as that project's."""
+    real = Path(os.path.realpath(definition))
+    for row in Project.objects.order_by("name"):
+        if Path(os.path.realpath(row.definition)) == real:
+            return _info(row)
+    return None
+
+
 def find(name: str) -> ProjectInfo:
     """The project named ``name`` (read from the database each time: no restart after a change)."""
     if name == DEFAULT:

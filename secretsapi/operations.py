@@ -149,7 +149,7 @@ def run_inline(operation: str, payload: dict[str, Any], *, actor: str | None) ->
 
 def submit(operation: str, payload: dict[str, Any], *, actor: str | None) -> JobRecord:
     """Queue ``operation`` as a job of ``actor``'s; refused at once when no worker runs its queue
-    (``NoWorker``) or ``actor`` or everyone has too many jobs waiting (``TooManyJobs``)."""
+    (``NoWorker``) or ``actor``, its project or everyone has too many jobs waiting (``TooManyJobs``)."""
     op = OPERATIONS[operation]
     if not workers.alive(queue_name(op.queue)):
         raise NoWorker(
@@ -159,10 +159,15 @@ def submit(operation: str, payload: dict[str, Any], *, actor: str | None) -> Job
         raise TooManyJobs(f"Too many jobs (too_many_jobs): this key has {settings.SERVICE_JOBS_PER_KEY} "
                           "jobs queued or running already (SERVICE_JOBS_PER_KEY); retry once one has ended.",
                           wait=RETRY_AFTER)
+    project = current_project.name()
+    if queue.active(project=project) >= settings.SERVICE_JOBS_PER_PROJECT:
+        raise TooManyJobs(f"Too many jobs (too_many_jobs): the project {project!r} has "
+                          f"{settings.SERVICE_JOBS_PER_PROJECT} jobs queued or running already "
+                          "(SERVICE_JOBS_PER_PROJECT); retry once one has ended.", wait=RETRY_AFTER)
     if queue.active() >= settings.SERVICE_JOBS_MAX:
         raise TooManyJobs(f"Too many jobs (too_many_jobs): the server has {settings.SERVICE_JOBS_MAX} "
                           "jobs queued or running already (SERVICE_JOBS_MAX); retry shortly.", wait=RETRY_AFTER)
-    return enqueue(operation, payload, actor=actor, origin=audit_origin.current(), project=current_project.name(),
+    return enqueue(operation, payload, actor=actor, origin=audit_origin.current(), project=project,
                    environments=current_project.environments())
 
 

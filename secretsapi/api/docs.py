@@ -48,8 +48,9 @@ ERROR_DESCRIPTIONS = {
     422: "The request failed validation (an unknown field or parameter, a wrong type, a value out of "
          "range), or the definition is invalid (`error` `Definition invalid`, every problem named in the "
          "detail). Nothing was performed.",
-    429: "Too many jobs (`too_many_jobs`): this key (SERVICE_JOBS_PER_KEY) or the server (SERVICE_JOBS_MAX) has "
-         "as many jobs queued or running as allowed. Nothing was queued; retry after `Retry-After` seconds.",
+    429: "Too many jobs (`too_many_jobs`): this key (SERVICE_JOBS_PER_KEY), the project (SERVICE_JOBS_PER_PROJECT, "
+         "the detail naming it) or the server (SERVICE_JOBS_MAX) has as many jobs queued or running as allowed. "
+         "Nothing was queued; retry after `Retry-After` seconds.",
     500: "Server-side failure: the lockfile cannot be read, or the operation failed "
          "(`error` `Lockfile not writable`: the lockfile cannot be written; the detail says whether a "
          "target was changed).",

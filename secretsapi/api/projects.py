@@ -33,6 +33,20 @@ def path_prefix() -> str:
     return f"/projects/{current.name()}" if current.explicit() else ""
 
 
+def scraped_projects(request: Request) -> list[ProjectInfo] | None:
+    """The projects ``GET /metrics`` shows: the path's; else, for a key limited to projects, those
+    of them that exist; else None, every project."""
+    from projects import current
+
+    if current.explicit():
+        return [current.get()]
+    principal = request_principal(request)
+    limits = principal.projects if principal is not None else None
+    if limits is None:
+        return None
+    return [project for project in registry.all_projects() if project.name in limits]
+
+
 def listing_project(request: Request, asked: str | None) -> str | None:
     """The project a listing (jobs, audit rows) is confined to: the path's; else ``?project=``;
     else, for a key limited to projects, the default one (its unprefixed paths' project); else

@@ -18,7 +18,7 @@ from secretsapi.actions import discovery, secret_reads, workspaces, writes
 from secretsapi.cli import auditlog, listings
 from secretsapi.cli.program import SECRETZERO_DEFAULT_LOCKFILE, Lane
 from secretsapi.cli.progress import reporting, steps
-from secretsapi.management.base import as_failure, cli_actor, migrate_pending, require_declared
+from secretsapi.management.base import as_failure, cli_actor, in_project, migrate_pending, require_declared
 from secretsapi.management.reports import (
     Report,
     clean_report,
@@ -42,7 +42,8 @@ def run(lane: Lane, operation: str, arguments: dict[str, Any]) -> int:
     """Run one operation, print its report (or its error); the exit code."""
     try:
         migrate_pending()  # a fresh database, as the management commands find it
-        report = OPERATIONS[operation](lane, **arguments)
+        with in_project(lane.file):
+            report = OPERATIONS[operation](lane, **arguments)
     except Exception as exc:
         return listings.emit_failure(as_failure(exc), lane.output_format)
     return listings.emit(report, lane.output_format)

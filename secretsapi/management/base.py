@@ -28,6 +28,8 @@ from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 
+from projects import current as current_project
+from projects import registry
 from secretsapi.actions import secret_reads, workspaces
 from secretsapi.database_locks import migration_lock
 
@@ -103,6 +105,14 @@ def migrate_pending(alias: str = DEFAULT_DB_ALIAS) -> None:
     if pending_migrations(alias):
         with migration_lock(alias=alias):
             call_command("migrate", database=alias, interactive=False, verbosity=0)
+
+
+def in_project(definition: Path | None) -> contextlib.AbstractContextManager[None]:
+    """A run on ``definition`` (a ``--definition``/``-f`` path) in the added project it is the
+    definition of, so its audit rows, metrics and events name that project; any other file (or
+    none: SERVICE_CONFIG's) runs in the default project, as before."""
+    found = registry.serving(definition) if definition is not None else None
+    return current_project.using(found) if found is not None else contextlib.nullcontext()
 
 
 def as_failure(exc: BaseException) -> Failure:
@@ -206,7 +216,8 @@ class EngineCommand(BaseCommand):
             self.stdout = OutputWrapper(options["stdout"])
         try:
             migrate_pending(options.get("database") or DEFAULT_DB_ALIAS)
-            return super().execute(*args, **options)
+            with in_project(options.get("definition")):
+                return super().execute(*args, **options)
         except Exception as exc:
             if options.get("traceback") and not isinstance(exc, CommandError | ServiceError):
                 raise

@@ -93,9 +93,31 @@ def test_promtool_finds_nothing_to_say_of_the_exposition(servers: Callable[..., 
     for _ in range(2):  # the second sees the first scrape counted: every family has samples
         with urllib.request.urlopen(request, timeout=30) as response:
             exposition = response.read()
-    assert re.search(rb"^secretsapi_secrets_drifted\{environment=\"\"\} 1\.0$", exposition, re.MULTILINE)
+    drifted = rb'^secretsapi_secrets_drifted\{environment="",project="default"\} 1\.0$'
+    assert re.search(drifted, exposition, re.MULTILINE)
     checked = subprocess.run([promtool, "check", "metrics"], input=exposition, capture_output=True, timeout=60,
                              check=False)
     assert checked.returncode == 0, (checked.stdout + checked.stderr).decode()
     assert checked.stdout.strip() == b"" and checked.stderr.strip() == b""
 
+
+
+def test_prometheus_reads_each_projects_gauges_by_their_project_label(
+        servers: Callable[..., LiveServer], tmp_path: Path) -> None:
+    binary = require("prometheus")
+    server, _, _ = serve_with_drift(servers, tmp_path)
+    billing = tmp_path / "billing" / "Secretfile.yml"
+    billing.parent.mkdir()
+    billing.write_text(yaml.safe_dump(definition(file_secret("stripe_key", "out/stripe.env"))))
+    assert server.call("POST", "/projects", {"name": "billing", "definition": str(billing)})[0] == 201
+    assert server.finished("/projects/billing/sync", {})[0] == 200
+    assert server.finished("/projects/billing/drift/check", {})[0] == 200
+    credentials = tmp_path / "service.key"
+    credentials.write_text(API_KEY + "\n")
+    credentials.chmod(0o600)
+    with prometheus(binary, tmp_path / "prometheus", f"127.0.0.1:{server.port}", credentials) as prom:
+        until(lambda: (t := prom.target()) is not None and t["health"] == "up", "the target was up", prom)
+        assert value(prom, 'secretsapi_secrets_drifted{project="default"}') == 1
+        assert value(prom, 'secretsapi_secrets_drifted{project="billing"}') == 0
+        assert value(prom, "count(secretsapi_rotation_check_ok == 1)") == 2
+        assert value(prom, 'sum by (project) (secretsapi_operations_total{project="billing",operation="sync"})') == 1

@@ -38,6 +38,10 @@ def scrape(client: APIClient) -> dict[str, dict[tuple[tuple[str, str], ...], flo
     return samples
 
 
+# The default project's label: every per-project figure carries one.
+DEFAULT = (("project", "default"),)
+
+
 def monthly(name: str) -> dict[str, Any]:
     return file_secret(name, "out/a.json", kind="random_hex", rotation_period="30d")
 
@@ -80,7 +84,7 @@ def test_an_operation_begun_in_the_last_day_and_never_ended_is_unfinished(authed
     old = record(action="sync", resource="secrets", user="t", success=False, details={"state": "started"})
     AuditEntry.objects.filter(pk=old).update(timestamp=timezone.now() - timedelta(days=2))
     samples = scrape(authed_api)
-    assert samples["secretsapi_operations_unfinished"] == {(("operation", "execute_rotation"),): 1}
+    assert samples["secretsapi_operations_unfinished"] == {(("operation", "execute_rotation"), *DEFAULT): 1}
     assert "secretsapi_operations_total" not in samples
 
 
@@ -140,16 +144,16 @@ def test_secrets_due_and_overdue_are_counted(authed_api: APIClient, project: Pro
     project.backdate("db", 45)
     project.backdate("api", 28)  # inside the 3-day warning window of a 30-day period
     samples = scrape(authed_api)
-    assert samples["secretsapi_rotation_check_ok"][()] == 1
-    assert samples["secretsapi_secrets_overdue"][()] == 1
-    assert samples["secretsapi_secrets_due"][()] == 1
+    assert samples["secretsapi_rotation_check_ok"][DEFAULT] == 1
+    assert samples["secretsapi_secrets_overdue"][DEFAULT] == 1
+    assert samples["secretsapi_secrets_due"][DEFAULT] == 1
 
 
 def test_an_unreadable_definition_is_a_zero_check_gauge_without_due_figures(authed_api: APIClient,
                                                                             project: Project) -> None:
     project.definition.write_text("secrets: [unclosed\n")
     samples = scrape(authed_api)
-    assert samples["secretsapi_rotation_check_ok"][()] == 0
+    assert samples["secretsapi_rotation_check_ok"][DEFAULT] == 0
     assert "secretsapi_secrets_due" not in samples
 
 
@@ -157,12 +161,12 @@ def test_secrets_due_are_checked_again_once_the_cached_figures_are_a_minute_old(
         authed_api: APIClient, project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     project.write(definition(monthly("db")))
     authed_api.post("/sync", {}, format="json")
-    assert scrape(authed_api)["secretsapi_secrets_overdue"][()] == 0
+    assert scrape(authed_api)["secretsapi_secrets_overdue"][DEFAULT] == 0
     project.backdate("db", 45)
-    assert scrape(authed_api)["secretsapi_secrets_overdue"][()] == 0  # within the minute: the same figures
+    assert scrape(authed_api)["secretsapi_secrets_overdue"][DEFAULT] == 0  # within the minute: the same figures
     clock = time.monotonic() + collector.DUE_MAX_AGE + 1
     monkeypatch.setattr(time, "monotonic", lambda: clock)
-    assert scrape(authed_api)["secretsapi_secrets_overdue"][()] == 1
+    assert scrape(authed_api)["secretsapi_secrets_overdue"][DEFAULT] == 1
 
 
 def test_seconds_since_the_last_successful_scheduled_runs(authed_api: APIClient, project: Project) -> None:
@@ -174,8 +178,8 @@ def test_seconds_since_the_last_successful_scheduled_runs(authed_api: APIClient,
     record(action="execute_rotation", resource="secrets", user="scheduler", success=False)
     record(action="execute_rotation", resource="secrets", user="cli:alice", success=True)
     samples = scrape(authed_api)
-    assert samples["secretsapi_last_scheduled_rotation_age_seconds"][()] == pytest.approx(7200, abs=60)
-    assert samples["secretsapi_last_scheduled_drift_check_age_seconds"][()] == pytest.approx(7200, abs=60)
+    assert samples["secretsapi_last_scheduled_rotation_age_seconds"][DEFAULT] == pytest.approx(7200, abs=60)
+    assert samples["secretsapi_last_scheduled_drift_check_age_seconds"][DEFAULT] == pytest.approx(7200, abs=60)
 
 
 def test_webhook_deliveries_are_counted_by_state_and_attempts_by_outcome(authed_api: APIClient, project: Project,
@@ -290,7 +294,7 @@ def drift_gauges(client: APIClient) -> dict[str, dict[tuple[tuple[str, str], ...
     return {name: samples.get(name, {}) for name in DRIFT_GAUGES}
 
 
-DEFAULT_LANE = (("environment", ""),)
+DEFAULT_LANE = (("environment", ""), ("project", "default"))
 
 
 def test_the_drift_gauges_are_absent_until_a_drift_check_ran(authed_api: APIClient, project: Project) -> None:
@@ -340,7 +344,7 @@ def test_each_environment_keeps_its_own_last_drift_check(authed_api: APIClient, 
     authed_api.post("/drift/check", {"environment": "declared"}, format="json")
     authed_api.post("/drift/check", {}, format="json")
     drifted = drift_gauges(authed_api)["secretsapi_secrets_drifted"]
-    assert drifted == {DEFAULT_LANE: 0, (("environment", "declared"),): 1}
+    assert drifted == {DEFAULT_LANE: 0, (("environment", "declared"), ("project", "default")): 1}
 
 
 def test_a_full_drift_checks_findings_commit_with_its_audit_row_or_neither_does(

@@ -20,19 +20,22 @@ from rest_framework.request import Request
 from secretsapi.actions.metrics import read_metrics
 from secretsapi.api.authentication import actor, request_principal, sends_key
 from secretsapi.api.docs import errors
+from secretsapi.api.projects import scraped_projects
 from secretsapi.api.views.base import StrictAPIView
 
 EXAMPLE = """\
-# HELP secretsapi_operations_total Operations ended, by outcome.
+# HELP secretsapi_operations_total Operations ended, by outcome and project.
 # TYPE secretsapi_operations_total counter
-secretsapi_operations_total{operation="execute_rotation",outcome="succeeded"} 24.0
+secretsapi_operations_total{operation="execute_rotation",outcome="succeeded",project="default"} 24.0
 # HELP secretsapi_secrets_drifted Secrets the last drift check of every secret found drifted (a target \
-differs from the lockfile, or could not be read back), by environment (empty: the default one).
+differs from the lockfile, or could not be read back), by environment (empty: the default one) and project.
 # TYPE secretsapi_secrets_drifted gauge
-secretsapi_secrets_drifted{environment=""} 1.0
-# HELP secretsapi_secrets_overdue Secrets past their rotation period.
+secretsapi_secrets_drifted{environment="",project="default"} 1.0
+secretsapi_secrets_drifted{environment="",project="payments"} 0.0
+# HELP secretsapi_secrets_overdue Secrets past their rotation period, by project.
 # TYPE secretsapi_secrets_overdue gauge
-secretsapi_secrets_overdue 0.0
+secretsapi_secrets_overdue{project="default"} 0.0
+secretsapi_secrets_overdue{project="payments"} 2.0
 """
 
 
@@ -73,9 +76,11 @@ class MetricsView(StrictAPIView):
         "last drift check of every secret found drifted (per environment, with when it ran), seconds since the "
         "last successful scheduled rotation and drift check, scrapes by key and outcome, jobs, and webhook "
         "deliveries by state: computed from the database at each scrape, so every worker and instance answers "
-        "the same figures. Needs a key with the `metrics` scope (in `X-API-Key` or `Authorization: Bearer`, "
-        "as Prometheus' `authorization` sends it) unless SERVICE_METRICS_PUBLIC=true. A scrape is counted, "
-        "not audited. Labels name operations, outcomes, states, key names and environments only.",
+        "the same figures. Each project's figures carry a `project` label: `GET /metrics` shows every project "
+        "(a key limited to projects, its own), `GET /projects/{project}/metrics` that project's. Needs a key "
+        "with the `metrics` scope (in `X-API-Key` or `Authorization: Bearer`, as Prometheus' `authorization` "
+        "sends it) unless SERVICE_METRICS_PUBLIC=true. A scrape is counted, "
+        "not audited. Labels name operations, outcomes, states, key names, environments and projects only.",
         examples=[OpenApiExample("Exposition", value=EXAMPLE, response_only=True, status_codes=["200"],
                                  media_type="text/plain")],
         tags=["metrics"],
@@ -83,4 +88,5 @@ class MetricsView(StrictAPIView):
     def get(self, request: Request) -> HttpResponse:
         # Public and without a key: nobody is named, as in insecure mode.
         who = actor(request) if request_principal(request) is not None else None
-        return HttpResponse(read_metrics(actor=who), content_type=CONTENT_TYPE_LATEST)
+        return HttpResponse(read_metrics(actor=who, projects=scraped_projects(request)),
+                            content_type=CONTENT_TYPE_LATEST)
