@@ -85,8 +85,8 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from secretsapi.actions import metrics as collector
     from projects import registry
+    from secretsapi.actions import metrics as collector
 
     call_command("migrate", verbosity=0)
     names = add_projects(folder, args.projects, args.secrets)

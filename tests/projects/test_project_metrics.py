@@ -16,9 +16,9 @@ from rest_framework.test import APIClient
 from apikeys import keys
 from audit.models import AuditEntry
 from audit.recorder import record
-from secretsapi.actions import metrics as collector
 from projects import registry
 from secretsapi import service
+from secretsapi.actions import metrics as collector
 from tests.factories import Project, definition, file_secret
 
 Samples = dict[str, dict[tuple[tuple[str, str], ...], float]]
