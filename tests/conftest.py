@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "that starts a process or binds a socket fails, naming the marker it needs.")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # The lockfile's sync identity names the platform as SecretZero does (platform.platform(), which
+    # runs `uname -p` once per process): read before starting is refused, as a server reads it once.
+    sync_identity()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _unit_tier_starts_nothing(request: pytest.FixtureRequest) -> Iterator[None]:
     """Under ``--unit``, starting a process or binding a socket is an error (session-wide: the
@@ -27,11 +34,21 @@ def _unit_tier_starts_nothing(request: pytest.FixtureRequest) -> Iterator[None]:
     if not request.config.getoption("unit"):
         yield
         return
-    # The lockfile's sync identity names the platform as SecretZero does (platform.platform(), which
-    # runs `uname -p` once per process): read before starting is refused, as a server reads it once.
-    sync_identity()
     with tiers.nothing_started():
         yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """In ``make test`` too, a test the unit tier keeps starts no process or server (tests/tiers.py)."""
+    with contextlib.nullcontext() if item.config.getoption("unit") else tiers.held_to_the_unit_tier(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with contextlib.nullcontext() if item.config.getoption("unit") else tiers.held_to_the_unit_tier(item):
+        return (yield)
 
 
 @pytest.fixture(autouse=True, scope="session")

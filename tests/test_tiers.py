@@ -53,3 +53,17 @@ def test_inside_the_unit_tier_a_listening_socket_is_refused_naming_the_server_ma
     with tiers.nothing_started(), socket.socket() as sock, pytest.raises(
             tiers.StartedSomething, match=r"mark the test pytest\.mark\.server"):
         sock.bind(("127.0.0.1", 0))
+
+
+def test_in_make_test_a_test_the_unit_tier_keeps_is_refused_a_process_too() -> None:
+    plain: Any = Item("plain")
+    with tiers.held_to_the_unit_tier(plain), pytest.raises(tiers.StartedSomething, match=r"pytest\.mark\.slow"):
+        subprocess.run(["true"], check=False)
+
+
+def test_in_make_test_a_marked_test_may_start_what_its_marker_says() -> None:
+    before = subprocess.Popen.__init__, socket.socket.bind
+    for name in tiers.NOT_UNIT:
+        marked: Any = Item(name, name)
+        with tiers.held_to_the_unit_tier(marked):
+            assert (subprocess.Popen.__init__, socket.socket.bind) == before
