@@ -232,3 +232,25 @@ def test_every_server_fixture_starts_something_wherever_a_fixture_has_its_name()
             if f.name in tiers.SERVER_FIXTURES and not _starts_something(_closure(fixtures, f) | {f})]
     assert idle == []
     assert {f.name for f in fixtures.values()} >= tiers.SERVER_FIXTURES
+
+
+class Collected(Item):
+    def __init__(self, nodeid: str, *markers: str) -> None:
+        super().__init__(nodeid, *markers)
+        self.nodeid = nodeid
+
+
+def test_make_test_runs_the_longest_modules_first_then_the_processes_then_the_rest() -> None:
+    from tests import conftest
+
+    first, second = conftest.LONGEST_FIRST[:2]
+    items: list[Any] = [Collected("tests/api/test_x.py::test_a"), Collected("tests/api/test_y.py::test_b", "slow"),
+                        Collected(f"{second}::test_c"), Collected(f"{first}::test_d")]
+    items.sort(key=conftest._longest_first)
+    assert [item.nodeid.rpartition("_")[2] for item in items] == ["d", "c", "b", "a"]
+
+
+def test_every_module_of_the_longest_first_exists() -> None:
+    from tests import conftest
+
+    assert [name for name in conftest.LONGEST_FIRST if not (TESTS.parent / name).is_file()] == []
