@@ -141,7 +141,7 @@ def _read(path: Path) -> tuple[list[Function], list[Function]]:
         elif isinstance(node, ast.FunctionDef):
             functions.append(node)
     # name = pytest.importorskip("module"): the module itself, as ("module", "")
-    imported.update({node.targets[0].id: (node.value.args[0].value, "") for node in tree.body
+    imported.update({node.targets[0].id: (str(node.value.args[0].value), "") for node in tree.body
                      if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
                      and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
                      and node.value.func.attr == "importorskip" and isinstance(node.value.args[0], ast.Constant)})
