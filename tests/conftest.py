@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "that starts a process or binds a socket fails, naming the marker it needs.")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # The lockfile's sync identity names the platform as SecretZero does (platform.platform(), which
+    # runs `uname -p` once per process): read before starting is refused, as a server reads it once.
+    sync_identity()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _unit_tier_starts_nothing(request: pytest.FixtureRequest) -> Iterator[None]:
     """Under ``--unit``, starting a process or binding a socket is an error (session-wide: the
@@ -27,11 +34,21 @@ def _unit_tier_starts_nothing(request: pytest.FixtureRequest) -> Iterator[None]:
     if not request.config.getoption("unit"):
         yield
         return
-    # The lockfile's sync identity names the platform as SecretZero does (platform.platform(), which
-    # runs `uname -p` once per process): read before starting is refused, as a server reads it once.
-    sync_identity()
     with tiers.nothing_started():
         yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """In ``make test`` too, a test the unit tier keeps starts no process or server (tests/tiers.py)."""
+    with contextlib.nullcontext() if item.config.getoption("unit") else tiers.held_to_the_unit_tier(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with contextlib.nullcontext() if item.config.getoption("unit") else tiers.held_to_the_unit_tier(item):
+        return (yield)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -101,7 +118,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if config.getoption("unit"):
         tiers.keep_unit_tier(config, items)
         return
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    items.sort(key=_longest_first)
+
+
+# The modules whose tests take longest, longest first (figures of one `make test`, each module's
+# tests summed): at the head of the first worker's queue they start at once. Further down they
+# were stolen by the other workers near the end, and one test ran alone for minutes while the
+# other workers waited (the crash rounds: 230 s of a 40 min run on a loaded host, started in its
+# last 5 minutes).
+LONGEST_FIRST = (
+    "tests/processes/test_crash.py",  # one test, 230 s
+    "tests/processes/test_backup_restore.py",  # 370 s, tests up to 113 s
+    "tests/commands/test_doc_shell_blocks.py",  # 416 s
+    "tests/fuzz/test_openapi_fuzz.py",  # 235 s
+    "tests/commands/test_serve.py",  # 343 s
+    "tests/cli/test_secretzero_parity.py",  # 211 s
+    "tests/security/test_auth_failure_flood.py",  # 200 s
+    "tests/processes/test_job_worker.py",  # 183 s
+)
+
+
+def _longest_first(item: pytest.Item) -> tuple[int, bool]:
+    """The longest modules first, then the other processes (``slow``), then the rest."""
+    module = item.nodeid.partition("::")[0]
+    rank = LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
+    return rank, item.get_closest_marker("slow") is None
 
 
 @pytest.fixture

@@ -64,6 +64,7 @@ def unit_environment(name: str) -> dict[str, str]:
 
 # --- The proxy ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_shipped_nginx_config_passes_nginx_t_with_a_certificate_in_place(tmp_path: Path) -> None:
     conf = derive_config(tmp_path, port=free_port(), http_port=free_port(), upstream_socket=tmp_path / "web.sock")
     result = subprocess.run([tool("nginx"), "-t", "-p", str(tmp_path), "-c", str(conf), "-e", "stderr"],
@@ -72,6 +73,7 @@ def test_the_shipped_nginx_config_passes_nginx_t_with_a_certificate_in_place(tmp
     assert "test is successful" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_proxy_runs_with_only_the_capabilities_its_unit_keeps(tmp_path: Path) -> None:
     """nginx as the unit runs it: root, with CapabilityBoundingSet= alone, workers as www-data; it
     reads the root-only TLS key and answers over TLS (502 here: no API behind it)."""
@@ -112,6 +114,7 @@ def test_the_compose_proxy_runs_a_supported_nginx() -> None:
 
 # --- systemd ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", UNITS)
 def test_each_systemd_unit_passes_systemd_analyze_verify(name: str) -> None:
     result = subprocess.run([tool("systemd-analyze"), "verify", "--man=no", str(DEPLOY / "systemd" / name)],
@@ -122,6 +125,7 @@ def test_each_systemd_unit_passes_systemd_analyze_verify(name: str) -> None:
     assert findings == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", UNITS)
 def test_each_unit_scores_2_5_or_lower_in_systemd_analyze_security(name: str) -> None:
     result = subprocess.run(
@@ -159,10 +163,12 @@ def compose_config(tmp_path: Path, **given: str) -> dict[str, Any]:
     return dict(yaml.safe_load(result.stdout))
 
 
+@pytest.mark.slow
 def test_the_compose_file_passes_docker_compose_config(tmp_path: Path) -> None:
     assert sorted(compose_config(tmp_path)["services"]) == ["db", "proxy", "web", "worker"]
 
 
+@pytest.mark.slow
 def test_compose_needs_the_service_domain(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "SERVICE_DOMAIN"}
     result = subprocess.run([tool("docker-compose"), "-f", str(DEPLOY / "compose.yaml"), "config"],
@@ -170,6 +176,7 @@ def test_compose_needs_the_service_domain(tmp_path: Path) -> None:
     assert result.returncode != 0 and "set SERVICE_DOMAIN" in result.stderr
 
 
+@pytest.mark.slow
 def test_compose_takes_every_secret_from_a_file_outside_the_repository(tmp_path: Path) -> None:
     config = compose_config(tmp_path)
     files = {name: Path(spec["file"]) for name, spec in config["secrets"].items()}
@@ -193,6 +200,7 @@ def test_compose_takes_every_secret_from_a_file_outside_the_repository(tmp_path:
         f"/etc/secretsapi/secrets/{name}" for name in files}
 
 
+@pytest.mark.slow
 def test_compose_web_and_proxy_meet_on_a_shared_socket_not_a_shared_network(tmp_path: Path) -> None:
     services = compose_config(tmp_path)["services"]
     assert all("network_mode" not in service for service in services.values())
@@ -206,6 +214,7 @@ def test_compose_web_and_proxy_meet_on_a_shared_socket_not_a_shared_network(tmp_
     assert mounts["proxy"]["/etc/secretsapi/tls"] == str(tmp_path / "etc" / "tls")
 
 
+@pytest.mark.slow
 def test_every_compose_service_has_a_healthcheck_and_waits_for_what_it_needs(tmp_path: Path) -> None:
     services = compose_config(tmp_path)["services"]
     tests = {name: service["healthcheck"]["test"] for name, service in services.items()}
@@ -268,6 +277,7 @@ def _check_deploy(env: dict[str, str], tmp_path: Path) -> subprocess.CompletedPr
                           capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_check_deploy_is_clean_under_the_compose_settings(tmp_path: Path) -> None:
     credentials = _secret_files(tmp_path / "run-secrets")
     environment = compose_config(tmp_path)["services"]["web"]["environment"]
@@ -277,6 +287,7 @@ def test_check_deploy_is_clean_under_the_compose_settings(tmp_path: Path) -> Non
     assert "System check identified no issues (1 silenced)." in result.stdout
 
 
+@pytest.mark.slow
 def test_check_deploy_is_clean_under_the_systemd_settings(tmp_path: Path) -> None:
     credentials = _secret_files(tmp_path / "credentials")
     env = {key: value.replace("/etc/secretsapi/secrets", str(credentials))
@@ -287,6 +298,7 @@ def test_check_deploy_is_clean_under_the_systemd_settings(tmp_path: Path) -> Non
     assert "System check identified no issues (1 silenced)." in result.stdout
 
 
+@pytest.mark.slow
 def test_without_https_check_deploy_names_the_cookie_hsts_and_redirect_warnings(tmp_path: Path) -> None:
     result = _check_deploy({"SERVICE_SECRET_KEY": secrets.token_urlsafe(50)}, tmp_path)
     found = set(re.findall(r"\(security\.(W\d+)\)", result.stdout + result.stderr))

@@ -286,6 +286,7 @@ def test_cors_can_be_restricted_to_a_list(api_key: str) -> None:
 
 # --- Where the server's own credentials may go ---------------------------------------------------
 
+@pytest.mark.slow
 def test_credential_addresses_and_provider_reads_are_grouped_by_kind(tmp_path: Path) -> None:
     done = settings_in_subprocess(
         tmp_path, ["SERVICE_CREDENTIAL_ADDRESSES", "SERVICE_PROVIDER_READ"],
@@ -298,6 +299,7 @@ def test_credential_addresses_and_provider_reads_are_grouped_by_kind(tmp_path: P
         "SERVICE_PROVIDER_READ": {"vault/vault_kv": ["secret/shared/"]}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("raw", ["vault", "vault=vault.internal", "=https://x", "vault=ftp://x", "vault=https://x/api"])
 def test_an_entry_that_is_not_a_kind_and_an_address_stops_the_service_naming_the_variable(
     tmp_path: Path, raw: str
@@ -311,6 +313,7 @@ def test_an_entry_that_is_not_a_kind_and_an_address_stops_the_service_naming_the
     (None, None), ("-", {}), ("vault/vault_kv=secret/a/ aws/ssm_parameter=/a/", {
         "vault/vault_kv": ["secret/a/"], "aws/ssm_parameter": ["/a/"]}),
 ])
+@pytest.mark.slow
 def test_provider_read_and_write_locations_are_unset_listed_or_none(
     tmp_path: Path, raw: str | None, parsed: Any
 ) -> None:
@@ -320,6 +323,7 @@ def test_provider_read_and_write_locations_are_unset_listed_or_none(
     assert json.loads(done.stdout) == {"SERVICE_PROVIDER_READ": parsed, "SERVICE_PROVIDER_WRITE": parsed}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("raw", "parsed"), [(None, None), ("-", []), ("prod-admin, ci", ["prod-admin", "ci"])])
 def test_aws_profiles_and_kube_contexts_are_unset_listed_or_none(tmp_path: Path, raw: str | None, parsed: Any) -> None:
     given = {} if raw is None else {"SERVICE_AWS_PROFILES": raw, "SERVICE_KUBE_CONTEXTS": raw}
@@ -328,6 +332,7 @@ def test_aws_profiles_and_kube_contexts_are_unset_listed_or_none(tmp_path: Path,
     assert json.loads(done.stdout) == {"SERVICE_AWS_PROFILES": parsed, "SERVICE_KUBE_CONTEXTS": parsed}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["SERVICE_AWS_PROFILES", "SERVICE_AWS_ROLES", "SERVICE_KUBE_CONTEXTS",
                                   "SERVICE_AZURE_IDENTITIES"])
 def test_a_profile_or_context_that_is_not_a_name_stops_the_service_naming_the_variable(

@@ -44,6 +44,7 @@ def mode(path: Path) -> int:
 
 # --- No side effects at import ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_importing_the_settings_creates_no_folder_no_database_and_no_key(tmp_path: Path) -> None:
     result = python(tmp_path, "import project.settings as s; print(s.DATABASES['default']['NAME'])")
     assert result.returncode == 0, result.stderr
@@ -51,6 +52,7 @@ def test_importing_the_settings_creates_no_folder_no_database_and_no_key(tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_django_start_makes_the_data_folder_the_database_and_one_key_all_private(tmp_path: Path) -> None:
     data = tmp_path / "data"
     code = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'project.settings'; django.setup(); "
@@ -64,6 +66,7 @@ def test_django_start_makes_the_data_folder_the_database_and_one_key_all_private
 
 # --- Secrets from files --------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SECRET_SETTINGS)
 def test_a_secret_setting_reads_the_file_its_file_variable_names(tmp_path: Path, name: str) -> None:
     value = "postgres://u:p%40ss@db.internal:5432/secrets" if name == "DATABASE_URL" else "s3cret value-" + "x" * 50
@@ -76,6 +79,7 @@ def test_a_secret_setting_reads_the_file_its_file_variable_names(tmp_path: Path,
     assert result.stdout == ("p@ss\n" if name == "DATABASE_URL" else value + "\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SECRET_SETTINGS)
 def test_a_secret_setting_given_twice_missing_or_empty_stops_the_process_without_its_content(
         tmp_path: Path, name: str) -> None:
@@ -118,6 +122,7 @@ HTTPS_NAMES = ["SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_SSL_REDIRE
                "SERVICE_BEHIND_PROXY"]
 
 
+@pytest.mark.slow
 def test_service_https_makes_cookies_secure_sets_hsts_and_trusts_the_proxys_scheme(tmp_path: Path) -> None:
     assert read_settings(tmp_path, HTTPS_NAMES, SERVICE_HTTPS="true") == {
         "SESSION_COOKIE_SECURE": True, "CSRF_COOKIE_SECURE": True, "SECURE_SSL_REDIRECT": True,
@@ -129,12 +134,14 @@ def test_service_https_makes_cookies_secure_sets_hsts_and_trusts_the_proxys_sche
     assert preload == {"SECURE_HSTS_PRELOAD": True, "SILENCED_SYSTEM_CHECKS": []}
 
 
+@pytest.mark.slow
 def test_without_https_nothing_changes(tmp_path: Path) -> None:
     values = read_settings(tmp_path, HTTPS_NAMES[:6])
     assert values == {"SESSION_COOKIE_SECURE": False, "CSRF_COOKIE_SECURE": False, "SECURE_SSL_REDIRECT": False,
                       "SECURE_HSTS_SECONDS": 0, "SECURE_HSTS_INCLUDE_SUBDOMAINS": False, "SECURE_HSTS_PRELOAD": False}
 
 
+@pytest.mark.slow
 def test_https_without_the_proxy_is_refused_naming_both_settings(tmp_path: Path) -> None:
     result = python(tmp_path, "import project.settings", SERVICE_HTTPS="true", SERVICE_BEHIND_PROXY="false")
     assert "ImproperlyConfigured: SERVICE_HTTPS=true needs SERVICE_BEHIND_PROXY" in result.stderr

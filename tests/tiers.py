@@ -5,9 +5,10 @@ A test leaves the unit tier by a marker (pytest.ini): ``slow`` (starts processes
 (starts a server in the test's process: a protocol peer, a webhook receiver, a live server),
 ``postgres``, ``fuzz``, ``thorough`` (takes seconds by design: floods, races, deadlines, huge
 inputs, exhaustive matrices whose cases repeat what the unit tier checks once). ``server`` is
-also given to every test using a fixture of ``SERVER_FIXTURES``. Under ``--unit`` starting a
-process or binding a socket fails the test, naming the marker it lacks, so the tier stays what it
-says.
+also given to every test using a fixture of ``SERVER_FIXTURES``. Starting a process or binding a
+socket fails a test of the unit tier, naming the marker it lacks, so the tier stays what it says:
+under ``--unit`` for the whole session, and in ``make test`` around each such test's set-up and
+call (a test added without its marker fails the suite, not only ``make check``).
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from typing import Any, NoReturn
 import pytest
 
 # Fixtures that start a server (tests/service/targets/conftest.py, tests/targets/conftest.py,
-# tests/audit/test_admin_browser.py, tests/service/credentials/conftest.py): a test using one is a
-# ``server`` test.
+# tests/audit/test_admin_browser.py, tests/service/credentials/conftest.py,
+# tests/service/generators/conftest.py, the listeners of tests/security/test_credential_addresses.py
+# and tests/service/targets/test_transport.py): a test using one is a ``server`` test.
+# tests/test_tiers.py fails when a fixture starting a peer is missing here.
 SERVER_FIXTURES = frozenset({
     "moto_url", "aws", "vault", "kube", "keyvault", "vercel", "github", "gitlab", "jenkins", "infisical", "stores",
-    "browser", "mariadb_url",
+    "browser", "mariadb_url", "azdo", "github_app", "listener", "proxy",
 })
 # What the unit tier leaves to ``make test``.
 NOT_UNIT = ("slow", "server", "postgres", "fuzz", "thorough")
@@ -43,14 +46,25 @@ def mark_servers(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.server)
 
 
+def in_unit_tier(item: pytest.Item) -> bool:
+    return not any(item.get_closest_marker(name) for name in NOT_UNIT)
+
+
 def keep_unit_tier(config: pytest.Config, items: list[pytest.Item]) -> None:
     kept: list[pytest.Item] = []
     left: list[pytest.Item] = []
     for item in items:
-        (left if any(item.get_closest_marker(name) for name in NOT_UNIT) else kept).append(item)
+        (kept if in_unit_tier(item) else left).append(item)
     if left:
         config.hook.pytest_deselected(items=left)
     items[:] = kept
+
+
+def held_to_the_unit_tier(item: pytest.Item) -> contextlib.AbstractContextManager[None]:
+    """Around a test's set-up and call in ``make test``: a test the unit tier keeps starts nothing
+    there either, so a test missing its marker fails the whole suite (and CI), not only
+    ``make check``."""
+    return nothing_started() if in_unit_tier(item) else contextlib.nullcontext()
 
 
 @contextlib.contextmanager

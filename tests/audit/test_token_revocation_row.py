@@ -14,6 +14,7 @@ from tests.peers.gitlab_tokens_server import GitLabTokenServer
 from tests.service.generators.test_gitlab_project_token import _held, _workspace
 
 
+@pytest.mark.server
 @pytest.mark.django_db
 def test_a_failed_revoke_is_in_the_rotation_row_without_any_token(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -8,15 +8,18 @@ secrets, and readers that parse every target file in its own format.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 import urllib.error
@@ -179,13 +182,50 @@ def server_env(
     return env
 
 
+_MIGRATED: list[Path] = []  # this process's migrated SQLite database, made once
+
+
+def _migrated_sqlite() -> Path:
+    """A database as ``serve``'s first start leaves it (``migrate`` on an empty SQLite file, before
+    any request), made once per test process: copied into a new data folder it spares each start
+    the migrations (~0.9 s of CPU), which the tests of starting on an empty database still run."""
+    if not _MIGRATED:
+        folder = Path(tempfile.mkdtemp(prefix="secretsapi-migrated-"))
+        atexit.register(shutil.rmtree, folder, True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, timeout=300,
+                       env={**env, "SERVICE_DATA_DIR": str(folder)})
+        _MIGRATED.append(folder / "service.sqlite3")
+    return _MIGRATED[0]
+
+
+def _start_migrated(env: dict[str, str]) -> None:
+    """A new SQLite data folder gets the migrated database; PostgreSQL, or a folder that has a
+    database already, is left as it is."""
+    if "DATABASE_URL" in env:
+        return
+    data = Path(env["SERVICE_DATA_DIR"])
+    if (data / "service.sqlite3").exists():
+        return
+    data.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (data / "service.sqlite3").touch(mode=0o600)
+    # SQLite's own copy: the template's write-ahead log included, whatever migrate left unmerged.
+    with contextlib.closing(sqlite3.connect(_migrated_sqlite())) as source, \
+            contextlib.closing(sqlite3.connect(data / "service.sqlite3")) as copy:
+        source.backup(copy)
+
+
 def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_level: str = "info",
-                 prefix: tuple[str, ...] = ()) -> LiveServer:
+                 prefix: tuple[str, ...] = (), migrated: bool = True) -> LiveServer:
     """Start ``serve`` and wait until /health answers (retried on another port if it cannot bind),
     then a job worker beside it.
 
     ``prefix`` runs both through a wrapper command (which must exec it, keeping its process group).
+    ``migrated=False``: a new SQLite data folder starts empty, and ``serve`` migrates it (else it
+    starts with the migrated database, as ``serve`` would have left it).
     """
+    if migrated:
+        _start_migrated(env)
     for _attempt in range(3):
         port = free_port()
         with open(log_path, "ab") as log:

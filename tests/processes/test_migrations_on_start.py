@@ -19,7 +19,7 @@ def _start_together(tmp_path: Path, servers: Callable[..., LiveServer], database
     (tmp_path / "Secretfile.yml").write_text("version: '1.0'\nsecrets: []\n")
     env = server_env(data_dir=tmp_path / "data", config=tmp_path / "Secretfile.yml", database_url=database_url)
     with ThreadPoolExecutor(INSTANCES) as pool:
-        started = list(pool.map(lambda i: servers(env, tmp_path / f"serve{i}.log"), range(INSTANCES)))
+        started = list(pool.map(lambda i: servers(env, tmp_path / f"serve{i}.log", migrated=False), range(INSTANCES)))
     for server in started:
         status, body = server.call("GET", "/audit/logs?limit=1")
         assert status == 200, (body, server.log())

@@ -190,6 +190,7 @@ def test_a_definitions_own_token_goes_where_the_definition_says(
     assert listener.saw("ghp-authors-own")
 
 
+@pytest.mark.server
 def test_an_azure_service_principal_of_the_server_is_never_posted_to_the_definitions_authority(
     authed_api: APIClient, project: Project, server_environment: None, monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,

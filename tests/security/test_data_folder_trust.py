@@ -85,6 +85,7 @@ def _swap_every_entry(cache: Path, marker: Path) -> int:
     return swapped
 
 
+@pytest.mark.slow
 @as_root
 def test_a_cache_folder_planted_in_a_shared_sticky_folder_runs_no_code(tmp_path: Path, secretfile: Path) -> None:
     shared = tmp_path / "shared"
@@ -106,6 +107,7 @@ def test_a_cache_folder_planted_in_a_shared_sticky_folder_runs_no_code(tmp_path:
         assert "Fix: remove it" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_shared_sticky_data_folder_is_refused_even_when_it_is_the_services_own(
     tmp_path: Path, secretfile: Path
 ) -> None:
@@ -119,6 +121,7 @@ def test_a_shared_sticky_data_folder_is_refused_even_when_it_is_the_services_own
     assert not (data / "secret_key").exists()
 
 
+@pytest.mark.slow
 @as_root
 @pytest.mark.parametrize("name", ["secret_key", "service.sqlite3", "cache"])
 def test_a_file_planted_in_the_data_folder_by_another_user_is_refused(
@@ -138,6 +141,7 @@ def test_a_file_planted_in_the_data_folder_by_another_user_is_refused(
     assert f"{planted} belongs to user nobody ({NOBODY})" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [0o664, 0o646, 0o622])
 def test_a_file_of_the_data_folder_others_may_write_is_refused(
     tmp_path: Path, secretfile: Path, mode: int
@@ -150,6 +154,7 @@ def test_a_file_of_the_data_folder_others_may_write_is_refused(
     assert f"{data / 'secret_key'} may be written by other users (mode {mode:04o})" in done.stderr
 
 
+@pytest.mark.slow
 @as_root
 def test_a_database_elsewhere_owned_by_another_user_is_refused(tmp_path: Path, secretfile: Path) -> None:
     elsewhere = tmp_path / "db"
@@ -167,6 +172,7 @@ def test_a_database_elsewhere_owned_by_another_user_is_refused(tmp_path: Path, s
     ("manage.py", "serve", "--port", "1"), ("manage.py", "worker"), ("manage.py", "migrate"),
     ("manage.py", "status"), ("manage.py", "check"), ("-m", "secretsapi.cli", "status"),
 ])
+@pytest.mark.slow
 def test_every_process_refuses_to_start(tmp_path: Path, secretfile: Path, command: tuple[str, ...]) -> None:
     data = tmp_path / "data"
     data.mkdir(mode=0o700)
@@ -176,6 +182,7 @@ def test_every_process_refuses_to_start(tmp_path: Path, secretfile: Path, comman
     assert f"{data} belongs to user nobody" in done.stderr + done.stdout
 
 
+@pytest.mark.slow
 def test_an_entry_the_service_did_not_write_is_never_unpickled(tmp_path: Path, secretfile: Path) -> None:
     """Files swapped in a folder the attacker could write before it was refused (or restored from
     a backup): the entries are the service's files, but not its entries."""
@@ -191,6 +198,7 @@ def test_an_entry_the_service_did_not_write_is_never_unpickled(tmp_path: Path, s
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_the_parse_store_never_holds_a_static_value_or_a_providers_credential(
     tmp_path: Path, secretfile: Path
 ) -> None:

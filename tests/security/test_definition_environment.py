@@ -210,6 +210,7 @@ def test_a_job_reads_the_environment_as_the_service_does(
     assert workspaces.workspace(command_line=True).environ["AWS_SECRET_ACCESS_KEY"] == AWS_SECRET  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_the_allow_list_setting_refuses_what_is_not_a_name_or_pattern(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, capture_output=True,
                           text=True, check=False, timeout=60,

@@ -33,7 +33,8 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("modes")
     config = write_definition(root, many_secrets(2, 1))
     with usual_umask():
-        server = start_server(server_env(data_dir=root / "data", config=config, secret_key=None), root / "serve.log")
+        server = start_server(server_env(data_dir=root / "data", config=config, secret_key=None), root / "serve.log",
+                              migrated=False)
     try:
         assert server.call("POST", "/sync", {})[0] == 200
         assert server.call("GET", "/audit/logs")[0] == 200
@@ -76,6 +77,6 @@ def test_files_an_earlier_version_left_open_are_tightened_at_start(
     data.chmod(0o755)
     config = write_definition(tmp_path, many_secrets(1, 1))
     with usual_umask():
-        servers(server_env(data_dir=data, config=config, secret_key=None), tmp_path / "serve.log")
+        servers(server_env(data_dir=data, config=config, secret_key=None), tmp_path / "serve.log", migrated=False)
     assert mode(data) == 0o700
     assert {path.name: oct(mode(path)) for path in data.iterdir() if mode(path) & 0o077} == {}

@@ -71,6 +71,7 @@ def _recorded(project: Project) -> dict[str, Any]:
     return dict(project.lock()["secrets"].get("db", {}).get("targets", {}))
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("status", [301, 302, 307, 308])
 @pytest.mark.parametrize("name", sorted(STORES))
 def test_a_redirect_is_never_followed_and_the_write_fails(
@@ -87,6 +88,7 @@ def test_a_redirect_is_never_followed_and_the_write_fails(
     assert _recorded(project) == {}
 
 
+@pytest.mark.server
 def test_key_vault_redirects_are_never_followed(
     authed_api: APIClient, project: Project, tmp_path: Path,
 ) -> None:

@@ -76,6 +76,7 @@ def rebinding(monkeypatch: pytest.MonkeyPatch, name: str, answers: list[str]) ->
     yield asked
 
 
+@pytest.mark.server
 def test_a_name_rebound_to_loopback_after_the_check_is_never_connected_to(
     db: None, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -90,6 +91,7 @@ def test_a_name_rebound_to_loopback_after_the_check_is_never_connected_to(
     assert row.state == Delivery.PENDING and row.last_error.startswith("no answer")
 
 
+@pytest.mark.server
 def test_the_checked_address_is_the_one_connected_to(
     db: None, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -109,6 +111,7 @@ def test_the_checked_address_is_the_one_connected_to(
     assert headers["Host"] == f"hooks.attacker.test:{first.port}"
 
 
+@pytest.mark.server
 def test_an_https_endpoint_is_reached_at_the_checked_address_with_its_name_in_the_handshake(
     db: None, settings: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -125,6 +128,7 @@ def test_an_https_endpoint_is_reached_at_the_checked_address_with_its_name_in_th
     assert server.requests[0][1]["Host"] == f"hooks.example.test:{server.port}"
 
 
+@pytest.mark.server
 def test_a_certificate_for_another_name_is_refused(
     db: None, settings: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -140,6 +144,7 @@ def test_a_certificate_for_another_name_is_refused(
     assert server.requests == []
 
 
+@pytest.mark.server
 def test_netrc_credentials_never_reach_the_endpoint(
     db: None, settings: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -155,6 +160,7 @@ def test_netrc_credentials_never_reach_the_endpoint(
     assert "Authorization" not in receiver.received[0].headers
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
 def test_a_proxy_from_the_environment_is_never_used(
     db: None, settings: Any, monkeypatch: pytest.MonkeyPatch, variable: str

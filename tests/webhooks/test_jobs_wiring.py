@@ -67,6 +67,7 @@ def test_a_job_that_succeeds_raises_no_job_failed(authed_api: APIClient, project
     assert not Delivery.objects.exists()
 
 
+@pytest.mark.server
 def test_the_worker_sends_the_deliveries_that_are_due(authed_api: APIClient, project: Project) -> None:
     project.write(definition(file_secret("a")))
     with webhook_receiver() as receiver:
