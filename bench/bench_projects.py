@@ -9,6 +9,7 @@ nothing else running (the host's own noise); a scheduled drift tick over every p
 workers' peak RSS.
 
     bench/bench_projects.py [--projects 100] [--secrets 200] [--big 20000] [--requests 400]
+                            [--write-runners 2] [--database-url postgres://.../empty_database]
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ import bench_support as b
 PACE_S = 0.005
 
 
-def _setup(root: Path, projects: int, secrets: int, big: int) -> tuple[dict[str, str], list[str]]:
+def _setup(root: Path, projects: int, secrets: int, big: int,
+           database_url: str | None = None) -> tuple[dict[str, str], list[str]]:
     (root / "default").mkdir()
     b.write_definition(root / "default", secrets)
     env = b.service_env(root / "default", root / "data")
+    if database_url:  # an empty database of the operator's (PostgreSQL): the service's, not SQLite
+        env["DATABASE_URL"] = database_url
     env.pop("SERVICE_LOCKFILE")  # every project's lockfile beside its definition
     env["SERVICE_JOBS_PER_KEY"] = str(projects + 10)
     env["SERVICE_JOBS_MAX"] = str(projects + 20)
@@ -173,10 +177,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--write-runners", type=int, default=1,
                         help="SERVICE_JOB_WRITE_WORKERS (SERVICE_JOB_WORKERS is this + 1).")
+    parser.add_argument("--database-url", help="An empty database for the service (DATABASE_URL); default: SQLite.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-projects-") as tmp:
         root = Path(tmp)
-        env, names = _setup(root, args.projects, args.secrets, args.big)
+        env, names = _setup(root, args.projects, args.secrets, args.big, args.database_url)
         env.update(SERVICE_JOB_WRITE_WORKERS=str(args.write_runners), SERVICE_JOB_WORKERS=str(args.write_runners + 1))
         server = b.Server(env, args.workers)
         server.start(timeout=120)
@@ -192,7 +197,9 @@ def main() -> None:
         finally:
             server.stop()
     alone, during, tick = results["status_alone"], results["status_during_big_sync"], results["tick"]
-    print(f"{args.projects} projects x {args.secrets} secrets, + 'big' ({args.big}), {args.workers} web workers; "
+    database = "PostgreSQL" if args.database_url else "SQLite"
+    print(f"{args.projects} projects x {args.secrets} secrets, + 'big' ({args.big}), {args.workers} web workers, "
+          f"{database}; "
           f"load {' '.join(results['load_before'])} -> {' '.join(results['load_after'])}")
     print(f"sync every project (one async job each):      {results['sync_all_s']:8.1f} s")
     print(f"one project's status, alone ({alone['n']} requests):   p50 {alone['p50_ms']:6.2f} ms  "
