@@ -36,6 +36,7 @@ def _setup(root: Path, projects: int, secrets: int, big: int,
     env = b.service_env(root / "default", root / "data")
     if database_url:  # an empty database of the operator's (PostgreSQL): the service's, not SQLite
         env["DATABASE_URL"] = database_url
+        (root / "data").mkdir(mode=0o700)  # no SQLite file to create it
     env.pop("SERVICE_LOCKFILE")  # every project's lockfile beside its definition
     env["SERVICE_JOBS_PER_KEY"] = str(projects + 10)
     env["SERVICE_JOBS_MAX"] = str(projects + 20)
