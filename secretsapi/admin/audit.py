@@ -19,6 +19,7 @@ from apikeys.models import ApiKey
 from audit.models import AuditEntry, AuditMention
 from audit.recorder import fit_name
 from projects.registry import project_names
+from secretsapi.admin.read_only import ReadOnlyAdmin
 
 # Names shown in a row's "secrets" column; a bulk row names thousands, the filter finds them all.
 SECRETS_SHOWN = 5
@@ -133,7 +134,7 @@ class ProjectFilter(admin.SimpleListFilter):
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class AuditEntryAdmin(ReadOnlyAdmin):
     list_display = ("when", "action", "resource", "secrets", "user", "result", "project_environment", "origin",
                     "attempts")
     list_filter = ("success", OutcomeFilter, ActionFilter, UserKindFilter, SecretFilter, ProjectFilter,
@@ -202,12 +203,3 @@ class AuditEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
         # ``?user=<name>`` and ``?resource=<name>``: exact matches on indexed columns.
         return lookup in ("user", "resource") or super().lookup_allowed(lookup, value, request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -10,10 +10,10 @@ from typing import Any
 
 import django_tasks_db.admin  # noqa: F401 - the engine's page, registered before it is replaced below
 from django.contrib import admin
-from django.http import HttpRequest
 from django_tasks_db.models import DBTaskResult
 
 from jobs.queue import record_of
+from secretsapi.admin.read_only import ReadOnlyAdmin
 
 # The admin's discovery reaches the engine's module after this app's: imported above, its page is
 # registered first, so it is replaced whatever the order of the apps.
@@ -22,7 +22,7 @@ if admin.site.is_registered(DBTaskResult):
 
 
 @admin.register(DBTaskResult)
-class JobAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class JobAdmin(ReadOnlyAdmin):
     list_display = ("enqueued_at", "operation", "project", "state", "actor", "queue_name", "finished_at")
     list_filter = ("status", "queue_name")
     search_fields = ("=id",)
@@ -55,12 +55,3 @@ class JobAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def outcome(self, row: DBTaskResult[..., Any]) -> object:
         found = record_of(row)
         return found.failure or ("result stored" if found.result is not None else "-")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: DBTaskResult[..., Any] | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: DBTaskResult[..., Any] | None = None) -> bool:
-        return False

@@ -7,22 +7,12 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from secretsapi.admin.read_only import ReadOnlyAdmin
 from webhooks.models import Attempt, Delivery, Endpoint
 
 
-class ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 @admin.register(Endpoint)
-class EndpointAdmin(ReadOnly):
+class EndpointAdmin(ReadOnlyAdmin):
     # The URL's query values (often a token) and credentials redacted; never the secret.
     list_display = ("id", "address", "project_names", "enabled", "created_at")
     fields = ("address", "events", "project_names", "enabled", "created_at")
@@ -49,7 +39,7 @@ class AttemptInline(admin.TabularInline):  # type: ignore[type-arg]
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(ReadOnly):
+class DeliveryAdmin(ReadOnlyAdmin):
     list_display = ("id", "endpoint", "event", "state", "attempts", "next_attempt_at", "last_status", "created_at")
     list_filter = ("state", "event")
     date_hierarchy = "created_at"
@@ -59,7 +49,7 @@ class DeliveryAdmin(ReadOnly):
 
 
 @admin.register(Attempt)
-class AttemptAdmin(ReadOnly):
+class AttemptAdmin(ReadOnlyAdmin):
     list_display = ("id", "delivery", "at", "status", "error", "duration_ms")
     list_filter = ("status",)
     date_hierarchy = "at"
