@@ -4,10 +4,12 @@ heartbeat is six beats old, on any host."""
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import OperationalError
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
@@ -16,6 +18,7 @@ from audit.recorder import begin
 from jobs import queue, recovery
 from jobs.models import WorkerBeat
 from secretsapi import operations
+from secretsapi.management.commands import worker
 from tests import inline_jobs
 from tests.factories import Project, definition, file_secret
 
@@ -117,3 +120,24 @@ def test_a_runner_that_failed_and_starts_again_gives_back_the_job_it_held(db: No
     assert recovery.recover() == []
     assert [(r.job, r.requeued) for r in recovery.recover(gone="elsewhere:1:check_drift")] == [(job_id, True)]
     assert WorkerBeat.objects.filter(id="elsewhere:1:check_drift").exists()  # the runner lives on
+
+
+def test_a_runner_that_failed_with_the_database_away_takes_back_its_job_once_the_database_answers(
+    db: None, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tried once while the database was still away, the job stayed running for good: the
+    worker's heartbeat stays fresh, so no later recovery saw it dead."""
+    job_id = claimed("check_drift", {"secret_name": None, "var_files": []}, seen_ago=1)
+    real, tries = recovery.recover, []
+
+    def away_twice(**kwargs: Any) -> list[recovery.Recovered]:
+        tries.append(kwargs)
+        if len(tries) <= 2:
+            raise OperationalError("connection to server failed: database does not allow connections")
+        return real(**kwargs)
+
+    monkeypatch.setattr(recovery, "recover", away_twice)
+    worker.take_back_held("elsewhere:1:check_drift", threading.Event(), pause=0)
+    assert tries == [{"gone": "elsewhere:1:check_drift"}] * 3
+    assert state(job_id) == "queued"
+

@@ -10,7 +10,6 @@ finishes its job, then the command exits.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
@@ -28,6 +27,7 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from audit import origin
+from audit.recorder import complete_unwritten, has_unwritten
 from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from jobs import queue, recovery, schedules, workers
 from jobs.engine import Worker
@@ -148,14 +148,26 @@ def _runner(engine: Worker, stop: threading.Event) -> Callable[[], None]:
                                    _first_line(exc))
                 else:
                     logger.exception("job runner %s failed; starting it again", engine.worker_id)
-                stop.wait(1.0)
-                with contextlib.suppress(Exception):
-                    close_old_connections()
-                    # The job it held, if any, is taken back as a dead worker's would be.
-                    recovery.recover(gone=engine.worker_id)
+                take_back_held(engine.worker_id, stop)
                 continue
             return
     return run
+
+
+def take_back_held(wid: str, stop: threading.Event, pause: float = 1.0) -> None:
+    """The job runner ``wid`` held when it failed, taken back as a dead worker's would be, before
+    it takes another: tried every ``pause`` seconds while the database is away. Tried once only,
+    the job would stay running for good (housekeeping keeps this worker's heartbeat fresh, so no
+    recovery would ever see it dead) and its kept outcome unwritten."""
+    while not stop.wait(pause):
+        try:
+            close_old_connections()
+            recovery.recover(gone=wid)
+            return
+        except Exception as exc:
+            if not database_errors.unreachable(exc):
+                logger.exception("job runner %s: taking back the job it held failed", wid)
+                return
 
 
 def _first_line(exc: BaseException) -> str:
@@ -171,6 +183,8 @@ def _housekeeping(stop: threading.Event, ids: list[str]) -> None:
         try:
             close_old_connections()
             workers.beat(ids)
+            if has_unwritten():  # outcomes kept while the database was away, not left for the next job's row
+                complete_unwritten()
             for job in recovery.recover():
                 logger.warning("job %s: its worker had stopped; %s", job.job,
                                "queued again" if job.requeued else "ended failed")
