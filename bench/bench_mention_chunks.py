@@ -7,7 +7,7 @@ outcome's transaction (``MENTION_CHUNK`` as large as the list: one transaction, 
 chunk to a transaction (``audit.recorder.mention_ahead``). Prints the other writer's p50, p99 and
 max per way, and the long writer's seconds a round.
 
-    .venv/bin/python bench/bench_mention_chunks.py [--names 20000] [--rounds 5]
+    .venv/bin/python bench/bench_mention_chunks.py [--names 20000] [--rounds 5] [--chunks 1000 250]
 """
 
 from __future__ import annotations
@@ -79,9 +79,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--names", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--chunks", type=int, nargs="+", default=[1000],
+                        help="chunk sizes to time beside the one transaction (default: 1000)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-mentions-") as tmp:
-        for label, chunk in (("one transaction", args.names), ("chunks of 1000", 1000)):
+        ways = [("one transaction", args.names), *((f"chunks of {n}", n) for n in args.chunks)]
+        for label, chunk in ways:
             got = run(chunk, args.names, args.rounds, Path(tmp))
             print(f"{label:16} other writer: p50 {got['p50_ms']:6.2f} ms  p99 {got['p99_ms']:7.2f} ms  "
                   f"max {got['max_ms']:7.2f} ms  ({got['n']} rows)   long outcome: {got['long_s']:.2f} s a round")

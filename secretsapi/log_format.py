@@ -104,5 +104,8 @@ def django_logging(log_format: str, level: str) -> dict[str, Any]:
             # The Azure SDK logs every request's URL and headers (credentials redacted) and every token
             # it gets at INFO: noise for an operator; its warnings and errors still come through.
             "azure": {"level": "WARNING" if level in ("DEBUG", "INFO") else level},
+            # The task engine says "Starting worker" and "No more tasks" at INFO each time a runner
+            # takes a batch of jobs (jobs/engine.py): noise; its warnings and errors come through.
+            "django_tasks_db": {"level": "WARNING" if level in ("DEBUG", "INFO") else level},
         },
     }

@@ -75,7 +75,7 @@ class Command(BaseCommand):
             raise CommandError(as_failure(exc).detail) from None
         parent = os.getppid()
         stop = threading.Event()
-        engines = [Worker(queue_names=[name], interval=POLL_SECONDS, batch=False, backend_name="default",
+        engines = [Worker(queue_names=[name], interval=POLL_SECONDS, batch=True, backend_name="default",
                           startup_delay=False, max_tasks=None, worker_id=wid, excluded_queue_names=[])
                    for wid, name in runners]
 
@@ -140,7 +140,7 @@ def _runner(engine: Worker, stop: threading.Event) -> Callable[[], None]:
     def run() -> None:
         while not stop.is_set():
             try:
-                engine.run()
+                engine.run_until_stopped()
             except Exception as exc:
                 if database_errors.unreachable(exc):
                     # The database away for a while: one line, not a traceback every second.
