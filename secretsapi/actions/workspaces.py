@@ -101,8 +101,13 @@ def workspace(
         # The project the request or job runs in (projects.current): its definition and lockfile.
         project = current_project.get()
         definition, lockfile = project.definition, lockfile or project.lockfile
-    else:
-        lockfile = lockfile or settings.SERVICE_LOCKFILE
+    elif lockfile is None:
+        project = current_project.get()
+        # A local run on an added project's definition (management.base.in_project) writes that
+        # project's lockfile, the one the service reads for it, never SERVICE_LOCKFILE (the
+        # default project's): else the service would report the project's secrets missing.
+        lockfile = settings.SERVICE_LOCKFILE if project.is_default or not _same_file(definition, project.definition) \
+            else project.lockfile
     # The working folder only matters to relative paths; asking for it otherwise would fail
     # every request of a server whose folder was removed (a replaced deployment).
     relative = not os.path.isabs(definition) or (lockfile is not None and not os.path.isabs(lockfile))
@@ -127,6 +132,10 @@ def workspace(
     if (allowed := current_project.environments()) and _environment_of(built) not in allowed:
         raise EnvironmentRefused(environment)
     return built
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _environment_of(ws: Workspace) -> str | None:

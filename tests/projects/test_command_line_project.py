@@ -3,8 +3,10 @@ definition is that project's run: its audit rows name the project; any other fil
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -60,3 +62,23 @@ def test_manage_py_on_a_projects_definition_records_that_project(billing: Projec
     call_command("sync", definition=elsewhere.definition, stdout=StringIO())
     call_command("sync", stdout=StringIO())  # SERVICE_CONFIG's
     assert projects_of("sync") == ["billing", "default", "default"]
+
+
+def test_a_local_run_on_a_projects_definition_writes_its_lockfile_not_service_lockfile(
+    billing: Project, tmp_path: Path, settings: Any
+) -> None:
+    """With SERVICE_LOCKFILE set (the default project's), a local sync of billing wrote there, and
+    the service, which reads billing's own lockfile, then called billing's secrets missing."""
+    settings.SERVICE_LOCKFILE = tmp_path / "default.lock"
+    assert secretsctl("sync", "-f", str(billing.definition)) == 0
+    assert "stripe_key" in billing.lock()["secrets"]
+    assert not settings.SERVICE_LOCKFILE.exists()
+
+
+def test_a_local_run_on_a_file_no_project_serves_still_writes_service_lockfile(
+    billing: Project, elsewhere: Project, tmp_path: Path, settings: Any
+) -> None:
+    settings.SERVICE_LOCKFILE = tmp_path / "default.lock"
+    call_command("sync", definition=elsewhere.definition, stdout=StringIO())
+    assert "loose" in json.loads(settings.SERVICE_LOCKFILE.read_text())["secrets"]
+    assert not elsewhere.lockfile.exists()
