@@ -5,6 +5,8 @@ past 400 lines."""
 from __future__ import annotations
 
 import ast
+import functools
+import os
 import pkgutil
 import re
 import subprocess
@@ -43,10 +45,16 @@ INTERFACE_MAY_IMPORT = {"secretsapi.service.errors", "secretsapi.service.results
                         "secretsapi.service.definition.periods"}
 
 
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """Each file parsed once per test process (several tests read every module of the project)."""
+    return ast.parse(path.read_text(), str(path))
+
+
 def _imports(path: Path) -> set[str]:
     """Every module ``path`` imports, ``from package import name`` counted as ``package.name``."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_parsed(path)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -183,8 +191,16 @@ NOT_MODULES = {"tests", ".venv", ".git", "data", "__pycache__", ".mypy_cache", "
 
 def project_files(root: Path) -> list[Path]:
     """Every Python module of the project under ``root`` (tests and virtualenvs aside)."""
-    return sorted(path for path in root.rglob("*.py")
-                  if not NOT_MODULES.intersection(path.relative_to(root).parts[:-1]))
+    return list(_project_files(root))
+
+
+@functools.cache
+def _project_files(root: Path) -> tuple[Path, ...]:
+    found = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [name for name in subfolders if name not in NOT_MODULES]  # never into .venv
+        found += [Path(folder, name) for name in names if name.endswith(".py")]
+    return tuple(sorted(found))
 
 
 def _module_name(root: Path, path: Path) -> str:
@@ -195,6 +211,11 @@ def _module_name(root: Path, path: Path) -> str:
 def file_imports(root: Path, files: Sequence[Path]) -> dict[Path, set[Path]]:
     """Each file's imports of the project's own files: ``from package import module`` counts as the
     module (not the package's ``__init__``), relative imports resolved, imports inside functions too."""
+    return {path: set(targets) for path, targets in _file_imports(root, tuple(files)).items()}
+
+
+@functools.cache
+def _file_imports(root: Path, files: tuple[Path, ...]) -> dict[Path, set[Path]]:
     by_name = {_module_name(root, path): path for path in files}
     found: dict[Path, set[Path]] = {}
     for path in files:
@@ -202,7 +223,7 @@ def file_imports(root: Path, files: Sequence[Path]) -> dict[Path, set[Path]]:
         if path.name != "__init__.py":
             package = package[:-1]
         names: list[str] = []
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(_parsed(path)):
             if isinstance(node, ast.Import):
                 names += [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -242,21 +263,24 @@ def import_circles(root: Path) -> list[list[str]]:
     index: dict[Path, int] = {}
     low: dict[Path, int] = {}
     stack: list[Path] = []
+    on_stack: set[Path] = set()
     circles: list[list[str]] = []
 
     def visit(start: Path) -> None:  # iterative: a deep chain must not reach the recursion limit
         work = [(start, iter(sorted(graph[start])))]
         index[start] = low[start] = len(index)
         stack.append(start)
+        on_stack.add(start)
         while work:
             node, targets = work[-1]
             for target in targets:
                 if target not in index:
                     index[target] = low[target] = len(index)
                     stack.append(target)
+                    on_stack.add(target)
                     work.append((target, iter(sorted(graph[target]))))
                     break
-                if target in stack:
+                if target in on_stack:
                     low[node] = min(low[node], index[target])
             else:
                 work.pop()
@@ -266,6 +290,7 @@ def import_circles(root: Path) -> list[list[str]]:
                     component = []
                     while True:
                         member = stack.pop()
+                        on_stack.discard(member)
                         component.append(str(member.relative_to(root)))
                         if member == node:
                             break

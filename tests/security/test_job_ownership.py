@@ -142,6 +142,7 @@ def _live_bytes() -> int:
     return int((pages - free) * size)
 
 
+@pytest.mark.thorough  # 30 MiB through the API: seconds by design
 def test_thirty_large_async_validations_leave_no_request_in_the_database(
     two_readers: tuple[APIClient, APIClient], settings: Any
 ) -> None:
