@@ -33,7 +33,7 @@ def polls(engine: Worker, times: int, statements: list[str]) -> Callable[..., An
 
 
 def test_an_idle_runner_reads_the_queue_without_a_transaction(db: None) -> None:
-    engine, statements = runner(operations.queue_name("reads")), []
+    engine, statements = runner(operations.queue_name("reads")), list[str]()
     with connection.execute_wrapper(polls(engine, 5, statements)):
         engine.run_until_stopped()
     assert sum("dbtaskresult" in s for s in statements) == 5
@@ -44,7 +44,7 @@ def test_a_runner_claims_and_runs_a_job_that_is_ready(db: None, project: Project
     project.write(definition(file_secret("a")))
     with inline_jobs.queued_only():
         job = operations.enqueue("check_drift", DRIFT, actor="ci")
-    engine, statements = runner(operations.queue_name("reads")), []
+    engine, statements = runner(operations.queue_name("reads")), list[str]()
     with connection.execute_wrapper(polls(engine, 12, statements)):
         engine.run_until_stopped()
     found = queue.find(job.id)
@@ -56,7 +56,7 @@ def test_a_runner_leaves_the_jobs_of_other_queues(db: None, project: Project) ->
     with inline_jobs.queued_only():
         job = operations.enqueue("sync", {"dry_run": False, "force": False, "secret_name": None, "var_files": [],
                                           "repair": False}, actor="ci")
-    engine, statements = runner(operations.queue_name("reads")), []
+    engine, statements = runner(operations.queue_name("reads")), list[str]()
     with connection.execute_wrapper(polls(engine, 3, statements)):
         engine.run_until_stopped()
     found = queue.find(job.id)
