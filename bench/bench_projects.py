@@ -9,7 +9,7 @@ nothing else running (the host's own noise); a scheduled drift tick over every p
 workers' peak RSS.
 
     bench/bench_projects.py [--projects 100] [--secrets 200] [--big 20000] [--requests 400]
-                            [--write-runners 2] [--database-url postgres://.../empty_database]
+                            [--write-runners N] [--database-url postgres://.../empty_database]
 """
 
 from __future__ import annotations
@@ -176,14 +176,17 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=20000)
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--write-runners", type=int, default=1,
-                        help="SERVICE_JOB_WRITE_WORKERS (SERVICE_JOB_WORKERS is this + 1).")
+    parser.add_argument("--write-runners", type=int,
+                        help="SERVICE_JOB_WRITE_WORKERS (SERVICE_JOB_WORKERS is this + 1); default: the "
+                             "service's defaults (2 write runners of 3).")
     parser.add_argument("--database-url", help="An empty database for the service (DATABASE_URL); default: SQLite.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-projects-") as tmp:
         root = Path(tmp)
         env, names = _setup(root, args.projects, args.secrets, args.big, args.database_url)
-        env.update(SERVICE_JOB_WRITE_WORKERS=str(args.write_runners), SERVICE_JOB_WORKERS=str(args.write_runners + 1))
+        if args.write_runners is not None:
+            env.update(SERVICE_JOB_WRITE_WORKERS=str(args.write_runners),
+                       SERVICE_JOB_WORKERS=str(args.write_runners + 1))
         server = b.Server(env, args.workers)
         server.start(timeout=120)
         try:
@@ -208,7 +211,7 @@ def main() -> None:
     print(f"the same during big's forced sync ({during['sync_s']:.1f} s, {during['n']} probes): "
           f"p50 {during['p50_ms']:6.2f} ms  p99 {during['p99_ms']:6.2f} ms  max {during['max_ms']:6.2f} ms")
     print(f"  a forced sync of {names[0]} ({args.secrets}) sent 1 s into it: {during['small_sync_s']:.1f} s "
-          f"until its job ended ({args.write_runners} write runner(s))")
+          f"until its job ended ({args.write_runners or 'the default 2'} write runner(s))")
     print(f"  /health beside it (no project, no lockfile):    p50 {during['health_p50_ms']:6.2f} ms  "
           f"p99 {during['health_p99_ms']:6.2f} ms")
     print(f"scheduled drift tick: {tick['jobs']} jobs queued in {tick['enqueue_s']:.2f} s, all ended in "
