@@ -309,6 +309,17 @@ def _wait_ready(server: LiveServer) -> bool:
 @pytest.fixture
 def servers() -> Iterator[Callable[..., LiveServer]]:
     """``servers(env, log_path, workers=...)`` starts one; every one is killed at teardown."""
+    yield from _servers()
+
+
+@pytest.fixture(scope="module")
+def module_servers() -> Iterator[Callable[..., LiveServer]]:
+    """``servers`` for a module-scoped fixture: a server the module's tests share (each one's
+    requests leaving nothing another reads), killed after the module's last test."""
+    yield from _servers()
+
+
+def _servers() -> Iterator[Callable[..., LiveServer]]:
     started: list[LiveServer] = []
 
     def start(env: dict[str, str], log_path: Path, **kwargs: Any) -> LiveServer:
