@@ -1,5 +1,5 @@
 """PostgreSQL for the recorder's row test (see tests/processes/live.py)."""
 
-from tests.processes.live import pg_database
+from tests.processes.live import pg_migrated
 
-__all__ = ["pg_database"]
+__all__ = ["pg_migrated"]

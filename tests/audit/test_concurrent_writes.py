@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes.live import ROOT, sqlite_rows
+from tests.processes.live import ROOT, migrated_sqlite, sqlite_rows
 
 PROCESSES, THREADS, ROUNDS = 3, 3, 15
 
@@ -79,9 +79,7 @@ def test_processes_and_threads_writing_audit_rows_lose_none_and_never_find_the_d
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "service.sqlite3"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
-    env.update(DATABASE_URL=f"sqlite:///{db}", SERVICE_DATA_DIR=str(tmp_path))
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=120)
+    migrated_sqlite(db)
     _run(_django(tmp_path, db, ""), SETUP.format(processes=PROCESSES))
 
     code = WRITER.format(rounds=ROUNDS, threads=THREADS)
@@ -150,9 +148,7 @@ def test_an_outcome_committed_with_its_events_never_deadlocks_with_other_audit_w
     the other order held the write lock while waiting for the gate, whose holder waited for the
     write lock, and that writer failed with "database is locked" after the 20 s busy timeout."""
     db = tmp_path / "service.sqlite3"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
-    env.update(DATABASE_URL=f"sqlite:///{db}", SERVICE_DATA_DIR=str(tmp_path))
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=120)
+    migrated_sqlite(db)
 
     code = OUTCOMES.format(rounds=ROUNDS * 4)
     assert json.loads(_run(_django(tmp_path, db, code, "0"), code).strip().splitlines()[-1]) == []

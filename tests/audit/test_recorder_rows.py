@@ -78,6 +78,6 @@ def test_an_intent_row_is_completed_in_place() -> None:
 
 @pytest.mark.slow
 @pytest.mark.postgres
-def test_rows_read_back_field_for_field_on_postgresql(pg_database: str, tmp_path: Path) -> None:
-    result = run_in_django(pg_database, tmp_path, CHECK)
+def test_rows_read_back_field_for_field_on_postgresql(pg_migrated: str, tmp_path: Path) -> None:
+    result = run_in_django(pg_migrated, tmp_path, CHECK)
     assert result.returncode == 0 and "rows ok" in result.stdout, result.stderr[-2000:]

@@ -22,6 +22,7 @@ from django.utils import timezone
 from audit.export import CHUNK
 from audit.models import AuditEntry
 from audit.recorder import record
+from tests.processes.live import migrated_sqlite
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,7 +129,7 @@ def test_follow_prints_rows_written_after_it_started(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_") and k != "DATABASE_URL"}
     env.update({"SERVICE_DATA_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1"})
     manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=120)
+    migrated_sqlite(tmp_path / "service.sqlite3")
     follower = subprocess.Popen([*manage, "audit", "--follow", "--interval", "0.2", "--action", "export_audit_logs"],
                                 cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes.live import START_DEADLINE_S, free_port, http, wait_for
+from tests.processes.live import START_DEADLINE_S, free_port, http, migrated_sqlite, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "project" / "gunicorn.conf.py"
@@ -166,7 +166,7 @@ def test_serve_does_not_warn_when_only_named_keys_are_configured(tmp_path: Path)
     env = {**os.environ, "SERVICE_DATA_DIR": str(tmp_path), "SERVICE_CONFIG": str(tmp_path / "none.yml")}
     env.pop("SERVICE_API_KEY", None)
     env.pop("DATABASE_URL", None)
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=120)
+    migrated_sqlite(tmp_path / "service.sqlite3")
     subprocess.run([sys.executable, "manage.py", "apikey", "create", "ci", "--scope", "read"],
                    cwd=ROOT, env=env, capture_output=True, check=True, timeout=60)
     output, _ = serve_until_healthy(["--port", str(port), "--workers", "1"], env, port)

@@ -1,5 +1,5 @@
 """Fixtures for tests with real processes (see live.py)."""
 
-from tests.processes.live import pg_database, servers
+from tests.processes.live import module_servers, pg_database, pg_migrated, servers
 
-__all__ = ["pg_database", "servers"]
+__all__ = ["module_servers", "pg_database", "pg_migrated", "servers"]

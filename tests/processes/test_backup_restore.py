@@ -9,20 +9,17 @@ import os
 import stat
 import subprocess
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 from tests.processes.live import (
     ROOT,
     LiveServer,
-    _drop_database,
     many_secrets,
-    postgres_admin_url,
+    new_pg_database,
     server_env,
     write_definition,
 )
@@ -81,9 +78,20 @@ def populated(folder: Path, database_url: str | None, servers: Callable[..., Liv
     return env, key
 
 
-def backup_and_restore(tmp_path: Path, servers: Callable[..., LiveServer], url_a: str | None,
+@pytest.fixture(scope="module")
+def sqlite_install(tmp_path_factory: pytest.TempPathFactory,
+                   module_servers: Callable[..., LiveServer]) -> tuple[Path, dict[str, str], str]:
+    """Install A on SQLite, populated once for this module's tests: its folder, environment and named
+    key. Each test backs it up and reads its rows after its own backup; a backup's audit row is all
+    a test adds to it (a refused restore writes nothing, which its test asserts)."""
+    folder = tmp_path_factory.mktemp("install") / "a"
+    env, key = populated(folder, None, module_servers)
+    return folder, env, key
+
+
+def backup_and_restore(tmp_path: Path, servers: Callable[..., LiveServer], install_a: tuple[Path, dict[str, str], str],
                        url_b: str | None) -> None:
-    env_a, key = populated(tmp_path / "a", url_a, servers)
+    folder_a, env_a, key = install_a
     archive = tmp_path / "backups" / "a.tar.gz"
     archive.parent.mkdir()
     made = manage(env_a, "backup", str(archive))
@@ -104,8 +112,8 @@ def backup_and_restore(tmp_path: Path, servers: Callable[..., LiveServer], url_a
     assert {job["args_kwargs"]["kwargs"]["operation"] for job in jobs} >= {"sync", "execute_rotation"}
     assert after == before
     # Every file: the lockfile's entries, the target files, the definition, the secret key.
-    assert files(tmp_path / "b" / "secrets") == files(tmp_path / "a" / "secrets")
-    key_a, key_b = (tmp_path / name / "data" / "secret_key" for name in ("a", "b"))
+    assert files(tmp_path / "b" / "secrets") == files(folder_a / "secrets")
+    key_a, key_b = (folder / "data" / "secret_key" for folder in (folder_a, tmp_path / "b"))
     assert key_b.read_bytes() == key_a.read_bytes()
     assert json.loads((tmp_path / "b" / "secrets" / ".gitsecrets.lock").read_text())["secrets"]
     drift = manage(env_b, "drift", "--json")
@@ -119,46 +127,39 @@ def backup_and_restore(tmp_path: Path, servers: Callable[..., LiveServer], url_a
 
 
 def test_a_sqlite_install_restores_into_an_empty_one_with_nothing_lost(
-        tmp_path: Path, servers: Callable[..., LiveServer]) -> None:
-    backup_and_restore(tmp_path, servers, None, None)
+        tmp_path: Path, servers: Callable[..., LiveServer], sqlite_install: tuple[Path, dict[str, str], str]) -> None:
+    backup_and_restore(tmp_path, servers, sqlite_install, None)
 
 
 @pytest.fixture
 def second_pg_database() -> Iterator[str]:
     """Another new, empty PostgreSQL database (the restored install's), dropped at teardown."""
-    import psycopg
-
-    admin = postgres_admin_url()
-    name = f"secretsapi_t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield urlunsplit(urlsplit(admin)._replace(path="/" + name))
-    finally:
-        _drop_database(admin, name)
+    with new_pg_database() as url:
+        yield url
 
 
 @pytest.mark.postgres
 def test_a_postgresql_install_restores_into_an_empty_one_with_nothing_lost(
-        tmp_path: Path, servers: Callable[..., LiveServer], pg_database: str, second_pg_database: str) -> None:
-    backup_and_restore(tmp_path, servers, pg_database, second_pg_database)
+        tmp_path: Path, servers: Callable[..., LiveServer], pg_migrated: str, second_pg_database: str) -> None:
+    env_a, key = populated(tmp_path / "a", pg_migrated, servers)
+    backup_and_restore(tmp_path, servers, (tmp_path / "a", env_a, key), second_pg_database)
 
 
 def test_a_restore_refuses_an_install_that_holds_data_and_writes_nothing(
-        tmp_path: Path, servers: Callable[..., LiveServer]) -> None:
-    env_a, _ = populated(tmp_path / "a", None, servers)
+        tmp_path: Path, sqlite_install: tuple[Path, dict[str, str], str]) -> None:
+    folder_a, env_a, _ = sqlite_install
     archive = tmp_path / "a.tar.gz"
     assert manage(env_a, "backup", str(archive)).returncode == 0
-    before = files(tmp_path / "a")
+    before = files(folder_a)
     refused = manage(env_a, "restore", str(archive))
     assert refused.returncode == 1 and "this install is not empty (" in refused.stderr
     assert "apikeys.apikey (1)" in refused.stderr
-    assert files(tmp_path / "a") == before
+    assert files(folder_a) == before
 
 
 def test_a_file_in_the_way_stops_the_restore_before_anything_is_written(
-        tmp_path: Path, servers: Callable[..., LiveServer]) -> None:
-    env_a, _ = populated(tmp_path / "a", None, servers)
+        tmp_path: Path, sqlite_install: tuple[Path, dict[str, str], str]) -> None:
+    _, env_a, _ = sqlite_install
     archive = tmp_path / "a.tar.gz"
     assert manage(env_a, "backup", str(archive)).returncode == 0
     env_b = install(tmp_path / "b", None)

@@ -22,7 +22,7 @@ import pytest
 
 from secretsapi.service.state.locks import acquire_file_lock
 from tests.factories import file_secret
-from tests.processes.live import ROOT, LiveServer, server_env, sqlite_rows, write_definition
+from tests.processes.live import ROOT, LiveServer, migrated_sqlite, server_env, sqlite_rows, write_definition
 
 pytestmark = pytest.mark.slow
 
@@ -101,7 +101,7 @@ def until(check: Callable[[], bool], what: str, seconds: float = 60) -> None:
 
 
 def test_a_worker_runs_a_queued_job(env: dict[str, str], workers: Callable[..., subprocess.Popen[str]]) -> None:
-    manage(env, "migrate", "-v", "0")
+    migrated_sqlite(database(env))
     job_id = submit(env)
     workers()
     until(lambda: job_row(env, job_id)["status"] == "SUCCESSFUL", "the worker never ran the job")
@@ -136,7 +136,7 @@ def test_a_due_secret_is_rotated_at_the_next_tick_with_no_caller(
 def test_a_job_whose_worker_is_killed_mid_write_ends_failed_with_its_audit_row_completed(
     env: dict[str, str], workers: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
-    manage(env, "migrate", "-v", "0")
+    migrated_sqlite(database(env))
     # The write waits for the lockfile's lock, after its audit row began.
     held = acquire_file_lock(tmp_path / ".gitsecrets.lock.lck", 5, "the test's lock")
     try:
@@ -176,7 +176,7 @@ def test_a_killed_worker_shows_as_down_in_health_within_a_minute(
 def test_sigterm_lets_the_running_job_finish_first(
     env: dict[str, str], workers: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
-    manage(env, "migrate", "-v", "0")
+    migrated_sqlite(database(env))
     held = acquire_file_lock(tmp_path / ".gitsecrets.lock.lck", 5, "the test's lock")
     try:
         job_id = submit(env)

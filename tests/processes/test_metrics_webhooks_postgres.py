@@ -47,11 +47,10 @@ print("tallied")
 """
 
 
-def test_processes_tallying_the_same_operation_add_up_exactly(pg_database: str, tmp_path: Path) -> None:
-    assert run_in_django(pg_database, tmp_path, "print('migrated')").returncode == 0
-    for result in _together(pg_database, tmp_path, TALLY):
+def test_processes_tallying_the_same_operation_add_up_exactly(pg_migrated: str, tmp_path: Path) -> None:
+    for result in _together(pg_migrated, tmp_path, TALLY):
         assert result.returncode == 0 and "tallied" in result.stdout, result.stderr[-2000:]
-    assert pg_rows(pg_database, "SELECT count, seconds FROM metrics_operationtally") == [
+    assert pg_rows(pg_migrated, "SELECT count, seconds FROM metrics_operationtally") == [
         (PROCESSES * 50, pytest.approx(PROCESSES * 50 * 0.3))]
 
 
@@ -63,15 +62,14 @@ print("scraped")
 """
 
 
-def test_processes_counting_scrapes_of_the_same_key_add_up_exactly(pg_database: str, tmp_path: Path) -> None:
-    assert run_in_django(pg_database, tmp_path, "print('migrated')").returncode == 0
-    for result in _together(pg_database, tmp_path, SCRAPES):
+def test_processes_counting_scrapes_of_the_same_key_add_up_exactly(pg_migrated: str, tmp_path: Path) -> None:
+    for result in _together(pg_migrated, tmp_path, SCRAPES):
         assert result.returncode == 0 and "scraped" in result.stdout, result.stderr[-2000:]
-    assert pg_rows(pg_database, "SELECT key, outcome, count FROM metrics_scrapetally") == [
+    assert pg_rows(pg_migrated, "SELECT key, outcome, count FROM metrics_scrapetally") == [
         ("prometheus", "succeeded", PROCESSES * 50)]
 
 
-def test_processes_delivering_the_same_outbox_send_each_event_once(pg_database: str, tmp_path: Path) -> None:
+def test_processes_delivering_the_same_outbox_send_each_event_once(pg_migrated: str, tmp_path: Path) -> None:
     with webhook_receiver() as receiver:
         setup = f"""
 from webhooks import outbox
@@ -81,11 +79,11 @@ for i in range(40):
     outbox.enqueue([("sync.completed", {{"generated": [f"s{{i}}"]}})], actor="t", audit_row=i)
 print("queued")
 """
-        assert "queued" in run_in_django(pg_database, tmp_path, setup).stdout
+        assert "queued" in run_in_django(pg_migrated, tmp_path, setup).stdout
         deliver = "from webhooks.delivery import deliver_due\nprint('delivered', deliver_due().delivered)\n"
-        results = _together(pg_database, tmp_path, deliver)
+        results = _together(pg_migrated, tmp_path, deliver)
     assert all(r.returncode == 0 for r in results), [r.stderr[-2000:] for r in results]
     assert sum(int(r.stdout.split()[-1]) for r in results) == 40
     bodies = [r.body for r in receiver.received]
     assert len(bodies) == len(set(bodies)) == 40
-    assert pg_rows(pg_database, "SELECT state, count(*) FROM webhooks_delivery GROUP BY state") == [("delivered", 40)]
+    assert pg_rows(pg_migrated, "SELECT state, count(*) FROM webhooks_delivery GROUP BY state") == [("delivered", 40)]

@@ -28,10 +28,10 @@ def _statuses(servers: tuple[LiveServer, ...], key: str, calls: int = 8) -> set[
 
 
 def test_both_instances_refuse_a_named_key_right_after_it_is_revoked(
-    tmp_path: Path, pg_database: str, servers: Callable[..., LiveServer]
+    tmp_path: Path, pg_migrated: str, servers: Callable[..., LiveServer]
 ) -> None:
     definition = write_definition(tmp_path, many_secrets(2, files=1))
-    envs = [server_env(data_dir=tmp_path / name, config=definition, database_url=pg_database) for name in ("a", "b")]
+    envs = [server_env(data_dir=tmp_path / name, config=definition, database_url=pg_migrated) for name in ("a", "b")]
     pair = tuple(servers(env, tmp_path / f"{name}.log", workers=2) for env, name in zip(envs, "ab", strict=True))
     key = _apikey(envs[0], "create", "ci", "--scope", "read")
     assert _statuses(pair, key) == {200}
@@ -66,6 +66,6 @@ print("keys ok")
 """
 
 
-def test_the_lookup_reads_scopes_and_compares_dates_on_postgresql(pg_database: str, tmp_path: Path) -> None:
-    result = run_in_django(pg_database, tmp_path, CHECK)
+def test_the_lookup_reads_scopes_and_compares_dates_on_postgresql(pg_migrated: str, tmp_path: Path) -> None:
+    result = run_in_django(pg_migrated, tmp_path, CHECK)
     assert result.returncode == 0 and "keys ok" in result.stdout, result.stderr[-2000:]

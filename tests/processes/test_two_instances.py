@@ -28,7 +28,7 @@ SECRETS = 40
 
 
 def test_concurrent_syncs_and_rotations_from_two_instances_lose_no_update(
-    tmp_path: Path, pg_database: str, servers: Callable[..., LiveServer]
+    tmp_path: Path, pg_migrated: str, servers: Callable[..., LiveServer]
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -37,7 +37,7 @@ def test_concurrent_syncs_and_rotations_from_two_instances_lose_no_update(
     lockfile = project / ".gitsecrets.lock"
     a, b = (
         # Instances sharing a database share the key that signs the job queue.
-        servers(server_env(data_dir=tmp_path / name, config=definition, lockfile=lockfile, database_url=pg_database,
+        servers(server_env(data_dir=tmp_path / name, config=definition, lockfile=lockfile, database_url=pg_migrated,
                            # Every answer synchronous, however loaded the host: the test counts results.
                            extra={"SERVICE_SECRET_KEY": "two-instances-" + "k" * 40,
                                   "SERVICE_JOB_WAIT_SECONDS": "600"}),
@@ -74,8 +74,8 @@ def test_concurrent_syncs_and_rotations_from_two_instances_lose_no_update(
         status, drift = server.call("POST", "/drift/check", {})
         assert status == 200 and drift["has_drift"] is False, drift
 
-    failed = pg_rows(pg_database, "SELECT action, details FROM audit_auditentry WHERE success IS NOT TRUE")
+    failed = pg_rows(pg_migrated, "SELECT action, details FROM audit_auditentry WHERE success IS NOT TRUE")
     assert failed == [], failed
-    audit = dict(pg_rows(pg_database, "SELECT action, count(*) FROM audit_auditentry WHERE success GROUP BY action"))
+    audit = dict(pg_rows(pg_migrated, "SELECT action, count(*) FROM audit_auditentry WHERE success GROUP BY action"))
     assert audit["execute_rotation"] == sum(1 for path, _, _ in answers if path == "/rotation/execute")
     assert audit["sync"] == 1 + sum(1 for path, _, _ in answers if path == "/sync")

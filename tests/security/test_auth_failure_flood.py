@@ -146,10 +146,10 @@ def test_failures_across_workers_on_sqlite_add_up(servers: Callable[..., LiveSer
 @pytest.mark.slow
 @pytest.mark.postgres
 def test_failures_across_workers_on_postgresql_add_up(servers: Callable[..., LiveServer], tmp_path: Path,
-                                                      pg_database: str) -> None:
+                                                      pg_migrated: str) -> None:
     config = write_definition(tmp_path, {"version": "1.0", "secrets": []})
-    server = servers(server_env(data_dir=tmp_path / "data", config=config, database_url=pg_database),
+    server = servers(server_env(data_dir=tmp_path / "data", config=config, database_url=pg_migrated),
                      tmp_path / "serve.log", workers=WORKERS)
     sent = flood(server)
-    rows, total = pg_rows(pg_database, PG_TALLY_SUM)[0]
+    rows, total = pg_rows(pg_migrated, PG_TALLY_SUM)[0]
     assert (total, rows <= 3) == (sent, True)

@@ -51,14 +51,14 @@ SECRETS = 5000  # a sync long enough to take the database away while it runs
 
 
 @pytest.fixture
-def server(tmp_path: Path, pg_database: str, servers: Callable[..., LiveServer]) -> LiveServer:
+def server(tmp_path: Path, pg_migrated: str, servers: Callable[..., LiveServer]) -> LiveServer:
     config = write_definition(tmp_path, many_secrets(SECRETS, files=4))
-    return servers(server_env(data_dir=tmp_path / "data", config=config, database_url=pg_database),
+    return servers(server_env(data_dir=tmp_path / "data", config=config, database_url=pg_migrated),
                    tmp_path / "serve.log")
 
 
-def test_health_and_other_calls_are_503_while_the_database_is_away(server: LiveServer, pg_database: str) -> None:
-    with database_away(pg_database):
+def test_health_and_other_calls_are_503_while_the_database_is_away(server: LiveServer, pg_migrated: str) -> None:
+    with database_away(pg_migrated):
         status, _, body = http("GET", server.url + "/health")
         assert (status, body["status"], body["reason"]) == (503, "unhealthy", "database unreachable")
         status, _, body = http("GET", server.url + "/secrets", headers={"X-API-Key": API_KEY})
@@ -76,17 +76,17 @@ def sync_rows(database_url: str) -> list[tuple[Any, ...]]:
     return pg_rows(database_url, "SELECT details, success FROM audit_auditentry WHERE action = 'sync'")
 
 
-def test_a_sync_whose_database_goes_away_midway_does_not_stay_started(server: LiveServer, pg_database: str) -> None:
+def test_a_sync_whose_database_goes_away_midway_does_not_stay_started(server: LiveServer, pg_migrated: str) -> None:
     answers: list[tuple[int, Any]] = []
     sync = threading.Thread(target=lambda: answers.append(http(
         "POST", server.url + "/sync", {}, headers={"X-API-Key": API_KEY}, timeout=120)[::2]))
     sync.start()
     try:
         deadline = time.monotonic() + 60
-        while not sync_rows(pg_database):  # the row is begun before anything is written
+        while not sync_rows(pg_migrated):  # the row is begun before anything is written
             assert time.monotonic() < deadline, "the sync never began its audit row"
             time.sleep(0.02)
-        with database_away(pg_database):
+        with database_away(pg_migrated):
             sync.join(120)
             # The request's wait fails on its own connection and may answer before the job has
             # tried to write its outcome: keep the database away until the job has tried (it logs
@@ -103,9 +103,9 @@ def test_a_sync_whose_database_goes_away_midway_does_not_stay_started(server: Li
     assert http("GET", server.url + "/health")[0] == 200
     # The sync ran in the job worker, which writes the outcome it kept once the database answers.
     deadline = time.monotonic() + 60
-    while "state" in (details := sync_rows(pg_database)[0][0]) and time.monotonic() < deadline:
+    while "state" in (details := sync_rows(pg_migrated)[0][0]) and time.monotonic() < deadline:
         time.sleep(0.2)
-    (details, success), = sync_rows(pg_database)
+    (details, success), = sync_rows(pg_migrated)
     assert "state" not in details, details
     assert success is False and details["error"]  # the sync lost its lock session with the database
     assert details["completed_late"] == COMPLETED_LATE

@@ -61,16 +61,23 @@ def chunked(data: bytes, size: int = 4096) -> list[bytes]:
 JSON_HEADERS = {"X-API-Key": API_KEY, "Content-Type": "application/json"}
 
 
-@pytest.fixture
-def small_limit_server(tmp_path: Path, servers: Callable[..., LiveServer]) -> LiveServer:
-    definition = write_definition(tmp_path, many_secrets(3, files=1))
-    env = server_env(data_dir=tmp_path / "data", config=definition, extra={"SERVICE_MAX_BODY_BYTES": "2048"})
-    return servers(env, tmp_path / "serve.log")
+@pytest.fixture(scope="module")
+def small_limit_server(tmp_path_factory: pytest.TempPathFactory,
+                       module_servers: Callable[..., LiveServer]) -> LiveServer:
+    """One server for the module's tests of refused bodies: none may write anything, and each
+    asserts that nothing wrote the lockfile beside the server's definition (``project``)."""
+    folder = tmp_path_factory.mktemp("small-limit")
+    definition = write_definition(folder, many_secrets(3, files=1))
+    env = server_env(data_dir=folder / "data", config=definition, extra={"SERVICE_MAX_BODY_BYTES": "2048"})
+    return module_servers(env, folder / "serve.log")
 
 
-def test_a_body_above_the_limit_is_413_with_the_error_body_and_changes_nothing(
-    tmp_path: Path, small_limit_server: LiveServer
-) -> None:
+def project(server: LiveServer) -> Path:
+    """The folder of ``server``'s definition (its lockfile's)."""
+    return server.log_path.parent
+
+
+def test_a_body_above_the_limit_is_413_with_the_error_body_and_changes_nothing(small_limit_server: LiveServer) -> None:
     body = json.dumps({"force": True, "padding": "x" * 4096}).encode()
     status, data = raw_request(small_limit_server, "POST", "/sync", [body],
                                {**JSON_HEADERS, "Content-Length": str(len(body))})
@@ -82,17 +89,15 @@ def test_a_body_above_the_limit_is_413_with_the_error_body_and_changes_nothing(
     status, data = raw_request(small_limit_server, "POST", "/sync", [b"{}"],
                                {**JSON_HEADERS, "Content-Length": "abc"})
     assert status == 400
-    assert not (tmp_path / ".gitsecrets.lock").exists()
+    assert not (project(small_limit_server) / ".gitsecrets.lock").exists()
     status, _ = small_limit_server.call("GET", "/health")
     assert status == 200
 
 
-def test_a_chunked_body_without_content_length_is_refused_not_ignored(
-    tmp_path: Path, small_limit_server: LiveServer
-) -> None:
+def test_a_chunked_body_without_content_length_is_refused_not_ignored(small_limit_server: LiveServer) -> None:
     headers = {**JSON_HEADERS, "Transfer-Encoding": "chunked"}
     status, data = raw_request(small_limit_server, "POST", "/sync", chunked(b'{"dry_run": true}'), headers)
-    assert not (tmp_path / ".gitsecrets.lock").exists(), "a dry run wrote the lockfile"
+    assert not (project(small_limit_server) / ".gitsecrets.lock").exists(), "a dry run wrote the lockfile"
     assert status in (400, 411, 413) and set(json.loads(data)) == ERROR_KEYS
     status, data = raw_request(small_limit_server, "POST", "/sync", chunked(b" " * 100_000 + b"{}"), headers)
     assert status in (400, 411, 413) and set(json.loads(data)) == ERROR_KEYS

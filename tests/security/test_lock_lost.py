@@ -83,7 +83,7 @@ def _wait_until(condition: Callable[[], bool]) -> None:
 
 
 def test_a_forced_sync_whose_lock_session_is_terminated_stops_and_leaves_another_instances_rotation(
-    tmp_path: Path, pg_database: str, servers: Callable[..., LiveServer]
+    tmp_path: Path, pg_migrated: str, servers: Callable[..., LiveServer]
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -94,7 +94,7 @@ def test_a_forced_sync_whose_lock_session_is_terminated_stops_and_leaves_another
         def env(name: str) -> dict[str, str]:
             # Separate hosts: each instance's worker takes only its own instance's jobs.
             return {**server_env(data_dir=tmp_path / name, config=definition, lockfile=lockfile,
-                                 database_url=pg_database), "SERVICE_JOB_QUEUE": f"host-{name}"}
+                                 database_url=pg_migrated), "SERVICE_JOB_QUEUE": f"host-{name}"}
 
         a = servers(env("a"), tmp_path / "a.log")
         assert a.call("POST", "/sync", {})[0] == 200
@@ -110,7 +110,7 @@ def test_a_forced_sync_whose_lock_session_is_terminated_stops_and_leaves_another
         try:
             assert kube.wait_in_flight(2)
             _wait_until(lambda: _value(project, FIRST_BATCH_LAST_FILE) != first_batch_file)
-            assert _terminate_lock_sessions(pg_database) >= 1
+            assert _terminate_lock_sessions(pg_migrated) >= 1
 
             status, rotated = b.call("POST", "/rotation/execute", {"force": True, "secret_name": ROTATED})
             assert (status, rotated["rotated"]) == (200, [ROTATED]), rotated
@@ -129,7 +129,7 @@ def test_a_forced_sync_whose_lock_session_is_terminated_stops_and_leaves_another
     last = f"s{SECRETS - 1:05d}"
     assert sha(_value(project, last)) == before[last]["hash"]
     (success, details), = pg_rows(
-        pg_database, "SELECT success, details FROM audit_auditentry WHERE action = 'sync' ORDER BY id DESC LIMIT 1")
+        pg_migrated, "SELECT success, details FROM audit_auditentry WHERE action = 'sync' ORDER BY id DESC LIMIT 1")
     assert (success, details["error"]) == (False, "lock_lost")
     # What A changed before it stopped: the first batch (two Secrets, 62 files), named for drift.
     assert sorted(details["written_targets"]) == ["k0", "k1", *(f"s{i:05d}" for i in range(62))]

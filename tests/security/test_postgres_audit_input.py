@@ -18,9 +18,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 
 @pytest.fixture
-def pg_server(tmp_path: Path, pg_database: str, servers: Callable[..., LiveServer]) -> LiveServer:
+def pg_server(tmp_path: Path, pg_migrated: str, servers: Callable[..., LiveServer]) -> LiveServer:
     definition = write_definition(tmp_path, many_secrets(2, files=1))
-    return servers(server_env(data_dir=tmp_path / "data", config=definition, database_url=pg_database),
+    return servers(server_env(data_dir=tmp_path / "data", config=definition, database_url=pg_migrated),
                    tmp_path / "serve.log")
 
 
