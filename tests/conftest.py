@@ -105,6 +105,13 @@ def project(tmp_path: Path, settings: Any) -> Project:
     return Project(tmp_path)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``--unit``, a module marked out of the unit tier as a whole is not collected."""
+    if config.getoption("unit") and collection_path.is_file() and tiers.marked_out_as_a_whole(collection_path):
+        return True
+    return None
+
+
 @pytest.hookimpl(trylast=True)  # after any shuffling plugin: the order within each group is kept
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``--unit`` (``make check``) keeps the unit tier only (``tests/tiers.py``). Otherwise the

@@ -254,3 +254,18 @@ def test_every_module_of_the_longest_first_exists() -> None:
     from tests import conftest
 
     assert [name for name in conftest.LONGEST_FIRST if not (TESTS.parent / name).is_file()] == []
+
+
+@pytest.mark.parametrize(("top", "left_out"), [
+    ("pytestmark = pytest.mark.slow\n", True),
+    ("pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]\n", True),
+    ("pytestmark = pytest.mark.django_db\n", False),
+    ("pytestmark = pytest.mark.slowish\n", False),
+    ("def test_x():\n    pytestmark = pytest.mark.slow\n", False),
+])
+def test_only_a_module_marked_out_as_a_whole_is_left_uncollected_by_the_unit_tier(
+    tmp_path: Path, top: str, left_out: bool
+) -> None:
+    module = tmp_path / "test_m.py"
+    module.write_text("import pytest\n" + top)
+    assert tiers.marked_out_as_a_whole(module) is left_out

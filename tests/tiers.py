@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 from collections.abc import Iterator
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
@@ -34,6 +36,17 @@ SERVER_FIXTURES = frozenset({
 })
 # What the unit tier leaves to ``make test``.
 NOT_UNIT = ("slow", "server", "postgres", "fuzz", "thorough")
+
+
+# A module marked out of the unit tier as a whole (``pytestmark = pytest.mark.slow``, or a list on
+# one line naming one of NOT_UNIT): under ``--unit`` it is not even imported. Importing the fuzz
+# and process modules (schemathesis, peers, their fixtures) took 2.7 s of each worker's start.
+_MODULE_MARK = re.compile(r"^pytestmark\s*=.*\bpytest\.mark\.(?:{})\b".format("|".join(NOT_UNIT)), re.MULTILINE)
+
+
+def marked_out_as_a_whole(path: Path) -> bool:
+    """Whether the test module at ``path`` is marked out of the unit tier at its top."""
+    return path.name.startswith("test_") and path.suffix == ".py" and bool(_MODULE_MARK.search(path.read_text()))
 
 
 class StartedSomething(RuntimeError):
