@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -62,11 +63,12 @@ def _audit_page(
 
 def export_audit_logs(
     *, actor: str | None, where: audit_export.AuditFilter, offset: int = 0, limit: int | None = None,
-    follow_every: float | None = None, after_id: int = 0,
+    follow_every: float | None = None, after_id: int = 0, sleep: Callable[[float], None] = time.sleep,
 ) -> Iterator[AuditEntry]:
     """Every matching row, oldest first, read a chunk at a time (``audit.export``); with
     ``follow_every`` (seconds), then every new matching row as it is written, until closed.
     ``after_id``: only rows written after that one (a follower that printed a page first).
+    ``sleep``: the follower's wait between looks (the command line's stops on Ctrl-C).
 
     The export's own row is written before the first chunk is read (a stream has no end to
     write it at when its reader goes away), naming the filters.
@@ -82,7 +84,7 @@ def export_audit_logs(
         pass
     if follow_every is None:
         return audit_export.rows(where, after_id=after_id, offset=offset, limit=limit)
-    return audit_export.follow(where, every=follow_every, after_id=after_id)
+    return audit_export.follow(where, every=follow_every, after_id=after_id, sleep=sleep)
 
 
 def audit_activity(*, actor: str | None, days: int) -> activity.Activity:

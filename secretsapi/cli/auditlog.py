@@ -7,6 +7,7 @@ line (JSON lines), since the output has no end.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from audit.export import AuditFilter, entry
@@ -28,7 +29,14 @@ def page(lane: Lane, *, limit: int, offset: int, action: str | None, resource: s
 def follow(lane: Lane, *, limit: int, action: str | None, resource: str | None, secret: str | None,
            user: str | None, since: datetime | None, until: datetime | None, interval: float) -> None:
     """The newest ``limit`` matching rows, oldest first, then every new matching row; never returns."""
-    as_json = lane.output_format == "json"
+    with auditrows.until_ctrl_c() as wait:
+        _follow(wait, limit=limit, action=action, resource=resource, secret=secret, user=user, since=since,
+                until=until, interval=interval, as_json=lane.output_format == "json")
+
+
+def _follow(wait: Callable[[float], None], *, limit: int, action: str | None, resource: str | None,
+            secret: str | None, user: str | None, since: datetime | None, until: datetime | None,
+            interval: float, as_json: bool) -> None:
     last = auditlog.read_audit_logs(actor=cli_actor(), limit=limit, offset=0, action=action, resource=resource,
                                     secret=secret, user=user, since=since, until=until)
     if not as_json:
@@ -38,8 +46,10 @@ def follow(lane: Lane, *, limit: int, action: str | None, resource: str | None, 
         _print(row, as_json)
         after_id = max(after_id, row.id)
     where = AuditFilter(action=action, resource=resource, user=user, since=since, until=until, secret=secret)
-    for row in auditlog.export_audit_logs(actor=cli_actor(), where=where, follow_every=interval, after_id=after_id):
+    for row in auditlog.export_audit_logs(actor=cli_actor(), where=where, follow_every=interval, after_id=after_id,
+                                          sleep=wait):
         _print(row, as_json)
+        wait(0)  # a Ctrl-C while rows keep coming
 
 
 def _print(row: AuditEntry, as_json: bool) -> None:

@@ -3,7 +3,11 @@ a follower's rows one line at a time. Django-free: the local mode and ``--addr``
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -42,3 +46,22 @@ def line(row_cells: tuple[str, ...]) -> str:
 
 def echo_header() -> None:
     click.echo(line(HEADER))
+
+
+@contextlib.contextmanager
+def until_ctrl_c() -> Iterator[Callable[[float], None]]:
+    """A follower's wait between looks: Ctrl-C is noted by its own handler and raised as
+    KeyboardInterrupt here, in the follower's frame. Raised by Python's default handler wherever
+    the signal fell, it could fall in a finalizer (``__del__``, a generator's close during a
+    collection), which prints "Exception ignored" and goes on: the follower then never stopped."""
+    pressed = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.set())
+
+    def wait(seconds: float) -> None:
+        if pressed.wait(seconds):
+            raise KeyboardInterrupt
+
+    try:
+        yield wait
+    finally:
+        signal.signal(signal.SIGINT, previous)

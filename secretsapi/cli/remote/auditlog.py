@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -44,19 +44,28 @@ def follow(api: Client, lane: Lane, *, limit: int, interval: float, **filters: A
     if not as_json:
         auditrows.echo_header()
     last, shown = datetime.min.replace(tzinfo=UTC), set[str]()
-    for rows in _looks(api, limit, interval, filters):
-        for row in reversed(rows):
-            key, at = json.dumps(row, sort_keys=True), datetime.fromisoformat(row["timestamp"])
-            if at < last or (at == last and key in shown):
-                continue
-            if at > last:
-                last, shown = at, set()
-            shown.add(key)
-            auditrows.echo(row, as_json)
+    with auditrows.until_ctrl_c() as wait:
+        for rows in _looks(api, limit, interval, filters, wait):
+            last, shown = _show(rows, last, shown, as_json)
 
 
-def _looks(api: Client, limit: int, interval: float, filters: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
+def _show(rows: list[dict[str, Any]], last: datetime, shown: set[str], as_json: bool) -> tuple[datetime, set[str]]:
+    """The rows not shown yet, printed; the latest instant shown and the rows of that instant."""
+    for row in reversed(rows):
+        key, at = json.dumps(row, sort_keys=True), datetime.fromisoformat(row["timestamp"])
+        if at < last or (at == last and key in shown):
+            continue
+        if at > last:
+            last, shown = at, set()
+        shown.add(key)
+        auditrows.echo(row, as_json)
+    return last, shown
+
+
+def _looks(api: Client, limit: int, interval: float, filters: dict[str, Any],
+           wait: Callable[[float], None]) -> Iterator[list[dict[str, Any]]]:
     yield list(api.get("/audit/logs", query(limit=limit, offset=0, **filters))["entries"])
     while True:
         sleep(interval)
+        wait(0)
         yield list(api.get("/audit/logs", query(limit=PAGE, offset=0, **filters))["entries"])
