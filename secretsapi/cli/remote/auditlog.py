@@ -4,7 +4,6 @@ mode prints its rows; ``--follow`` asks for the newest rows every ``--interval``
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -16,7 +15,6 @@ from secretsapi.management.reports import Report
 
 # The most rows one look asks for: the API's page bound.
 PAGE = 1000
-sleep = time.sleep
 
 
 def query(*, limit: int, offset: int, action: str | None, resource: str | None, secret: str | None,
@@ -66,6 +64,5 @@ def _looks(api: Client, limit: int, interval: float, filters: dict[str, Any],
            wait: Callable[[float], None]) -> Iterator[list[dict[str, Any]]]:
     yield list(api.get("/audit/logs", query(limit=limit, offset=0, **filters))["entries"])
     while True:
-        sleep(interval)
-        wait(0)
+        wait(interval)  # a Ctrl-C ends it at once, however long the interval
         yield list(api.get("/audit/logs", query(limit=PAGE, offset=0, **filters))["entries"])

@@ -4,17 +4,17 @@ how each failure (the server's error body, no answer) is printed and exits."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import certifi
 import pytest
 from click.testing import Result
 
-from secretsapi.cli import handover, progress
-from secretsapi.cli.remote import auditlog as remote_auditlog
+from secretsapi.cli import auditrows, handover, progress
 from secretsapi.cli.remote import client
 from secretsapi.cli.remote.address import Remote
 from tests.cli.remote.conftest import invoke
@@ -257,9 +257,13 @@ def test_follow_prints_the_last_rows_oldest_first_then_only_new_ones(server: Rec
 
     def interval(seconds: float) -> None:
         if next(looks, "stop") == "stop":
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt  # Ctrl-C during the second wait
 
-    monkeypatch.setattr(remote_auditlog, "sleep", interval)
+    @contextlib.contextmanager
+    def waits() -> Iterator[Callable[[float], None]]:
+        yield interval
+
+    monkeypatch.setattr(auditrows, "until_ctrl_c", waits)
     result = run(server, "audit", "--follow", "--json", "-n", "2", "-a", "sync")
     assert [json.loads(line)["action"] for line in result.stdout.splitlines()] == ["sync", "rotate", "drift"]
     assert server.sent[0].query == {"limit": ["2"], "offset": ["0"], "action": ["sync"]}
