@@ -4,12 +4,16 @@ lock, which every audited request then waits for); with one ready it claims and 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection
+from django.utils import timezone
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult, get_date_max
 
 from jobs import queue
-from jobs.engine import Worker
+from jobs.engine import Doorbell, Worker
 from secretsapi import operations
 from tests import inline_jobs
 from tests.factories import Project, definition, file_secret
@@ -17,9 +21,15 @@ from tests.factories import Project, definition, file_secret
 DRIFT: dict[str, Any] = {"secret_name": None, "var_files": []}
 
 
-def runner(queue_name: str) -> Worker:
+def runner(queue_name: str, doorbell: Doorbell | None = None) -> Worker:
     return Worker(queue_names=[queue_name], interval=0, batch=True, backend_name="default", startup_delay=False,
-                  max_tasks=None, worker_id="tests:poll", excluded_queue_names=[])
+                  max_tasks=None, worker_id="tests:poll", excluded_queue_names=[], doorbell=doorbell)
+
+
+def row(queue_name: str, **fields: Any) -> None:
+    DBTaskResult.objects.create(**{"args_kwargs": {}, "task_path": "tests.none", "backend_name": "default",
+                                   "run_after": timezone.now() - timedelta(seconds=1), "queue_name": queue_name,
+                                   **fields})
 
 
 def polls(engine: Worker, times: int, statements: list[str]) -> Callable[..., Any]:
@@ -61,3 +71,34 @@ def test_a_runner_leaves_the_jobs_of_other_queues(db: None, project: Project) ->
         engine.run_until_stopped()
     found = queue.find(job.id)
     assert found is not None and found.state == "queued"
+
+
+def test_the_runners_of_a_process_share_one_look_at_the_queue_per_interval(db: None) -> None:
+    doorbell, statements = Doorbell(interval=3600), list[str]()
+    reads, writes = runner(operations.queue_name("reads"), doorbell), runner(operations.queue_name("writes"), doorbell)
+    def recording(execute: Callable[..., Any], sql: str, *rest: Any) -> Any:
+        statements.append(sql)
+        return execute(sql, *rest)
+
+    with connection.execute_wrapper(recording):
+        looks = [reads._ready(), writes._ready(), reads._ready()]
+    assert looks == [False, False, False]
+    assert sum("dbtaskresult" in s for s in statements) == 1
+
+
+def test_the_shared_look_finds_each_queue_with_a_job_ready(db: None) -> None:
+    doorbell = Doorbell(interval=3600)
+    row(operations.queue_name("reads"))
+    assert runner(operations.queue_name("reads"), doorbell)._ready()
+    assert not runner(operations.queue_name("writes"), doorbell)._ready()
+
+
+def test_the_shared_look_names_the_queues_the_engine_would_claim_from(db: None) -> None:
+    row("now")
+    row("unscheduled", run_after=get_date_max())
+    row("later", run_after=timezone.now() + timedelta(hours=1))
+    row("running", status=TaskResultStatus.RUNNING)
+    row("done", status=TaskResultStatus.SUCCESSFUL)
+    row("elsewhere", backend_name="other")
+    engine = set(DBTaskResult.objects.ready().filter(backend_name="default").values_list("queue_name", flat=True))
+    assert Doorbell(interval=0).ready_queues() == engine == {"now", "unscheduled"}

@@ -30,7 +30,7 @@ from audit import origin
 from audit.recorder import complete_unwritten, has_unwritten
 from deployment.key_fingerprint import SecretKeyMismatch, verify_secret_key
 from jobs import queue, recovery, schedules, workers
-from jobs.engine import Worker
+from jobs.engine import Doorbell, Worker
 from secretsapi import database_errors, operations
 from secretsapi.management.base import as_failure, migrate_pending, say
 from secretsapi.service.errors import LockTimeout
@@ -38,8 +38,10 @@ from webhooks.delivery import deliver_due
 
 logger = logging.getLogger("secretsapi.worker")
 
-# How often an idle runner looks for a job (the engine's poll): the most a job waits to start.
+# How often the worker looks for a ready job (one look for all its runners): the most a job waits
+# to start. Each runner reads that look five times as often, so it starts a job within 10 ms of it.
 POLL_SECONDS = 0.05
+RUNNER_WAKE_SECONDS = POLL_SECONDS / 5
 PRUNE_EVERY = timedelta(hours=1)
 
 
@@ -75,8 +77,10 @@ class Command(BaseCommand):
             raise CommandError(as_failure(exc).detail) from None
         parent = os.getppid()
         stop = threading.Event()
-        engines = [Worker(queue_names=[name], interval=POLL_SECONDS, batch=True, backend_name="default",
-                          startup_delay=False, max_tasks=None, worker_id=wid, excluded_queue_names=[])
+        doorbell = Doorbell(POLL_SECONDS)
+        engines = [Worker(queue_names=[name], interval=RUNNER_WAKE_SECONDS, batch=True, backend_name="default",
+                          startup_delay=False, max_tasks=None, worker_id=wid, excluded_queue_names=[],
+                          doorbell=doorbell)
                    for wid, name in runners]
 
         def stopping(signum: int, frame: FrameType | None) -> None:
