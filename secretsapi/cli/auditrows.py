@@ -14,16 +14,16 @@ import click
 
 from secretsapi.management.reports import Report, table_report
 
-HEADER = ("TIME", "USER", "ACTION", "RESOURCE", "PROJECT", "ENVIRONMENT", "ORIGIN", "OUTCOME")
+HEADER = ("TIME", "USER", "ACTION", "RESOURCE", "PROJECT", "DEFINITION", "ENVIRONMENT", "ORIGIN", "OUTCOME")
 
 
 def cells(row: dict[str, Any]) -> tuple[str, ...]:
-    # The definition's metadata.project, else its file name: four local definitions' syncs must not
-    # read alike (the service's project, ``project``, is ``default`` for every one of them).
-    project = (row.get("definition_project") or (row.get("definition") or "").rsplit("/", 1)[-1]
-               or row.get("project") or "-")
-    return (row["timestamp"], row["user"] or "-", row["action"], row["resource"], project,
-            row["environment"] or "-", row["origin"] or "-", row["outcome"])
+    # PROJECT is the service's project the row ran in; DEFINITION the definition's metadata.project,
+    # else its file name: four local definitions' syncs, all in project ``default``, must not read
+    # alike, and a definition's own name must not pass for the service project a key is confined to.
+    definition = row.get("definition_project") or (row.get("definition") or "").rsplit("/", 1)[-1] or "-"
+    return (row["timestamp"], row["user"] or "-", row["action"], row["resource"], row.get("project") or "-",
+            definition, row["environment"] or "-", row["origin"] or "-", row["outcome"])
 
 
 def page_report(rows: list[dict[str, Any]]) -> Report:
@@ -40,7 +40,7 @@ def echo(row: dict[str, Any], as_json: bool) -> None:
 
 def line(row_cells: tuple[str, ...]) -> str:
     # Fixed widths: the rows of a follower arrive one by one, so no column can be measured first.
-    widths = (27, 20, 22, 28, 20, 12, 32)
+    widths = (27, 20, 22, 28, 16, 20, 12, 32)
     return "  ".join([*(cell.ljust(width) for cell, width in zip(row_cells, widths, strict=False)), row_cells[-1]])
 
 

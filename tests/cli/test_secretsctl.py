@@ -201,8 +201,9 @@ def test_audit_names_each_rows_project_environment_origin_and_outcome(here: Proj
     assert (row["environment"], row["outcome"], row["origin"]) == ("prod", "ok", origin.process_origin())
     assert row["definition"] == str(here.root / "Secretfile.yml")
     lines = run("audit", "-a", "sync").stdout.splitlines()
-    assert lines[0].split() == ["TIME", "USER", "ACTION", "RESOURCE", "PROJECT", "ENVIRONMENT", "ORIGIN", "OUTCOME"]
-    assert lines[1].split()[4:] == ["Secretfile.yml", "prod", origin.process_origin(), "ok"]
+    assert lines[0].split() == ["TIME", "USER", "ACTION", "RESOURCE", "PROJECT", "DEFINITION", "ENVIRONMENT",
+                                "ORIGIN", "OUTCOME"]
+    assert lines[1].split()[4:] == ["default", "Secretfile.yml", "prod", origin.process_origin(), "ok"]
 
 
 def test_an_unknown_environment_exits_1_naming_the_known_ones(here: Project) -> None:
