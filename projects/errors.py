@@ -30,4 +30,8 @@ class EnvironmentRefused(ServiceError):
     code = "environment_not_found"
 
     def __init__(self, name: str | None) -> None:
-        super().__init__(f"Unknown environment {name!r} (environment_not_found).")
+        # None: no environment named, and the definition's default one unknown (no default, or a
+        # definition that cannot be read without the request's var files) or not the key's.
+        super().__init__(f"Unknown environment {name!r} (environment_not_found)." if name is not None else
+                         "No environment named, and the definition has no default one this key may use: "
+                         "name one (environment_not_found).")

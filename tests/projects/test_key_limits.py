@@ -83,6 +83,16 @@ def test_a_key_limited_to_an_environment_is_refused_another(billing: Project, ap
     assert "production" in refused.json()["detail"] and "staging" not in refused.json()["detail"]
 
 
+def test_a_key_limited_to_an_environment_naming_none_of_a_definition_without_a_default_is_told_to(
+    billing: Project, api_key: str
+) -> None:
+    billing.write({"version": "1.0", "secrets": []})
+    client = _client(keys.create("ci-staging", ["read"], projects={"billing": ("staging",)}).key)
+    refused = client.get("/projects/billing/secrets")
+    assert refused.status_code == 404
+    assert refused.json()["detail"] == ("No environment named, and the definition has no default one this key "
+                                        "may use: name one (environment_not_found).")
+
 
 def test_a_job_of_a_key_limited_to_an_environment_runs_in_it_only(billing: Project, api_key: str) -> None:
     billing.write({"version": "1.0", "secrets": [], "environments": {
