@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
@@ -129,3 +130,36 @@ def test_whoami_names_the_projects_a_limited_key_may_touch(billing_only: APIClie
     answer = billing_only.get("/whoami")
     assert (answer.status_code, answer.json()["projects"]) == (200, ["billing"])
 
+
+
+def _last_row(action: str) -> dict[str, Any]:
+    from audit.models import AuditEntry
+
+    row = AuditEntry.objects.filter(action=action).order_by("-id").first()
+    assert row is not None
+    return {"user": row.user, "project": row.project, "resource": row.resource}
+
+
+def test_a_key_refused_a_project_it_may_not_touch_is_a_row_of_that_project(billing_only: APIClient) -> None:
+    assert billing_only.get("/secrets").status_code == 404
+    assert _last_row("request_refused") == {"user": "ci-billing", "project": "default", "resource": "/secrets"}
+
+
+def test_a_refusal_in_a_project_that_does_not_exist_names_no_project(billing_only: APIClient) -> None:
+    assert billing_only.get("/projects/nosuch/secrets").status_code == 404
+    assert _last_row("request_refused")["project"] == ""
+
+
+def test_a_refused_query_in_a_project_is_a_row_of_that_project(billing_only: APIClient) -> None:
+    assert billing_only.get("/projects/billing/secrets?nope=1").status_code == 422
+    assert _last_row("request_refused")["project"] == "billing"
+
+
+def test_whoami_of_a_key_confined_to_one_project_is_a_row_of_that_project(billing_only: APIClient) -> None:
+    assert billing_only.get("/whoami").status_code == 200
+    assert _last_row("whoami")["project"] == "billing"
+
+
+def test_whoami_of_a_key_of_every_project_names_none(billing: Project, api_key: str) -> None:
+    assert _client(keys.create("ci-all", ["read"]).key).get("/whoami").status_code == 200
+    assert _last_row("whoami")["project"] == ""

@@ -50,8 +50,11 @@ class WhoamiView(StrictAPIView):
     def get(self, request: Request) -> Response:
         principal = request_principal(request)
         assert principal is not None  # noqa: S101 - authenticated by ApiKeyAuthentication
+        projects = key_projects(principal)
         body = {"name": principal.audit_name, "scopes": [s for s in SCOPES if s in principal.scopes],
-                "projects": key_projects(principal), "insecure": insecure_mode()}
+                "projects": projects, "insecure": insecure_mode()}
+        # A key confined to one project works in it: its row is that project's, as all its others are.
+        only = projects[0] if projects is not None and len(projects) == 1 else None
         record(action="whoami", resource="whoami", user=principal.audit_name, success=True,
-               details={"scopes": body["scopes"]})
+               details={"scopes": body["scopes"]}, context={"project": only} if only else None)
         return Response(WhoamiSerializer(body).data)
