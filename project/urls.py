@@ -6,7 +6,9 @@ from csp.constants import SELF, UNSAFE_INLINE
 from csp.decorators import csp_update
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
+
+from secretsapi.api.views.openapi import SchemaView
 
 # The apps' admin modules (settings.py installs the admin without autodiscovery).
 admin.autodiscover()
@@ -20,7 +22,7 @@ DOCS_CSP = {"style-src": [SELF, UNSAFE_INLINE]}
 REDOC_CSP = {"style-src": [SELF, UNSAFE_INLINE], "worker-src": [SELF, "blob:"]}
 
 urlpatterns = [
-    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
+    path("openapi.json", SchemaView.as_view(), name="openapi"),
     path("docs", csp_update(DOCS_CSP)(SpectacularSwaggerSplitView.as_view(url_name="openapi")), name="docs"),
     path("redoc", csp_update(REDOC_CSP)(SpectacularRedocView.as_view(url_name="openapi")), name="redoc"),
     path("admin/", admin.site.urls),
