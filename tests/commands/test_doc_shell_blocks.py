@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.docsession import Ran, clean_env, explain, kill_group, run_session
+from tests.docsession import Ran, clean_env, explain, kill_group, make_clone, run_session
 from tests.documentation import Command, ShellBlock, shell_blocks
 from tests.processes.live import free_port, migrated_sqlite, pg_rows, postgres_admin_url, wait_for
 
@@ -130,12 +130,21 @@ def test_every_shell_block_is_run_by_a_test_or_marked_with_why_it_is_not() -> No
 
 
 @pytest.fixture
-def installed(clone: Path, python_shim: Path) -> Path:
-    """The clone after ``make serve``'s first steps: ``make install``, then the database the migrations
-    ``serve`` applies leave (a copy of one, tests/processes/live.py: ~2.4 s of CPU less than migrating)."""
-    subprocess.run(["make", "-s", "install"], cwd=clone, env=clean_env(python_shim), check=True, timeout=120)
+def started(tmp_path: Path) -> Path:
+    """A clone as ``make serve``'s first start leaves it: compiled (``make bytecode``), its database
+    migrated (copies of this checkout's modules and of a migrated database, tests/processes/live.py:
+    ~4.5 s of CPU less than doing both), for the tests of the commands run once a server has
+    started; test_make_serve_... runs ``make serve`` on a fresh clone."""
+    clone = make_clone(tmp_path, bytecode=True)
     migrated_sqlite(clone / "data" / "service.sqlite3")
     return clone
+
+
+@pytest.fixture
+def installed(started: Path, python_shim: Path) -> Path:
+    """``started`` after ``make install`` (its virtualenv: ``make serve``'s first step)."""
+    subprocess.run(["make", "-s", "install"], cwd=started, env=clean_env(python_shim), check=True, timeout=120)
+    return started
 
 
 def readme_server_prelude() -> list[Command]:
@@ -176,21 +185,22 @@ def test_make_serve_runs_the_api_and_a_worker_until_ctrl_c_and_make_test_runs_te
     assert done.returncode == 0 and " passed" in done.stdout, f"{test.where}: {done.stdout[-2000:]}{done.stderr}"
 
 
-def test_the_export_block_saves_the_failed_rows_as_json_lines(clone: Path, python_shim: Path,
+def test_the_export_block_saves_the_failed_rows_as_json_lines(started: Path, python_shim: Path,
                                                                tmp_path: Path) -> None:
     export = block("docs/api.md", "curl -s -H \"X-API-Key: $SERVICE_API_KEY\" -H 'Accept: application/x-ndjson'")
     refused = command("README.md", "curl -si -H 'X-API-Key: wrong'")  # a failure for the export to find
-    ran = session(clone, python_shim, [*readme_server_prelude(), refused, *export.commands], tmp_path / "logs")
+    ran = session(started, python_shim, [*readme_server_prelude(), refused, *export.commands], tmp_path / "logs")
     assert explain(ran) == ""
-    rows = [json.loads(line) for line in (clone / "failures.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (started / "failures.jsonl").read_text().splitlines()]
     assert rows and all(row["success"] is False for row in rows)
     assert any(row["action"] == "authenticate" for row in rows), rows
 
 
-def test_the_remote_command_line_block_logs_in_syncs_and_audits(clone: Path, python_shim: Path, tmp_path: Path) -> None:
+def test_the_remote_command_line_block_logs_in_syncs_and_audits(started: Path, python_shim: Path,
+                                                                tmp_path: Path) -> None:
     remote = block("docs/commands.md", "export SECRETSCTL_ADDR=http://localhost:8000")
     config = tmp_path / "config"  # the stored login goes there, not under the tests' user's home
-    ran = session(clone, python_shim, [*readme_server_prelude(), *remote.commands], tmp_path / "logs",
+    ran = session(started, python_shim, [*readme_server_prelude(), *remote.commands], tmp_path / "logs",
                   XDG_CONFIG_HOME=str(config), PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
     assert explain(ran) == ""
     whoami = next(r for r in ran if r.command.text.endswith("whoami"))
@@ -199,14 +209,14 @@ def test_the_remote_command_line_block_logs_in_syncs_and_audits(clone: Path, pyt
     assert not (config / "secretsctl/credentials.json").exists()  # logout removed it
 
 
-def test_the_projects_block_serves_a_second_project_and_confines_its_key(clone: Path, python_shim: Path,
+def test_the_projects_block_serves_a_second_project_and_confines_its_key(started: Path, python_shim: Path,
                                                                          tmp_path: Path) -> None:
     projects = block("docs/projects.md", "mkdir -p payments").commands
     limits = block("docs/projects.md", ".venv/bin/python manage.py apikey create ci-two").commands
-    ran = session(clone, python_shim, [*readme_server_prelude(), *projects, *limits], tmp_path / "logs")
+    ran = session(started, python_shim, [*readme_server_prelude(), *projects, *limits], tmp_path / "logs")
     assert explain(ran) == ""
-    assert (clone / "payments" / ".gitsecrets.lock").is_file()
-    assert not (clone / "examples" / ".gitsecrets.lock").exists()
+    assert (started / "payments" / ".gitsecrets.lock").is_file()
+    assert not (started / "examples" / ".gitsecrets.lock").exists()
     confined = ran[len(ran) - len(limits) - 1]
     assert confined.out.strip().endswith("404"), confined
     listed = [line.split("\t") for line in ran[-1].out.splitlines()]

@@ -1,4 +1,7 @@
-"""``manage.py serve`` as a real gunicorn process, and the gunicorn config it runs with."""
+"""``manage.py serve`` as a real gunicorn process, and the gunicorn config it runs with.
+
+The servers start on a migrated database (a copy, tests/processes/live.py: ~2.5 s of CPU less per
+start); tests/processes/test_migrations_on_start.py is about ``serve`` migrating a new one."""
 
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ def server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
         "SERVICE_LOCKFILE": str(tmp_path / "lock.json"),
     }
     env.pop("DATABASE_URL", None)
+    migrated_sqlite(tmp_path / "data" / "service.sqlite3")
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "2"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -84,6 +88,7 @@ def test_serve_warns_loudly_in_insecure_mode(tmp_path: Path) -> None:
     env = {**os.environ, "SERVICE_DATA_DIR": str(tmp_path), "SERVICE_CONFIG": str(tmp_path / "none.yml")}
     env.pop("SERVICE_API_KEY", None)
     env.pop("DATABASE_URL", None)
+    migrated_sqlite(tmp_path / "service.sqlite3")
     output, _ = serve_until_healthy(["--port", str(port), "--workers", "1"], env, port)
     assert "INSECURE MODE" in output
 
@@ -155,6 +160,7 @@ def test_serve_without_options_binds_where_the_settings_say(tmp_path: Path) -> N
     port = free_port()
     env = clean_env(tmp_path, SERVICE_PORT=str(port), SERVICE_WORKERS="1", SERVICE_API_KEY="serve-test-key",
                     SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
+    migrated_sqlite(tmp_path / "data" / "service.sqlite3")
     output, returncode = serve_until_healthy([], env, port)
     assert f"Serving on http://127.0.0.1:{port} (1 workers)" in output
     assert returncode == 0
@@ -215,6 +221,7 @@ def test_serve_alone_starts_a_job_worker_that_runs_a_sync_and_stops_with_it(tmp_
     port = free_port()
     env = clean_env(tmp_path, SERVICE_API_KEY="serve-test-key", SERVICE_LOCKFILE=str(tmp_path / "lock.json"),
                     SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
+    migrated_sqlite(tmp_path / "data" / "service.sqlite3")
     proc = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "1"], cwd=ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
@@ -251,6 +258,7 @@ def test_serve_told_not_to_start_a_worker_says_so_and_long_operations_answer_503
     port = free_port()
     env = clean_env(tmp_path, SERVICE_API_KEY="serve-test-key", SERVICE_LOCKFILE=str(tmp_path / "lock.json"),
                     SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
+    migrated_sqlite(tmp_path / "data" / "service.sqlite3")
     proc = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "1",
                              "--worker", "no"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)

@@ -1,6 +1,6 @@
 """Fuzz every operation from the service's own OpenAPI schema (schemathesis, in-process WSGI).
 
-Bounded and reproducible: at most 50 generated examples per operation, derandomized (a fixed
+Bounded and reproducible: at most 25 generated examples per operation, derandomized (a fixed
 seed), no example database, no network. Every response must be a non-5xx that conforms to the
 schema (status, content type, body, headers), and every error must carry the error body.
 
@@ -91,7 +91,7 @@ def fuzz_project(tmp_path: Path, project: Project, authed_api: APIClient) -> Ite
 
 @pytest.mark.fuzz
 @schema.parametrize()
-@settings(max_examples=50, derandomize=True, database=None, deadline=None,
+@settings(max_examples=25, derandomize=True, database=None, deadline=None,
           suppress_health_check=list(HealthCheck))
 def test_every_operation_answers_within_its_schema_and_never_5xx(
     case: schemathesis.Case[Any], fuzz_project: Project

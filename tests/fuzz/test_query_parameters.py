@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import yaml
 from rest_framework.test import APIClient
 
 from tests.factories import definition, file_secret
-from tests.processes.live import API_KEY, ROOT, server_env, start_server
+from tests.processes.live import API_KEY, ROOT, LiveServer, server_env, start_server
 
 # gunicorn's limit_request_line: the request line's bytes the server reads at most.
 REQUEST_LINE = 4094
@@ -57,10 +58,11 @@ def test_the_server_refuses_what_the_query_schema_forbids(authed_api: APIClient,
         assert response.status_code == 422, (query, response.content)
 
 
-@pytest.mark.fuzz
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", SEEDS)
-def test_schemathesis_finds_nothing_in_the_get_queries_whatever_the_seed(tmp_path: Path, seed: int) -> None:
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server synced once for the module's seeds (~5 s of CPU each to start and sync): the
+    operations fuzzed here only read (GET), so one seed's requests change no answer of another's."""
+    tmp_path = tmp_path_factory.mktemp("queries")
     project = tmp_path / "project"
     project.mkdir()
     config = project / "Secretfile.yml"
@@ -69,6 +71,20 @@ def test_schemathesis_finds_nothing_in_the_get_queries_whatever_the_seed(tmp_pat
         environments={"profiles": {"staging": {"var_files": ["staging.szvar"]}}},
     )))
     (project / "staging.szvar").write_text("env: staging\n")
+    server = start_server(server_env(data_dir=tmp_path / "data", config=config,
+                                     extra={"SERVICE_ALLOW_VALUE_READ": "true"}), tmp_path / "serve.log")
+    try:
+        assert server.call("POST", "/sync", {})[0] == 200
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.mark.fuzz
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SEEDS)
+def test_schemathesis_finds_nothing_in_the_get_queries_whatever_the_seed(tmp_path: Path, served: LiveServer,
+                                                                         seed: int) -> None:
     folder = tmp_path / "run"
     folder.mkdir()
     # Not the checkout's schemathesis.toml: a schema-valid request must be answered as schemathesis
@@ -77,16 +93,10 @@ def test_schemathesis_finds_nothing_in_the_get_queries_whatever_the_seed(tmp_pat
     (folder / "schemathesis.toml").write_text(
         '[checks.negative_data_rejection]\nexpected-statuses = ["400", "401", "403", "404", "405", "406", '
         '"409", "413", "414", "415", "422", "428", "429", "5xx"]\n')
-    server = start_server(server_env(data_dir=tmp_path / "data", config=config,
-                                     extra={"SERVICE_ALLOW_VALUE_READ": "true"}), tmp_path / "serve.log")
-    try:
-        assert server.call("POST", "/sync", {})[0] == 200
-        done = subprocess.run(
-            [str(ROOT / ".venv/bin/schemathesis"), "run", f"{server.url}/openapi.json", "--checks", "all",
-             "--phases", "examples,coverage,fuzzing", "--include-path-regex", "^/secrets", "--seed", str(seed),
-             "--max-examples", "25", "--no-color", "-H", f"X-API-Key: {API_KEY}"],
-            cwd=folder, capture_output=True, text=True, timeout=400, check=False, env=dict(os.environ),
-        )
-    finally:
-        server.kill()
+    done = subprocess.run(
+        [str(ROOT / ".venv/bin/schemathesis"), "run", f"{served.url}/openapi.json", "--checks", "all",
+         "--phases", "examples,coverage,fuzzing", "--include-path-regex", "^/secrets", "--seed", str(seed),
+         "--max-examples", "25", "--no-color", "-H", f"X-API-Key: {API_KEY}"],
+        cwd=folder, capture_output=True, text=True, timeout=400, check=False, env=dict(os.environ),
+    )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.processes.live import API_KEY, LiveServer, http, many_secrets, server_env, write_definition
-from tests.processes.proxy import Proxy
+from tests.processes.proxy import Proxy, start_proxy
 
 pytestmark = pytest.mark.slow
 
@@ -34,18 +34,39 @@ PROBE_BOUND_S = 2.0
 KEY = f"X-API-Key: {API_KEY}\r\n".encode()
 
 
-@pytest.fixture
-def served(tmp_path: Path, servers: Callable[..., LiveServer]) -> LiveServer:
+def _serve(folder: Path, servers: Callable[..., LiveServer]) -> LiveServer:
     """Two workers of four threads, as `serve` starts by default, behind the proxy; one secret
-    with a local file target, so a sync that should not have run leaves a file."""
-    definition = write_definition(tmp_path, many_secrets(1, files=1))
-    env = server_env(data_dir=tmp_path / "data", config=definition, extra={"SERVICE_BEHIND_PROXY": "true"})
-    return servers(env, tmp_path / "serve.log", workers=2)
+    with a local file target (``folder/out``), so a sync that should not have run leaves a file."""
+    definition = write_definition(folder, many_secrets(1, files=1))
+    env = server_env(data_dir=folder / "data", config=definition, extra={"SERVICE_BEHIND_PROXY": "true"})
+    return servers(env, folder / "serve.log", workers=2)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory,
+           module_servers: Callable[..., LiveServer]) -> Iterator[tuple[LiveServer, Proxy, Path]]:
+    """One server and proxy for the module's tests (~5 s of CPU each to start): the server, the
+    proxy and the definition's folder. No test here runs an operation that writes (the ones that
+    would, were the proxy broken, assert that ``out`` was not made), and each test's connections
+    are closed at its end; the test that lowers the server's open-file limit starts its own."""
+    folder = tmp_path_factory.mktemp("proxied")
+    server = _serve(folder, module_servers)
+    proxy = start_proxy(folder / "nginx", server.port)
+    try:
+        yield server, proxy, folder
+    finally:
+        proxy.stop()
 
 
 @pytest.fixture
-def proxy(served: LiveServer, proxies: Callable[..., Proxy]) -> Proxy:
-    return proxies(served.port)
+def proxy(shared: tuple[LiveServer, Proxy, Path]) -> Proxy:
+    return shared[1]
+
+
+@pytest.fixture
+def folder(shared: tuple[LiveServer, Proxy, Path]) -> Path:
+    """The shared server's definition folder (its targets go to ``out`` there)."""
+    return shared[2]
 
 
 @pytest.fixture
@@ -133,7 +154,7 @@ def test_health_answers_while_16_connections_send_headers_and_16_bodies_a_byte_a
 
 
 def test_a_body_over_the_limit_is_413_with_the_error_body_and_changes_nothing(
-    tmp_path: Path, proxy: Proxy, sockets: Callable[..., socket.socket]
+    folder: Path, proxy: Proxy, sockets: Callable[..., socket.socket]
 ) -> None:
     body = json.dumps({"force": True, "padding": "x" * 1_048_576}).encode()
     sock = sockets(proxy.port, "127.0.0.1")
@@ -141,28 +162,28 @@ def test_a_body_over_the_limit_is_413_with_the_error_body_and_changes_nothing(
                                         + b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body))
     assert status == 413 and headers["content-type"] == "application/json"
     assert set(json.loads(answer)) == ERROR_KEYS
-    assert not (tmp_path / "out").exists()
+    assert not (folder / "out").exists()
 
 
 def test_an_http_1_0_post_with_a_body_and_no_length_is_411_and_runs_nothing(
-    tmp_path: Path, proxy: Proxy, sockets: Callable[..., socket.socket]
+    folder: Path, proxy: Proxy, sockets: Callable[..., socket.socket]
 ) -> None:
     sock = sockets(proxy.port, "127.0.0.1")
     status, headers, answer = _exchange(sock, b"POST /sync HTTP/1.0\r\nHost: t\r\n" + KEY
                                         + b'Content-Type: application/json\r\n\r\n{"dry_run": true}')
     assert status == 411 and headers["content-type"] == "application/json"
     assert set(json.loads(answer)) == ERROR_KEYS
-    assert not (tmp_path / "out").exists()
+    assert not (folder / "out").exists()
 
 
-def test_an_http_1_0_post_with_a_length_is_served(tmp_path: Path, proxy: Proxy,
+def test_an_http_1_0_post_with_a_length_is_served(folder: Path, proxy: Proxy,
                                                   sockets: Callable[..., socket.socket]) -> None:
     body = b'{"dry_run": true}'
     sock = sockets(proxy.port, "127.0.0.1")
     status, _, answer = _exchange(sock, b"POST /sync HTTP/1.0\r\nHost: t\r\n" + KEY
                                   + b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
     assert status == 200, answer
-    assert not (tmp_path / "out").exists()  # a dry run
+    assert not (folder / "out").exists()  # a dry run
 
 
 @pytest.mark.parametrize(("request_bytes", "status"), [
@@ -180,8 +201,10 @@ def test_requests_the_proxy_refuses_itself_get_the_error_body(
 
 
 def test_2100_one_byte_connections_under_a_low_open_file_limit_crash_no_worker(
-    served: LiveServer, proxies: Callable[..., Proxy], sockets: Callable[..., socket.socket], many_files: None
+    tmp_path: Path, servers: Callable[..., LiveServer], proxies: Callable[..., Proxy],
+    sockets: Callable[..., socket.socket], many_files: None
 ) -> None:
+    served = _serve(tmp_path, servers)  # its own: the test lowers its processes' open-file limit
     proxy = proxies(served.port, open_files=1024)
     for pid in (served.proc.pid, *_worker_pids(served)):
         resource.prlimit(pid, resource.RLIMIT_NOFILE, (1024, 1024))
