@@ -27,7 +27,7 @@ except SystemExit:
 # (Django's set-up imports each installed app's package, rest_framework's and drf_spectacular's
 # included: their modules are what costs.)
 heavy = ("requests", "urllib3", "rest_framework.serializers", "drf_spectacular.plumbing", "psycopg",
-         "prometheus_client", "croniter", "rich", "rich.progress", "django.test")
+         "prometheus_client", "croniter", "rich", "rich.progress", "django.test", "tomlkit")
 sys.stderr.write("\\nLOADED " + __import__("json").dumps(sorted(m for m in heavy if m in sys.modules)))
 """
 
