@@ -18,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from croniter import croniter
 from django.core.exceptions import ImproperlyConfigured
 
 from audit.forwarding import Sink
@@ -170,6 +169,10 @@ def env_cron(name: str, default: str) -> str | None:
         return default
     if value.lower() == "off":
         return None
+    # Only for a value given: every process reads these settings, and croniter is of use to the job
+    # workers alone (jobs/schedules.py).
+    from croniter import croniter
+
     if not croniter.is_valid(value):
         raise ImproperlyConfigured(
             f"{name} must be a cron expression (such as '0 * * * *' or '@daily') or off, not {value!r}."

@@ -10,9 +10,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
 # Work shorter than this shows no bar: it would only flicker.
 SHOW_AFTER_SECONDS = 1.0
 clock = time.monotonic
@@ -21,10 +18,17 @@ clock = time.monotonic
 @contextmanager
 def reporting(label: str, *, quiet: bool) -> Iterator[Callable[[int, int], None]]:
     """Yields the engine's progress callable, ``report(done, total)``, drawing the bar."""
+    # Rich is imported by the subcommands that report progress, when they run: not by every
+    # subcommand's start (validate, list, show...).
+    from rich.console import Console
+
     console = Console(stderr=True)
     if quiet or not console.is_terminal:
         yield lambda done, total: None
         return
+    # Only on a terminal: piped output (scripts, CI logs) never draws a bar.
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                    console=console, transient=True)
     task = bar.add_task(label, total=None)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import Tags
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper, handle_default_options
@@ -32,6 +31,7 @@ from projects import current as current_project
 from projects import registry
 from secretsapi.actions import secret_reads, workspaces
 from secretsapi.database_locks import migration_lock
+from secretsapi.management.checks import WITHOUT_WEB_CHECKS
 
 # Also where the commands and their tests import these from.
 from secretsapi.management.output import EXIT_ERROR as EXIT_ERROR
@@ -44,9 +44,6 @@ from secretsapi.service.errors import DefinitionInvalid, DefinitionNotFound, Sec
 
 logger = logging.getLogger("secretsapi.management")
 
-
-# The system checks of what only the web interface uses (see EngineCommand).
-WEB_CHECKS = frozenset({Tags.urls, Tags.admin, Tags.templates})
 
 ENVIRONMENT_HELP = ("Environment: a key of the definition's environments.profiles; its var files, lockfile "
                     "and target_profile apply (default: environments.default).")
@@ -141,12 +138,8 @@ def _one_line(text: str) -> str:
 
 
 class EngineCommand(BaseCommand):
-    # Django's system checks but those of the web interface: the URL configuration's import every
-    # view (DRF, drf-spectacular) and the admin's and templates' every template tag library, most
-    # of the start-up of a command that serves nothing. ``serve`` and ``manage.py check`` still
-    # run every check.
-    requires_system_checks = tuple(tag for name, tag in vars(Tags).items()
-                                   if not name.startswith("_") and tag not in WEB_CHECKS)
+    # Django's system checks but those of the web interface (secretsapi/management/checks.py).
+    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--definition", type=Path, help="Definition file (default: SERVICE_CONFIG).")

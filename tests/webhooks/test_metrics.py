@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -388,3 +392,14 @@ def test_an_older_check_ending_last_does_not_replace_a_newer_ones_findings(db: N
 def test_with_metrics_public_a_wrong_key_is_still_refused(api: APIClient, project: Project, settings: Any) -> None:
     settings.SERVICE_METRICS_PUBLIC = True
     assert api.get("/metrics", HTTP_X_API_KEY="wrong-key-0123456789").status_code == 401
+
+
+@pytest.mark.slow
+def test_a_web_worker_loads_prometheus_client_at_the_first_scrape_not_with_the_urls() -> None:
+    code = ("import sys, django; django.setup()\n"
+            "from django.urls import resolve; resolve('/health'); resolve('/metrics')\n"
+            "print('prometheus_client' in sys.modules)\n")
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "project.settings", "DATABASE_URL": "sqlite:///:memory:"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], env=env,
+                         capture_output=True, text=True, check=True, timeout=120).stdout
+    assert out.strip() == "False"

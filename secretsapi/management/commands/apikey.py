@@ -17,6 +17,7 @@ from apikeys import keys
 from apikeys.models import ApiKey
 from apikeys.scopes import SCOPES
 from secretsapi.management.base import as_failure, cli_actor, migrate_pending
+from secretsapi.management.checks import WITHOUT_WEB_CHECKS
 
 
 def _when(moment: datetime | None) -> str:
@@ -25,6 +26,8 @@ def _when(moment: datetime | None) -> str:
 
 class Command(BaseCommand):
     help = "Create, list, revoke or rotate named API keys (the key itself is printed only at creation)."
+    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
+    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="verb", required=True)

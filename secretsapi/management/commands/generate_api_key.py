@@ -8,6 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+
 
 def new_api_key() -> str:
     return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii")
@@ -15,6 +17,8 @@ def new_api_key() -> str:
 
 class Command(BaseCommand):
     help = "Print a new API key; set it as SERVICE_API_KEY and restart the server."
+    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
+    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.stdout.write(new_api_key())

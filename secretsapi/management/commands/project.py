@@ -18,6 +18,7 @@ from projects import registry
 from projects.current import ProjectInfo
 from projects.errors import ProjectNotFound, ProjectRefused
 from secretsapi.management.base import as_failure, cli_actor, migrate_pending
+from secretsapi.management.checks import WITHOUT_WEB_CHECKS
 
 
 def as_data(project: ProjectInfo) -> dict[str, Any]:
@@ -27,6 +28,8 @@ def as_data(project: ProjectInfo) -> dict[str, Any]:
 
 class Command(BaseCommand):
     help = "Add, list or remove the projects this service serves (the default one is SERVICE_CONFIG's)."
+    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
+    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="verb", required=True)

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from jobs import schedules
+from secretsapi.management.checks import WITHOUT_WEB_CHECKS
 
 
 def _time(value: datetime | None) -> str | None:
@@ -19,6 +20,8 @@ def _time(value: datetime | None) -> str | None:
 class Command(BaseCommand):
     help = ("List the schedules (rotation, drift) as the job workers run them: the cron expression a worker "
             "installed from its settings, the last run and the next run.")
+    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
+    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--json", action="store_true", help="Machine-readable output.")

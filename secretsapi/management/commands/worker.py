@@ -33,6 +33,7 @@ from jobs import queue, recovery, schedules, workers
 from jobs.engine import Doorbell, Worker
 from secretsapi import database_errors, operations
 from secretsapi.management.base import as_failure, migrate_pending, say
+from secretsapi.management.checks import WITHOUT_WEB_CHECKS
 from secretsapi.service.errors import LockTimeout
 from webhooks.delivery import deliver_due
 
@@ -48,6 +49,8 @@ PRUNE_EVERY = timedelta(hours=1)
 class Command(BaseCommand):
     help = ("Run the long operations' jobs and the schedules (SERVICE_ROTATION_SCHEDULE, SERVICE_DRIFT_SCHEDULE) "
             "until stopped (SIGINT or SIGTERM: running jobs finish first). Run one or more beside `serve`.")
+    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
+    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--stop-with-parent", action="store_true",

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import tomlkit
-from tomlkit.exceptions import ParseError, TOMLKitError
+from typing import TYPE_CHECKING, Any
 
 from secretsapi.service.targets.formats.errors import FormatError
 
+if TYPE_CHECKING:
+    import tomlkit
+
+# tomlkit is imported by the first TOML file read or written, not with the target kinds: every
+# process that loads them (each command line run, web and job worker) paid 10-40 ms for it.
+
 
 def _parse(text: str) -> tomlkit.TOMLDocument:
+    import tomlkit
+    from tomlkit.exceptions import ParseError, TOMLKitError
+
     try:
         return tomlkit.parse(text)
     except ParseError as exc:
@@ -26,6 +32,8 @@ def load(text: str) -> dict[str, Any]:
 
 
 def render(text: str | None, updates: Mapping[str, str]) -> str:
+    import tomlkit
+
     doc = _parse(text) if text and text.strip() else tomlkit.document()
     for key, value in updates.items():
         # tomlkit inserts new plain keys before the first table, so they stay top-level.

@@ -8,6 +8,7 @@ with PyYAML, which keeps other keys and their order but drops comments.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,10 +18,16 @@ import yaml
 from secretsapi.service.targets.formats.errors import FormatError
 
 _PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./@+\-]*")
-# Characters PyYAML reads literally inside double quotes; the rest are escaped. NEL, LS and
-# PS are line breaks to YAML 1.1, and a BOM is stripped, so they are escaped too.
-_LITERAL_OK = re.compile(r"[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
-                         r"\U00010000-\U0010ffff]")
+
+
+@functools.cache
+def _literal_ok() -> re.Pattern[str]:
+    """Characters PyYAML reads literally inside double quotes; the rest are escaped. NEL, LS and
+    PS are line breaks to YAML 1.1, and a BOM is stripped, so they are escaped too. Compiled at
+    the first quoted value, not at import: the class takes ~10 ms to compile, which every process
+    that loads the target kinds paid."""
+    return re.compile(r"[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
 _SHORT = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\x00": "\\0"}
 
 
@@ -55,11 +62,12 @@ def scalar(value: str) -> str:
     """A one-line YAML scalar that loads back to exactly ``value`` as a string."""
     if _PLAIN.fullmatch(value) and _loads_as_itself(value):
         return value
+    literal_ok = _literal_ok()
     out = []
     for ch in value:
         if ch in _SHORT:
             out.append(_SHORT[ch])
-        elif _LITERAL_OK.match(ch):
+        elif literal_ok.match(ch):
             out.append(ch)
         elif ord(ch) <= 0xFF:
             out.append(f"\\x{ord(ch):02x}")
