@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import stat
-import subprocess
-import sys
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,8 @@ from secretsapi.service.definition.model import Definition
 from secretsapi.service.loading import loader
 from secretsapi.service.state import lockfile_io
 from tests.factories import Project, definition, file_secret
+from tests.failing_checks import failing_check
+from tests.fresh_imports import loaded_by
 
 pytestmark = pytest.mark.django_db
 
@@ -100,41 +99,20 @@ def test_a_definition_holding_an_environment_value_leaves_nothing_on_disk(
 
 
 def test_a_failing_check_still_stops_the_command(synced: Project) -> None:
-    def failing(**kwargs: Any) -> list[checks.CheckMessage]:
-        return [checks.Error("broken", id="tests.E001")]
-
-    checks.register(failing, checks.Tags.models)
-    try:
-        with pytest.raises(CommandError, match=r"tests\.E001"):
-            call_command("status", skip_checks=False, stdout=StringIO(), stderr=StringIO())
-    finally:
-        checks.registry.registry.registered_checks.discard(failing)
+    with failing_check(checks.Tags.models, "tests.E001"), pytest.raises(CommandError, match=r"tests\.E001"):
+        call_command("status", skip_checks=False, stdout=StringIO(), stderr=StringIO())
 
 
 @pytest.mark.parametrize("tag", [checks.Tags.urls, checks.Tags.admin, checks.Tags.templates])
 def test_the_web_interfaces_checks_are_left_to_serve_and_check(synced: Project, tag: str) -> None:
-    def failing(**kwargs: Any) -> list[checks.CheckMessage]:
-        return [checks.Error("broken", id="tests.E002")]
-
-    checks.register(failing, tag)
-    try:
+    with failing_check(tag, "tests.E002"):
         assert json.loads(status(skip_checks=False))[0]["exists"] is True
-    finally:
-        checks.registry.registry.registered_checks.discard(failing)
 
 
 @pytest.mark.slow
 def test_the_command_line_does_not_import_the_web_interface_or_unused_drivers() -> None:
-    code = (
-        "import sys, django; django.setup()\n"
-        "from secretsapi.management.commands import status\n"
-        "print(sorted(m for m in ('drf_spectacular.openapi', 'rest_framework.views', 'pglock', 'psycopg',"
-        " 'tomlkit') if m in sys.modules))\n"
-    )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "project.settings", "DATABASE_URL": "sqlite:///:memory:"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                         check=True, timeout=120).stdout
-    assert out.strip() == "[]"
+    assert loaded_by("from secretsapi.management.commands import status",
+                     ("drf_spectacular.openapi", "rest_framework.views", "pglock", "psycopg", "tomlkit")) == []
 
 
 def test_a_command_line_run_drops_its_parse_caches_before_the_process_exits(synced: Project) -> None:
