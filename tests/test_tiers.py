@@ -259,6 +259,8 @@ def test_every_module_of_the_longest_first_exists() -> None:
 @pytest.mark.parametrize(("top", "left_out"), [
     ("pytestmark = pytest.mark.slow\n", True),
     ("pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]\n", True),
+    ("pytestmark = [\n    pytest.mark.slow,\n    pytest.mark.skipif(True, reason='x'),\n]\n", True),
+    ("pytestmark = [\n    pytest.mark.django_db,\n    pytest.mark.slow,\n]\n", False),  # imported, its tests deselected
     ("pytestmark = pytest.mark.django_db\n", False),
     ("pytestmark = pytest.mark.slowish\n", False),
     ("def test_x():\n    pytestmark = pytest.mark.slow\n", False),

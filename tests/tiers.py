@@ -4,7 +4,9 @@ the unit tier, in-process and in seconds: every test but those marked (or found)
 A test leaves the unit tier by a marker (pytest.ini): ``slow`` (starts processes), ``server``
 (starts a server in the test's process: a protocol peer, a webhook receiver, a live server),
 ``postgres``, ``fuzz``, ``thorough`` (takes seconds by design: floods, races, deadlines, huge
-inputs, exhaustive matrices whose cases repeat what the unit tier checks once). ``server`` is
+inputs, exhaustive matrices whose cases repeat what the unit tier checks once), ``migrations``
+(migrates a test database back and forth: ``make check`` builds its tables from the models,
+``--no-migrations``, 1-1.5 s of each worker's start). ``server`` is
 also given to every test using a fixture of ``SERVER_FIXTURES``. Starting a process or binding a
 socket fails a test of the unit tier, naming the marker it lacks, so the tier stays what it says:
 under ``--unit`` for the whole session, and in ``make test`` around each such test's set-up and
@@ -35,13 +37,15 @@ SERVER_FIXTURES = frozenset({
     "browser", "mariadb_url", "azdo", "github_app", "listener", "proxy",
 })
 # What the unit tier leaves to ``make test``.
-NOT_UNIT = ("slow", "server", "postgres", "fuzz", "thorough")
+NOT_UNIT = ("slow", "server", "postgres", "fuzz", "thorough", "migrations")
 
 
-# A module marked out of the unit tier as a whole (``pytestmark = pytest.mark.slow``, or a list on
-# one line naming one of NOT_UNIT): under ``--unit`` it is not even imported. Importing the fuzz
-# and process modules (schemathesis, peers, their fixtures) took 2.7 s of each worker's start.
-_MODULE_MARK = re.compile(r"^pytestmark\s*=.*\bpytest\.mark\.(?:{})\b".format("|".join(NOT_UNIT)), re.MULTILINE)
+# A module marked out of the unit tier as a whole (``pytestmark = pytest.mark.slow``, or a list
+# naming one of NOT_UNIT on its first line or as its first item): under ``--unit`` it is not even
+# imported. Importing the fuzz, browser and process modules (schemathesis, selenium, peers, their
+# fixtures) took 2.7 s of each worker's start.
+_MODULE_MARK = re.compile(r"^pytestmark\s*=(?:[^\n]*|\s*\[\s*)\bpytest\.mark\.(?:{})\b".format("|".join(NOT_UNIT)),
+                          re.MULTILINE)
 
 
 def marked_out_as_a_whole(path: Path) -> bool:

@@ -65,6 +65,7 @@ def test_finishing_a_started_row_adds_the_secrets_its_outcome_names() -> None:
     assert mentions(started) == ["a", "b"]
 
 
+@pytest.mark.migrations
 @pytest.mark.django_db(transaction=True)
 def test_migrating_backfills_mentions_of_older_rows() -> None:
     call_command("migrate", "audit", "0001", verbosity=0)

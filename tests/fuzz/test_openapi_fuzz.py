@@ -25,6 +25,9 @@ from rest_framework.test import APIClient
 from project.wsgi import application
 from tests.factories import TEST_KEY, Project, definition, file_secret
 
+# The whole module: the unit tier does not even import it (schemathesis, and the schema it loads).
+pytestmark = pytest.mark.fuzz
+
 # A schema-valid request may still be refused by a domain rule with a documented 400 (a
 # var_files path that leaves the definition folder or cannot exist), 403 (value reads off) or
 # 404 (unknown secret), and with 422 for strings holding lone surrogates (an escaped \udXXX in
@@ -89,7 +92,6 @@ def fuzz_project(tmp_path: Path, project: Project, authed_api: APIClient) -> Ite
         yield project
 
 
-@pytest.mark.fuzz
 @schema.parametrize()
 @settings(max_examples=25, derandomize=True, database=None, deadline=None,
           suppress_health_check=list(HealthCheck))

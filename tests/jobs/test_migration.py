@@ -18,6 +18,8 @@ from jobs import queue, recovery
 
 BEFORE = [("jobs", "0001_initial")]
 
+pytestmark = pytest.mark.migrations
+
 
 @pytest.fixture
 def old_schema(transactional_db: None) -> Iterator[MigrationExecutor]:

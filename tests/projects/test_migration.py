@@ -15,6 +15,8 @@ from audit.models import AuditEntry
 
 BEFORE = [("audit", "0004_context_and_outcome")]
 
+pytestmark = pytest.mark.migrations
+
 
 @pytest.fixture
 def old_schema(transactional_db: None) -> Iterator[MigrationExecutor]:
