@@ -128,9 +128,12 @@ def limit_projects(name: str, projects: Limits | None, *, actor: str | None = No
 
 
 def _audit(action: str, row: ApiKey, actor: str | None, **facts: object) -> None:
-    """Key management is audited like any operation: the key's name and facts, never the key."""
+    """Key management is audited like any operation: the key's name and facts, never the key.
+    A key limited to one project is that project's: its rows name it (as its requests' do)."""
+    limits = row.projects
+    only = next(iter(limits)) if limits is not None and len(limits) == 1 else None
     record(action=action, resource=f"apikey:{row.name}", user=actor, success=True,
-           details={"name": row.name, **facts})
+           details={"name": row.name, **facts}, context={"project": only} if only else None)
 
 
 def any_configured() -> bool:

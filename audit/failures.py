@@ -1,4 +1,5 @@
-"""Failed attempts as tallies: one row per client, reason and minute, counting every attempt.
+"""Failed attempts as tallies: one row per client, reason, minute (and project asked for, among
+the existing ones), counting every attempt.
 
 A hostile client can fail as fast as the server answers, with request lines of several
 kilobytes: a row per attempt holding the path grew the database by 5.5 KB a request (16.6 MB
@@ -38,9 +39,10 @@ def client_of(request: HttpRequest) -> str:
     return str(ip)
 
 
-def authentication_failed(request: HttpRequest, reason: str) -> None:
-    """One more request without a valid key (``reason``: ``missing`` or ``invalid``)."""
-    _count(request, action="authenticate", resource="auth", reason=reason, user=None)
+def authentication_failed(request: HttpRequest, reason: str, project: str | None = None) -> None:
+    """One more request without a valid key (``reason``: ``missing`` or ``invalid``); ``project``:
+    the existing project its path asked for, whose rows then count it (a row per project)."""
+    _count(request, action="authenticate", resource="auth", reason=reason, user=None, project=project)
 
 
 def admin_locked_out(request: HttpRequest, username: str | None) -> None:
@@ -48,12 +50,14 @@ def admin_locked_out(request: HttpRequest, username: str | None) -> None:
     _count(request, action="admin_lockout", resource="admin", reason="locked_out", user=username)
 
 
-def _count(request: HttpRequest, *, action: str, resource: str, reason: str, user: str | None) -> None:
+def _count(request: HttpRequest, *, action: str, resource: str, reason: str, user: str | None,
+           project: str | None = None) -> None:
     client = client_of(request)
     now = timezone.now()
     minute = now.strftime("%Y-%m-%dT%H:%MZ")
     tally(
-        key=f"{action}|{reason}|{client}|{minute}",
+        key=f"{action}|{reason}|{client}|{minute}" + (f"|{project}" if project else ""),
+        project=project,
         at=now,
         action=action,
         resource=resource,

@@ -114,15 +114,16 @@ def _mention_statement() -> str:
 
 
 def tally(*, key: str, at: datetime, action: str, resource: str, user: str | None,
-          details: Mapping[str, Any]) -> None:
+          details: Mapping[str, Any], project: str | None = None) -> None:
     """Count one more attempt on the row ``key`` names, writing it (``details.count`` 1) if new.
 
     One statement (an upsert on the partial unique index of ``tally_key``), so attempts from
     every thread, worker and instance add up exactly: two writers of a new key cannot both
     insert, and the increment is the database's, never read-then-write. ``user`` and
     ``details`` are the first attempt's (at ``at``); later ones only raise the count.
+    ``project``: the row's project, which ``key`` must name too (one row per project).
     """
-    context = where(None)
+    context = where({"project": project})
     params = [
         connection.ops.adapt_datetimefield_value(at),
         action,

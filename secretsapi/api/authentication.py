@@ -27,6 +27,7 @@ from rest_framework.request import Request
 from apikeys import keys
 from apikeys.scopes import ALL_SCOPES
 from audit.failures import authentication_failed
+from secretsapi.api.project_asked import project_asked
 from secretsapi.log_format import KEY_NAME_ENVIRON
 
 HEADER = "X-API-Key"
@@ -170,5 +171,7 @@ class ApiKeyAuthentication(BaseAuthentication):
     @staticmethod
     def _reject(request: Request, reason: str, detail: str) -> NoReturn:
         # A tally per client and minute, not a row per attempt: failing costs the caller nothing.
-        authentication_failed(request._request, reason)
+        # In the rows of the project the path asked for, when it exists.
+        view = (getattr(request, "parser_context", None) or {}).get("view")
+        authentication_failed(request._request, reason, project_asked(view))
         raise exceptions.AuthenticationFailed(detail)

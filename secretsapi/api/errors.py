@@ -18,13 +18,12 @@ from rest_framework.response import Response
 
 from audit.recorder import record
 from jobs.errors import NoWorker, TooManyJobs
-from projects import registry
-from projects.current import DEFAULT
 from projects.errors import EnvironmentRefused, ProjectExists, ProjectNotFound, ProjectRefused
 from secretsapi import database_errors
 from secretsapi.actions.webhooks import WebhookNotFound, WebhookRefused
 from secretsapi.api.authentication import header_principal, request_principal
 from secretsapi.api.parsers import RefusedBody
+from secretsapi.api.project_asked import project_asked
 from secretsapi.service import errors
 from secretsapi.service.errors import ServiceError
 
@@ -134,24 +133,10 @@ AUDITED_REFUSALS = frozenset({400, 403, 404, 413, 415, 422})
 def record_refusal(user: str | None, method: str | None, path: str, status_code: int, reason: str,
                    project: str | None = None) -> None:
     """The failed row of a refused request: the status and a reason code, never the body; and
-    the project it asked for, when that project exists (see ``refused_project``)."""
+    the project it asked for, when that project exists (see ``project_asked``)."""
     record(action="request_refused", resource=path, user=user, success=False,
            details={"status": status_code, "reason": reason, "method": method or ""},
            context={"project": project} if project is not None else None)
-
-
-def refused_project(view: Any) -> str | None:
-    """The project a refused request asked for: its path's, the default one for the spec's own
-    paths; None for a path in no project (``/whoami``, ``/projects``) or one that does not exist
-    (a name anyone may type is not a project of the audit log). A key refused a project it may
-    not touch is recorded in that project's rows, which its own keys may read."""
-    if view is None or not getattr(view, "project_scoped", False):
-        return None
-    name = getattr(view, "project_path", None) or DEFAULT
-    try:
-        return registry.find(name).name
-    except ProjectNotFound:
-        return None
 
 
 def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
@@ -163,7 +148,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
         principal = request_principal(request)
         if principal is not None:
             record_refusal(principal.audit_name, request.method, request.path, status_code, reason_code(exc),
-                           refused_project(context.get("view")))
+                           project_asked(context.get("view")))
     response = Response(body, status=status_code)
     auth_header = getattr(exc, "auth_header", None)
     if auth_header:

@@ -163,3 +163,34 @@ def test_whoami_of_a_key_confined_to_one_project_is_a_row_of_that_project(billin
 def test_whoami_of_a_key_of_every_project_names_none(billing: Project, api_key: str) -> None:
     assert _client(keys.create("ci-all", ["read"]).key).get("/whoami").status_code == 200
     assert _last_row("whoami")["project"] == ""
+
+
+def _tallies() -> list[tuple[str, str]]:
+    from audit.models import AuditEntry
+
+    return sorted(AuditEntry.objects.filter(action="authenticate").values_list("project", "details__path"))
+
+
+def test_a_wrong_key_on_a_projects_path_is_counted_in_that_projects_rows(billing: Project, api_key: str) -> None:
+    assert _client("sk_wrong_key").get("/projects/billing/secrets").status_code == 401
+    assert _tallies() == [("billing", "/projects/billing/secrets")]
+
+
+def test_wrong_keys_in_one_minute_are_a_row_per_project_asked(billing: Project, api_key: str) -> None:
+    wrong = _client("sk_wrong_key")
+    for path in ("/projects/billing/secrets", "/secrets", "/projects/billing/sync", "/projects/nosuch/secrets"):
+        assert wrong.get(path).status_code == 401
+    # The unprefixed path is the default project's; a name that is no project is written nowhere.
+    assert _tallies() == [("", "/projects/nosuch/secrets"), ("billing", "/projects/billing/secrets"),
+                          ("default", "/secrets")]
+
+
+def test_a_key_confined_to_one_project_is_created_and_revoked_in_that_projects_rows(billing: Project) -> None:
+    keys.create("ci-billing", ["read"], projects={"billing": ()}, actor="ops")
+    keys.revoke("ci-billing", actor="ops")
+    assert [_last_row(action)["project"] for action in ("apikey_create", "apikey_revoke")] == ["billing", "billing"]
+
+
+def test_a_key_of_several_projects_is_created_in_no_projects_rows(billing: Project) -> None:
+    keys.create("ci-two", ["read"], projects={"billing": (), "default": ()}, actor="ops")
+    assert _last_row("apikey_create")["project"] == ""
