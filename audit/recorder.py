@@ -287,8 +287,9 @@ def _tally_statement(vendor: str) -> str:
 
 
 STARTED = "started"
-# Mentions written to one SQLite transaction by ``mention_ahead``: ~15 ms of another writer's wait.
-MENTION_CHUNK = 1000
+# Mentions written to one SQLite transaction by ``mention_ahead``: another writer waits at most one
+# chunk (250: p99 15 ms against 26 ms at 1,000, the whole outcome as long; bench/README.md).
+MENTION_CHUNK = 250
 COMPLETED_LATE = "the database was unreachable when the operation ended"
 # Outcomes of this process's operations that ``finish`` could not write: row id -> (success, details, outcome).
 _unwritten: dict[int, tuple[bool, dict[str, Any], str]] = {}
