@@ -54,3 +54,46 @@ def test_a_changed_setting_drops_the_kept_schema(api: APIClient, generated: list
     settings.SERVICE_ALLOW_SCRIPTS = not settings.SERVICE_ALLOW_SCRIPTS
     security(api)
     assert len(generated) == 2
+
+
+@pytest.fixture
+def renders(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The media types the schema was rendered to, from a cache emptied first."""
+    from drf_spectacular.renderers import OpenApiJsonRenderer
+
+    openapi.forget()
+    rendered: list[str] = []
+    real: Callable[..., Any] = OpenApiJsonRenderer.render
+
+    def counting(self: OpenApiJsonRenderer, data: Any, media_type: str | None = None, *args: Any) -> Any:
+        rendered.append(str(media_type))
+        return real(self, data, media_type, *args)
+
+    monkeypatch.setattr(OpenApiJsonRenderer, "render", counting)
+    yield rendered
+    openapi.forget()
+
+
+def test_the_schema_is_rendered_once_per_media_type(api: APIClient, renders: list[str]) -> None:
+    for _ in range(3):
+        for accept in ("application/json", "application/vnd.oai.openapi+json"):
+            assert api.get("/openapi.json", HTTP_ACCEPT=accept)["Content-Type"] == accept
+    assert sorted(renders) == ["application/json", "application/vnd.oai.openapi+json"]
+
+
+def test_the_kept_bytes_answer_as_the_first_rendering(api: APIClient, renders: list[str]) -> None:
+    first, kept = (api.get("/openapi.json") for _ in range(2))
+    assert len(renders) == 1
+    assert kept.content == first.content and len(kept.content) > 100_000
+    headers = ("Content-Type", "Content-Disposition", "Vary", "Allow")
+    assert [kept[name] for name in headers] == [first[name] for name in headers]
+    assert kept.json()["openapi"].startswith("3.")
+
+
+def test_an_accept_with_parameters_is_rendered_each_time_and_never_kept(api: APIClient, renders: list[str]) -> None:
+    for indent in ("2", "3", "2"):
+        answer = api.get("/openapi.json", HTTP_ACCEPT=f"application/json; indent={indent}")
+        assert answer.status_code == 200
+        assert answer.content.startswith(b"{\n" + b" " * int(indent) + b'"')
+    assert len(renders) == 3
+    assert openapi._rendered == {}
