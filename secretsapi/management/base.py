@@ -23,7 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, OutputWrapper, handle_default_options
+from django.core.management.base import CommandError, OutputWrapper, handle_default_options
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 
@@ -31,7 +31,7 @@ from projects import current as current_project
 from projects import registry
 from secretsapi.actions import secret_reads, workspaces
 from secretsapi.database_locks import migration_lock
-from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+from secretsapi.management.checks import PagelessCommand
 
 # Also where the commands and their tests import these from.
 from secretsapi.management.output import EXIT_ERROR as EXIT_ERROR
@@ -137,10 +137,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split()) or "no detail"
 
 
-class EngineCommand(BaseCommand):
-    # Django's system checks but those of the web interface (secretsapi/management/checks.py).
-    requires_system_checks = WITHOUT_WEB_CHECKS
-
+class EngineCommand(PagelessCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--definition", type=Path, help="Definition file (default: SERVICE_CONFIG).")
         parser.add_argument(

@@ -8,6 +8,7 @@ check`` still run every check. Only Django here: the light commands import it to
 from __future__ import annotations
 
 from django.core.checks import Tags
+from django.core.management.base import BaseCommand
 
 # The system checks of what only the web interface uses.
 WEB_CHECKS = frozenset({Tags.urls, Tags.admin, Tags.templates})
@@ -15,3 +16,9 @@ WEB_CHECKS = frozenset({Tags.urls, Tags.admin, Tags.templates})
 # Django's ``requires_system_checks`` of a command that serves no page.
 WITHOUT_WEB_CHECKS = tuple(tag for name, tag in vars(Tags).items()
                            if not name.startswith("_") and tag not in WEB_CHECKS)
+
+
+class PagelessCommand(BaseCommand):
+    """A command that serves no page: Django's checks but the web interface's."""
+
+    requires_system_checks = WITHOUT_WEB_CHECKS

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand
-
 from deployment.key_fingerprint import record_secret_key
 from secretsapi.management.base import migrate_pending
-from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+from secretsapi.management.checks import PagelessCommand
 
 
-class Command(BaseCommand):
+class Command(PagelessCommand):
     help = ("Record this host's SECRET_KEY as the database's, after replacing the key on purpose: instances and "
             "workers with the old key are then refused at start. Admin sessions signed with the old key end.")
-    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
-    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def handle(self, *args: Any, **options: Any) -> None:
         migrate_pending()

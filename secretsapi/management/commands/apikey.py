@@ -10,24 +10,22 @@ from argparse import ArgumentParser
 from datetime import datetime
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import DatabaseError
 
 from apikeys import keys
 from apikeys.models import ApiKey
 from apikeys.scopes import SCOPES
 from secretsapi.management.base import as_failure, cli_actor, migrate_pending
-from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+from secretsapi.management.checks import PagelessCommand
 
 
 def _when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%MZ") if moment else "-"
 
 
-class Command(BaseCommand):
+class Command(PagelessCommand):
     help = "Create, list, revoke or rotate named API keys (the key itself is printed only at creation)."
-    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
-    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="verb", required=True)

@@ -6,20 +6,18 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from deployment.archive import ArchiveError
 from deployment.backups import backup
 from secretsapi.management.base import cli_actor, migrate_pending
-from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+from secretsapi.management.checks import PagelessCommand
 
 
-class Command(BaseCommand):
+class Command(PagelessCommand):
     help = ("Back up the database, the data folder (its secret key) and the definition's folder (lockfiles, local "
             "targets; SERVICE_LOCKFILE and SERVICE_TARGET_ROOTS too) into FILE, a new tar.gz written 0600. It holds "
             "secrets: keep it as you keep them. `manage.py restore FILE` restores it into an empty install.")
-    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
-    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("file", type=Path, help="The backup to write (must not exist).")

@@ -14,19 +14,17 @@ import socket
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import DatabaseError, connection
 
 from jobs import workers
 from jobs.models import WorkerBeat
-from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+from secretsapi.management.checks import PagelessCommand
 
 
-class Command(BaseCommand):
+class Command(PagelessCommand):
     help = ("Exit 0 when the database answers; with --worker, only when a job worker's heartbeat is fresh "
             "(for container health checks).")
-    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
-    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--worker", action="store_true", help="Also require a live job worker.")

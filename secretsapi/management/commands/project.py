@@ -11,14 +11,14 @@ import os
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import DatabaseError
 
 from projects import registry
 from projects.current import ProjectInfo
 from projects.errors import ProjectNotFound, ProjectRefused
 from secretsapi.management.base import as_failure, cli_actor, migrate_pending
-from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+from secretsapi.management.checks import PagelessCommand
 
 
 def as_data(project: ProjectInfo) -> dict[str, Any]:
@@ -26,10 +26,8 @@ def as_data(project: ProjectInfo) -> dict[str, Any]:
             "created": project.created.isoformat() if project.created else None}
 
 
-class Command(BaseCommand):
+class Command(PagelessCommand):
     help = "Add, list or remove the projects this service serves (the default one is SERVICE_CONFIG's)."
-    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
-    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="verb", required=True)

@@ -6,19 +6,17 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from deployment.archive import ArchiveError
 from deployment.backups import restore
 from secretsapi.management.base import cli_actor, migrate_pending
-from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+from secretsapi.management.checks import PagelessCommand
 
 
-class Command(BaseCommand):
+class Command(PagelessCommand):
     help = ("Restore a backup made by `manage.py backup` into this install, which must be empty (a new database); "
             "files go where this install's settings say. Stop serve and worker first.")
-    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
-    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("file", type=Path, help="The backup to restore.")

@@ -7,21 +7,17 @@ from argparse import ArgumentParser
 from datetime import datetime
 from typing import Any
 
-from django.core.management.base import BaseCommand
-
 from jobs import schedules
-from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+from secretsapi.management.checks import PagelessCommand
 
 
 def _time(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-class Command(BaseCommand):
+class Command(PagelessCommand):
     help = ("List the schedules (rotation, drift) as the job workers run them: the cron expression a worker "
             "installed from its settings, the last run and the next run.")
-    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
-    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--json", action="store_true", help="Machine-readable output.")

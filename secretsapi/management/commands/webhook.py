@@ -7,19 +7,17 @@ import sys
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from secretsapi.actions import webhooks as webhook_actions
 from secretsapi.management.base import cli_actor, migrate_pending
-from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+from secretsapi.management.checks import PagelessCommand
 from secretsapi.service.errors import ServiceError
 from webhooks.models import EVENTS
 
 
-class Command(BaseCommand):
+class Command(PagelessCommand):
     help = "Manage webhook endpoints and deliver the pending events that are due."
-    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
-    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="verb", required=True)

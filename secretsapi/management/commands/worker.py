@@ -22,7 +22,7 @@ from types import FrameType
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
@@ -33,7 +33,7 @@ from jobs import queue, recovery, schedules, workers
 from jobs.engine import Doorbell, Worker
 from secretsapi import database_errors, operations
 from secretsapi.management.base import as_failure, migrate_pending, say
-from secretsapi.management.checks import WITHOUT_WEB_CHECKS
+from secretsapi.management.checks import PagelessCommand
 from secretsapi.service.errors import LockTimeout
 from webhooks.delivery import deliver_due
 
@@ -46,11 +46,9 @@ RUNNER_WAKE_SECONDS = POLL_SECONDS / 5
 PRUNE_EVERY = timedelta(hours=1)
 
 
-class Command(BaseCommand):
+class Command(PagelessCommand):
     help = ("Run the long operations' jobs and the schedules (SERVICE_ROTATION_SCHEDULE, SERVICE_DRIFT_SCHEDULE) "
             "until stopped (SIGINT or SIGTERM: running jobs finish first). Run one or more beside `serve`.")
-    # It serves no page: Django's checks but the web interface's (secretsapi/management/checks.py).
-    requires_system_checks = WITHOUT_WEB_CHECKS
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--stop-with-parent", action="store_true",
