@@ -56,7 +56,7 @@ def _count(request: HttpRequest, *, action: str, resource: str, reason: str, use
     now = timezone.now()
     minute = now.strftime("%Y-%m-%dT%H:%MZ")
     tally(
-        key=f"{action}|{reason}|{client}|{minute}" + (f"|{project}" if project else ""),
+        key=f"{action}|{reason}|{client}|{minute}",
         project=project,
         at=now,
         action=action,

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from apikeys import keys
 from apikeys.models import ApiKey
-from tests.factories import Project
+from tests.factories import Project, definition, file_secret
 
 ALL = ("read", "write", "audit", "webhooks", "metrics")
 # One path per endpoint family, with its method.
@@ -194,3 +194,21 @@ def test_a_key_confined_to_one_project_is_created_and_revoked_in_that_projects_r
 def test_a_key_of_several_projects_is_created_in_no_projects_rows(billing: Project) -> None:
     keys.create("ci-two", ["read"], projects={"billing": (), "default": ()}, actor="ops")
     assert _last_row("apikey_create")["project"] == ""
+
+
+def test_a_tally_of_the_longest_client_and_project_names_keeps_its_key_within_the_column(
+    db: None, tmp_path: Path, api_key: str
+) -> None:
+    from audit.models import AuditEntry
+    from projects import registry
+
+    name = "p" * 63  # the longest project name
+    (tmp_path / name).mkdir()
+    registry.add(name, str(Project(tmp_path / name).write(definition(file_secret("a"))).definition), actor="test")
+    wrong = APIClient(REMOTE_ADDR="proxy-" + "x" * 80)
+    wrong.credentials(HTTP_X_API_KEY="sk_wrong_key")
+    for _ in range(2):
+        assert wrong.get(f"/projects/{name}/secrets").status_code == 401
+    (row,) = AuditEntry.objects.filter(action="authenticate")
+    assert (row.project, row.details["count"]) == (name, 2)
+    assert len(row.tally_key) <= AuditEntry._meta.get_field("tally_key").max_length
