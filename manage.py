@@ -6,6 +6,13 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["serve"] and "MALLOC_ARENA_MAX" not in os.environ:
+        # glibc gives each thread its own malloc arena and rarely returns their free space: with 4
+        # threads a web worker's RSS kept every request's peak. Two arenas hold it down. glibc reads
+        # the variable as the process starts, so serve (gunicorn's master, whose web workers fork
+        # from it) starts again with it, before anything is imported.
+        # No shell: this interpreter with its own arguments, unchanged.
+        os.execve(sys.executable, sys.orig_argv, {**os.environ, "MALLOC_ARENA_MAX": "2"})  # noqa: S606
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured

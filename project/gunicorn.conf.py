@@ -13,7 +13,7 @@ from django.conf import settings
 
 from secretsapi import log_format
 
-# The first setting read imports the settings module; no django.setup(): the app loads in the workers.
+# The first setting read imports the settings module (the app loads before the workers fork: preload_app).
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 
 bind = f"{settings.SERVICE_HOST}:{settings.SERVICE_PORT}"
@@ -30,6 +30,9 @@ logconfig_dict = log_format.gunicorn_logging(settings.SERVICE_LOG_FORMAT, settin
 timeout = settings.SERVICE_TIMEOUT
 graceful_timeout = 30
 wsgi_app = "project.wsgi:application"
+# The app loads in the master before the workers fork: under `manage.py serve` (whose process is
+# the master) each worker then starts from what serve imported already.
+preload_app = True
 # Several instances may run on one machine: a shared default control socket would collide.
 control_socket_disable = True
 

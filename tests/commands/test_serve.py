@@ -116,7 +116,8 @@ def test_the_gunicorn_config_takes_its_values_from_settings(tmp_path: Path) -> N
     code = (
         "import json, runpy, sys\n"
         "conf = runpy.run_path(sys.argv[1])\n"
-        "print(json.dumps({k: conf[k] for k in ('bind', 'workers', 'threads', 'timeout', 'loglevel')}))\n"
+        "keys = ('bind', 'workers', 'threads', 'timeout', 'loglevel', 'preload_app')\n"
+        "print(json.dumps({k: conf[k] for k in keys}))\n"
     )
     env = clean_env(tmp_path, SERVICE_HOST="192.0.2.1", SERVICE_PORT="8123", SERVICE_WORKERS="3",
                     SERVICE_THREADS="5", SERVICE_TIMEOUT="77", SERVICE_LOG_LEVEL="Warning")
@@ -124,7 +125,7 @@ def test_the_gunicorn_config_takes_its_values_from_settings(tmp_path: Path) -> N
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {
-        "bind": "192.0.2.1:8123", "workers": 3, "threads": 5, "timeout": 77, "loglevel": "warning",
+        "bind": "192.0.2.1:8123", "workers": 3, "threads": 5, "timeout": 77, "loglevel": "warning", "preload_app": True,
     }
 
 
@@ -277,3 +278,38 @@ def test_serve_told_not_to_start_a_worker_says_so_and_long_operations_answer_503
             proc.kill()
             proc.wait(timeout=10)
     assert "no job worker is running" in output
+
+
+@pytest.mark.slow
+def test_serve_is_gunicorn_s_master_itself_running_with_two_malloc_arenas(tmp_path: Path) -> None:
+    port = free_port()
+    env = clean_env(tmp_path, SERVICE_API_KEY="serve-test-key",
+                    SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
+    env.pop("MALLOC_ARENA_MAX", None)
+    migrated_sqlite(tmp_path / "data" / "service.sqlite3")
+    proc = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "1",
+                             "--worker", "no"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health", deadline_s=START_DEADLINE_S)
+        # The PID serve started with is the master (SIGTERM reaches it), its one child the web worker.
+        assert b"serve" in Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+        (worker,) = _descendants(proc.pid)
+        for pid in (proc.pid, worker):
+            assert b"MALLOC_ARENA_MAX=2" in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_serve_s_log_level_wins_over_the_setting_in_gunicorn_s_own_lines(tmp_path: Path) -> None:
+    port = free_port()
+    env = clean_env(tmp_path, SERVICE_API_KEY="serve-test-key", SERVICE_LOG_LEVEL="info",
+                    SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
+    migrated_sqlite(tmp_path / "data" / "service.sqlite3")
+    output, code = serve_until_healthy(["--port", str(port), "--workers", "1", "--worker", "no",
+                                        "--log-level", "warning"], env, port)
+    assert code == 0 and f"Serving on http://127.0.0.1:{port}" in output
+    # gunicorn says these at INFO: the setting's level would print them.
+    assert "Listening at" not in output and "Booting worker" not in output

@@ -107,11 +107,11 @@ class LiveServer:
         raise AssertionError(f"{path}: its job did not end in 5 minutes")
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return _log_text(self.log_path)
 
     def kill(self) -> None:
-        """kill -9 of serve's process group (gunicorn master and workers) and of the job worker
-        (one process: its runners are threads); returns once gone."""
+        """kill -9 of serve's process group (gunicorn's master and web workers, and the job worker
+        serve started) and of a separate job worker; returns once gone."""
         for proc in (self.proc, self.jobs):
             if proc is None:
                 continue
@@ -232,34 +232,37 @@ def migrated_sqlite(path: Path) -> Path:
 
 
 def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_level: str = "info",
-                 prefix: tuple[str, ...] = (), migrated: bool = True) -> LiveServer:
-    """Start ``serve`` and wait until /health answers (retried on another port if it cannot bind),
-    then a job worker beside it.
+                 prefix: tuple[str, ...] = (), migrated: bool = True, separate_worker: bool = False) -> LiveServer:
+    """Start ``serve`` with its job worker and wait until /health answers (retried on another port
+    if it cannot bind) and the worker's runners are ready.
 
-    ``prefix`` runs both through a wrapper command (which must exec it, keeping its process group).
+    ``prefix`` runs it through a wrapper command (which must exec it, keeping its process group).
     ``migrated=False``: a new SQLite data folder starts empty, and ``serve`` migrates it (else it
-    starts with the migrated database, as ``serve`` would have left it).
+    starts with the migrated database, as ``serve`` would have left it). ``separate_worker``: the
+    job worker is a ``manage.py worker`` of its own (``server.jobs``, in its own process group),
+    not serve's child: for a test that kills it alone or counts serve's children.
     """
     if migrated:
         _start_migrated(env)
     for _attempt in range(3):
         port = free_port()
+        readied = _log_text(log_path).count(WORKER_READY)
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(
                 [*prefix, sys.executable, "manage.py", "serve", "--port", str(port), "--workers", str(workers),
-                 "--log-level", log_level, "--worker", "no"],
+                 "--log-level", log_level, "--worker", "no" if separate_worker else "yes"],
                 cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         server = LiveServer(proc, port, log_path)
         try:
             if _wait_ready(server):
-                readied = server.log().count(WORKER_READY)
-                with open(log_path, "ab") as log:
-                    server.jobs = subprocess.Popen(
-                        [*prefix, sys.executable, "manage.py", "worker"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                    )
+                if separate_worker:
+                    with open(log_path, "ab") as log:
+                        server.jobs = subprocess.Popen(
+                            [*prefix, sys.executable, "manage.py", "worker"], cwd=ROOT, env=env,
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                        )
                 _wait_worker(server, readied)
                 return server
         except BaseException:
@@ -269,6 +272,10 @@ def start_server(env: dict[str, str], log_path: Path, *, workers: int = 1, log_l
         if "Address already in use" not in server.log():
             break
     raise AssertionError(f"serve did not start; its output:\n{server.log()[-4000:]}")
+
+
+def _log_text(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
 
 
 WORKER_READY = "Job worker ready: "
@@ -281,7 +288,8 @@ def _wait_worker(server: LiveServer, readied: int) -> None:
     queue is not this one's)."""
     end = time.monotonic() + START_DEADLINE_S
     while time.monotonic() < end:
-        assert server.jobs is not None and server.jobs.poll() is None, f"the worker exited:\n{server.log()[-4000:]}"
+        process = server.jobs or server.proc
+        assert process.poll() is None, f"the worker exited:\n{server.log()[-4000:]}"
         # The log line first (a file read), then /health: a request per poll while the worker
         # starts was ~0.3 s of the server's CPU on every start.
         if server.log().count(WORKER_READY) > readied:

@@ -172,7 +172,8 @@ def test_a_killed_worker_shows_as_down_in_health_within_a_minute(
 ) -> None:
     # Down after three beats missed: 30 s at the default beat (10 s; tests/api/test_root_and_health.py),
     # 6 s at this one.
-    server = servers({**env, "SERVICE_WORKER_HEARTBEAT_SECONDS": "2"}, tmp_path / "server.log")
+    server = servers({**env, "SERVICE_WORKER_HEARTBEAT_SECONDS": "2"}, tmp_path / "server.log",
+                     separate_worker=True)
     assert server.call("GET", "/health")[1]["workers"] == "up"
     assert server.jobs is not None
     os.killpg(server.jobs.pid, signal.SIGKILL)

@@ -66,7 +66,9 @@ def test_the_one_kilobyte_validate_body_is_refused_in_bounded_memory(authed_api:
 def test_the_validate_bomb_leaves_a_real_worker_small(tmp_path: Path, servers: Callable[..., LiveServer]) -> None:
     config = tmp_path / "Secretfile.yml"
     config.write_text("version: '1.0'\nsecrets: []\n")
-    server = servers(server_env(data_dir=tmp_path / "data", config=config), tmp_path / "serve.log")
+    # The job worker on its own: serve's one child is then its web worker.
+    server = servers(server_env(data_dir=tmp_path / "data", config=config), tmp_path / "serve.log",
+                     separate_worker=True)
     worker = _only_worker(server)
     before = _peak_rss_kb(worker)
     started = time.monotonic()
