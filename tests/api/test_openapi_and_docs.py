@@ -47,6 +47,14 @@ def test_public_endpoints_need_no_security_in_the_schema(api: APIClient) -> None
     assert paths["/audit/logs"]["get"]["security"] == [{"ApiKeyAuth": []}, {"BearerAuth": []}]
 
 
+def test_public_metrics_are_documented_as_needing_no_key(api: APIClient, settings: Any) -> None:
+    # The schema once answered 500 here: /metrics asked for the request's headers before there was one.
+    settings.SERVICE_METRICS_PUBLIC = True
+    answer = api.get("/openapi.json")
+    assert answer.status_code == 200
+    assert answer.json()["paths"]["/metrics"]["get"]["security"] == [{}]
+
+
 def test_a_server_in_insecure_mode_serves_a_schema_where_the_key_is_optional(db: None, insecure: None) -> None:
     """It answers without a key, and its schema says so (schemathesis' auth checks then agree)."""
     paths = APIClient().get("/openapi.json", HTTP_HOST="127.0.0.1", REMOTE_ADDR="127.0.0.1").json()["paths"]

@@ -4,7 +4,8 @@ Generating it costs ~250 ms of CPU (a 540 KB document), on an endpoint anyone ma
 key: generated at every request, each anonymous GET spent a quarter of a core-second. The schema
 depends only on the code, the settings and whether the server runs in insecure mode
 (``schema.declare_server_answers``), so one copy is kept per insecure state and dropped whenever
-a setting changes (tests change them; a server's settings are fixed). Rendering that copy to
+a setting changes (tests change them; a server's settings are fixed), but for a few no schema
+shows. Rendering that copy to
 JSON cost 35-45 ms more at every request: the bytes are kept too, per insecure state and media
 type, for the two media types as such (an ``Accept`` with parameters, such as ``indent``, any
 client may vary, is rendered each time, so what is kept stays bounded).
@@ -48,7 +49,17 @@ class SchemaView(SpectacularJSONAPIView):
         return HttpResponse(body, content_type=content_type, headers={"Content-Disposition": disposition})
 
 
-def forget(**kwargs: Any) -> None:
+# Settings the tests change at nearly every test that shape no schema: where the project's files
+# are, whether its scripts may run, the password hasher, when static files are found, and the key
+# (the schema depends only on whether there is one: the insecure state its copies are kept by).
+# A kept copy outlives their changes.
+NOT_IN_THE_SCHEMA = frozenset({"SERVICE_CONFIG", "SERVICE_LOCKFILE", "PASSWORD_HASHERS",
+                               "WHITENOISE_AUTOREFRESH", "SERVICE_API_KEY", "SERVICE_ALLOW_SCRIPTS"})
+
+
+def forget(setting: str = "", **kwargs: Any) -> None:
+    if setting in NOT_IN_THE_SCHEMA:
+        return
     with _lock:
         _kept.clear()
         _rendered.clear()
