@@ -123,12 +123,18 @@ class SignedFiles:
 
     @staticmethod
     def _cull(folder: Path) -> None:
-        """The oldest entries beyond MAX_ENTRIES removed (by modification time)."""
+        """The oldest entries beyond MAX_ENTRIES removed (by modification time). Counted by name
+        first: each entry's stat only when some must go (at every write, a full folder's stats
+        were most of a write's cost)."""
+        with os.scandir(folder) as scan:
+            names = [entry for entry in scan if entry.name.endswith(_SUFFIX)]
+        excess = len(names) - int(_option("MAX_ENTRIES"))
+        if excess <= 0:
+            return
         entries = []
-        for entry in os.scandir(folder):
-            if entry.name.endswith(_SUFFIX):
-                with contextlib.suppress(OSError):
-                    entries.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
+        for entry in names:
+            with contextlib.suppress(OSError):
+                entries.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
         for _, path in sorted(entries)[: max(0, len(entries) - int(_option("MAX_ENTRIES")))]:
             with contextlib.suppress(OSError):
                 os.unlink(path)

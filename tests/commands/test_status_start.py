@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import stat
 from io import StringIO
 from pathlib import Path
@@ -16,6 +17,7 @@ from django.core import checks
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from secretsapi.definition_store import STORE
 from secretsapi.management.commands.status import Command as StatusCommand
 from secretsapi.service.definition.model import Definition
 from secretsapi.service.loading import loader
@@ -123,3 +125,13 @@ def test_a_command_line_run_drops_its_parse_caches_before_the_process_exits(sync
 def test_a_command_called_in_process_keeps_them_for_the_next_one(synced: Project) -> None:
     status()
     assert len(loader._cache) >= 1 and len(lockfile_io._cache) >= 1
+
+
+def test_the_store_keeps_its_newest_entries_up_to_its_bound(stored: Path, settings: Any) -> None:
+    settings.DEFINITION_STORE = {**settings.DEFINITION_STORE, "MAX_ENTRIES": 3}
+    for n in range(5):
+        STORE.set(f"key{n}", {"n": n})
+        entry = STORE._path(f"key{n}")
+        os.utime(entry, ns=(n * 10**9, n * 10**9))  # written in this order, whatever the clock's grain
+    assert [STORE.get(f"key{n}") for n in range(5)] == [None, None, {"n": 2}, {"n": 3}, {"n": 4}]
+    assert len(list(stored.iterdir())) == 3
