@@ -70,10 +70,11 @@ test: $(DEV) bytecode tools
 # The unit tier in seconds (tests/tiers.py): every module imported, every test that starts no
 # process or server and needs no PostgreSQL; two workers, in collection order (no shuffling).
 # Its tables come from the models (the migrations are `make test`'s, marked `migrations`), and
-# schemathesis' pytest plugin, which only the fuzz tests use, is not loaded: 2-3 s of each
-# worker's start together.
+# the pytest plugins of schemathesis, hypothesis and anyio, which only the fuzz tests use, are not
+# loaded: 2-3 s of each worker's start together, and hypothesis' import at the summary.
 check: $(DEV) bytecode
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --unit -n 2 -p no:randomly -p no:schemathesis --no-migrations
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --unit -n 2 -p no:randomly -p no:schemathesis \
+		-p no:hypothesispytest -p no:anyio --no-migrations
 
 # The system tools the tests use (tests/tools.py, one list, standard library only): installed with
 # apt-get when run as root on Debian (TEST_TOOLS=check only checks), else one line for each one

@@ -2,7 +2,8 @@
 system's own accounting): ``secretsctl --help``, ``validate`` and ``status`` of the example
 definition (local mode, from a copy in a temporary folder), ``manage.py check``, a gunicorn
 worker's boot (``manage.py serve --worker no`` until ``/health`` answers, every process of the
-group counted) and ``manage.py worker`` until it says "Job worker ready".
+group counted), the same with the job worker serve starts (``--worker yes``, until it says "Job
+worker ready" too) and ``manage.py worker`` until it says "Job worker ready".
 
 Each figure is the median of ``--runs`` runs (default 5, after one not counted), min and max
 beside it; ``--vs OTHER_CHECKOUT`` runs another checkout's code in turn with this one's. The database is
@@ -116,6 +117,8 @@ def cases(root: Path, work: Path, env: dict[str, str], port: int) -> list[tuple[
                                                                     work, env)),
         ("manage.py check", lambda: _rusage_cpu([*manage, "check"], root, env)),
         ("serve: one gunicorn worker until /health", lambda: _until(serve, root, env, lambda _: _health(port))),
+        ("serve --worker yes: and its job worker ready", lambda: _until(
+            [*serve[:-1], "yes"], root, env, lambda log: _health(port) and b"Job worker ready" in log.read_bytes())),
         ("manage.py worker until ready", lambda: _until([*manage, "worker"], root, env, _said(b"Job worker ready"))),
     ]
 
