@@ -5,6 +5,7 @@ start); tests/processes/test_migrations_on_start.py is about ``serve`` migrating
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -313,3 +314,27 @@ def test_serve_s_log_level_wins_over_the_setting_in_gunicorn_s_own_lines(tmp_pat
     assert code == 0 and f"Serving on http://127.0.0.1:{port}" in output
     # gunicorn says these at INFO: the setting's level would print them.
     assert "Listening at" not in output and "Booting worker" not in output
+
+
+@pytest.mark.slow
+def test_the_job_worker_and_web_workers_end_when_serve_is_killed(tmp_path: Path) -> None:
+    port = free_port()
+    env = clean_env(tmp_path, SERVICE_API_KEY="serve-test-key",
+                    SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
+    migrated_sqlite(tmp_path / "data" / "service.sqlite3")
+    proc = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "1",
+                             "--worker", "yes"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health", deadline_s=START_DEADLINE_S)
+        children = _descendants(proc.pid)
+        assert len(children) == 2  # the web worker and the job worker, both forked from serve
+        proc.kill()  # serve alone, as a crash or the OOM killer would: no signal reaches its children
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while any(Path(f"/proc/{pid}").exists() and "zombie" not in _state(pid) for pid in children):
+            assert time.monotonic() < deadline, "a child outlived serve"
+            time.sleep(0.2)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
