@@ -126,16 +126,16 @@ class SignedFiles:
         """The oldest entries beyond MAX_ENTRIES removed (by modification time). Counted by name
         first: each entry's stat only when some must go (at every write, a full folder's stats
         were most of a write's cost)."""
+        kept = int(_option("MAX_ENTRIES"))
         with os.scandir(folder) as scan:
             names = [entry for entry in scan if entry.name.endswith(_SUFFIX)]
-        excess = len(names) - int(_option("MAX_ENTRIES"))
-        if excess <= 0:
+        if len(names) <= kept:
             return
         entries = []
         for entry in names:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # removed meanwhile by another process's cull
                 entries.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
-        for _, path in sorted(entries)[: max(0, len(entries) - int(_option("MAX_ENTRIES")))]:
+        for _, path in sorted(entries)[: max(0, len(entries) - kept)]:
             with contextlib.suppress(OSError):
                 os.unlink(path)
 

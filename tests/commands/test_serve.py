@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from secretsapi.management.commands import serve as serve_command
 from tests.processes.live import START_DEADLINE_S, free_port, http, migrated_sqlite, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -338,3 +339,22 @@ def test_the_job_worker_and_web_workers_end_when_serve_is_killed(tmp_path: Path)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("ending", "code"), [
+    (None, 0), (SystemExit(4), 4), (SystemExit("Error: the worker cannot start"), 1), (RuntimeError("boom"), 1),
+])
+def test_the_forked_job_worker_ends_with_the_status_its_command_would_have(
+    ending: BaseException | None, code: int, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def command(argv: list[str]) -> None:
+        assert argv == ["manage.py", "worker", "--stop-with-parent"]
+        if ending is not None:
+            raise ending
+
+    monkeypatch.setattr(serve_command, "execute_from_command_line", command)
+    child = serve_command._fork_worker()  # the child ends inside, never returning here
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == code
+    assert serve_command._exited(child)  # reaped already: serve still sees it as ended

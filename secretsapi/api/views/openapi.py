@@ -4,11 +4,11 @@ Generating it costs ~250 ms of CPU (a 540 KB document), on an endpoint anyone ma
 key: generated at every request, each anonymous GET spent a quarter of a core-second. The schema
 depends only on the code, the settings and whether the server runs in insecure mode
 (``schema.declare_server_answers``), so one copy is kept per insecure state and dropped whenever
-a setting changes (tests change them; a server's settings are fixed), but for a few no schema
-shows. Rendering that copy to
-JSON cost 35-45 ms more at every request: the bytes are kept too, per insecure state and media
-type, for the two media types as such (an ``Accept`` with parameters, such as ``indent``, any
-client may vary, is rendered each time, so what is kept stays bounded).
+a setting changes (tests change them; a server's settings are fixed), but for the few no schema
+shows (``NOT_IN_THE_SCHEMA``). Rendering that copy to JSON cost 35-45 ms more at every request:
+the bytes are kept too, per insecure state and media type, for the two media types as such (an
+``Accept`` with parameters, such as ``indent``, any client may vary, is rendered each time, so
+what is kept stays bounded).
 """
 
 from __future__ import annotations
