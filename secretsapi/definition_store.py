@@ -128,11 +128,11 @@ class SignedFiles:
         were most of a write's cost)."""
         kept = int(_option("MAX_ENTRIES"))
         with os.scandir(folder) as scan:
-            names = [entry for entry in scan if entry.name.endswith(_SUFFIX)]
-        if len(names) <= kept:
+            found = [entry for entry in scan if entry.name.endswith(_SUFFIX)]
+        if len(found) <= kept:
             return
         entries = []
-        for entry in names:
+        for entry in found:
             with contextlib.suppress(OSError):  # removed meanwhile by another process's cull
                 entries.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
         for _, path in sorted(entries)[: max(0, len(entries) - kept)]:

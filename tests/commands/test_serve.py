@@ -282,26 +282,36 @@ def test_serve_told_not_to_start_a_worker_says_so_and_long_operations_answer_503
     assert "no job worker is running" in output
 
 
-@pytest.mark.slow
-def test_serve_is_gunicorn_s_master_itself_running_with_two_malloc_arenas(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def one_web_worker(tmp_path: Path, worker: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``serve`` with one web worker and ``--worker`` as given, in its own process group, until
+    /health answers; the whole group killed afterwards. Without the parent's MALLOC_ARENA_MAX:
+    what serve runs with is its own."""
     port = free_port()
     env = clean_env(tmp_path, SERVICE_API_KEY="serve-test-key",
                     SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
     env.pop("MALLOC_ARENA_MAX", None)
     migrated_sqlite(tmp_path / "data" / "service.sqlite3")
     proc = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "1",
-                             "--worker", "no"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                             "--worker", worker], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_for(f"http://127.0.0.1:{port}/health", deadline_s=START_DEADLINE_S)
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_serve_is_gunicorn_s_master_itself_running_with_two_malloc_arenas(tmp_path: Path) -> None:
+    with one_web_worker(tmp_path, "no") as proc:
         # The PID serve started with is the master (SIGTERM reaches it), its one child the web worker.
         assert b"serve" in Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
         (worker,) = _descendants(proc.pid)
         for pid in (proc.pid, worker):
             assert b"MALLOC_ARENA_MAX=2" in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 @pytest.mark.slow
@@ -319,15 +329,7 @@ def test_serve_s_log_level_wins_over_the_setting_in_gunicorn_s_own_lines(tmp_pat
 
 @pytest.mark.slow
 def test_the_job_worker_and_web_workers_end_when_serve_is_killed(tmp_path: Path) -> None:
-    port = free_port()
-    env = clean_env(tmp_path, SERVICE_API_KEY="serve-test-key",
-                    SERVICE_CONFIG=str(ROOT / "examples" / "Secretfile.yml"))
-    migrated_sqlite(tmp_path / "data" / "service.sqlite3")
-    proc = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "1",
-                             "--worker", "yes"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        wait_for(f"http://127.0.0.1:{port}/health", deadline_s=START_DEADLINE_S)
+    with one_web_worker(tmp_path, "yes") as proc:
         children = _descendants(proc.pid)
         assert len(children) == 2  # the web worker and the job worker, both forked from serve
         proc.kill()  # serve alone, as a crash or the OOM killer would: no signal reaches its children
@@ -336,9 +338,6 @@ def test_the_job_worker_and_web_workers_end_when_serve_is_killed(tmp_path: Path)
         while any(Path(f"/proc/{pid}").exists() and "zombie" not in _state(pid) for pid in children):
             assert time.monotonic() < deadline, "a child outlived serve"
             time.sleep(0.2)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
 
 
 @pytest.mark.slow
