@@ -7,7 +7,7 @@ RUNTIME := $(VENV)/.runtime-installed
 DEV := $(VENV)/.installed
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: serve test check tools key test-postgres lint bench install cloud lock clean bytecode
+.PHONY: serve test check tools key test-postgres lint bench install cloud lock lock-secretzero clean bytecode
 
 # Runtime dependencies only, every version locked with its hashes (requirements.txt). The
 # project itself is installed in editable mode (no dependencies) for its command line,
@@ -46,6 +46,16 @@ lock: $(DEV)
 	$(BIN)/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-header --no-emit-index-url \
 		--no-emit-find-links -o requirements-dev.txt requirements-dev.in
 
+# SecretZero's lock (tests/secretzero_venv.py: the parity tests' reference), compiled with Python 3.12,
+# which SecretZero needs, in a scratch virtualenv.
+lock-secretzero:
+	rm -rf $(VENV)/lock312
+	"$$(python3 tests/secretzero_venv.py python312)" -m venv $(VENV)/lock312
+	$(VENV)/lock312/bin/python -m pip install --quiet --disable-pip-version-check pip-tools
+	$(VENV)/lock312/bin/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-header \
+		--no-emit-index-url --no-emit-find-links -o requirements-secretzero.txt requirements-secretzero.in
+	rm -rf $(VENV)/lock312
+
 # Embedded default: SQLite in ./data and the example definition (override with SERVICE_CONFIG).
 # The API, a job worker and the scheduler together (Procfile); Ctrl-C stops them all.
 serve: $(RUNTIME) bytecode
@@ -78,9 +88,11 @@ check: $(DEV) bytecode
 
 # The system tools the tests use (tests/tools.py, one list, standard library only): installed with
 # apt-get when run as root on Debian (TEST_TOOLS=check only checks), else one line for each one
-# missing, whose tests then skip saying so.
+# missing, whose tests then skip saying so. Then SecretZero itself, which the parity tests run
+# beside us, in a Python 3.12 virtualenv of its own (tests/secretzero_venv.py; once, ~35 s).
 tools:
 	@python3 tests/tools.py prepare
+	@python3 tests/secretzero_venv.py prepare
 
 # ruff (lint, import order, security checks) and mypy (strict on the engine), as pyproject.toml
 # configures them; .ci/run runs this before the tests and fails on any finding.

@@ -2,8 +2,9 @@
 secretsctl with only the program name changed, and a two-environment project synced by either
 one is complete for the other (same target files, same lockfile hashes, nothing regenerated).
 
-SecretZero runs from its own virtualenv (SECRETZERO_VENV, else ~/.cache/secretzero-0.14.23, as
-the project's secretzero-diff tool installs it); the tests that need it skip without it.
+SecretZero runs from its own virtualenv (Python 3.12), which ``make test`` installs
+(tests/secretzero_venv.py); the tests that need it skip without it, saying why, or fail under
+``TEST_REQUIRE_TOOLS=1``.
 """
 
 from __future__ import annotations
@@ -19,11 +20,10 @@ import pytest
 from click.testing import CliRunner
 
 from secretsapi.cli.app import cli
+from tests import secretzero_venv
 from tests.factories import Project
 
 pytestmark = pytest.mark.django_db
-
-SECRETZERO = Path(os.environ.get("SECRETZERO_VENV") or Path.home() / ".cache/secretzero-0.14.23") / "bin/secretzero"
 
 # Written for SecretZero's CLI, as a CI job runs it (every line is valid for SecretZero 0.14.23).
 CI_SCRIPT = """\
@@ -72,17 +72,14 @@ def test_a_secretzero_ci_script_runs_with_only_the_program_name_changed(lanes: P
 
 @pytest.mark.slow
 def test_the_ci_script_is_one_secretzero_runs(lanes: Project, tmp_path: Path) -> None:
-    if not SECRETZERO.exists():
-        pytest.skip(f"SecretZero 0.14.23 is not installed at {SECRETZERO.parent.parent}")
-    done = run_script(CI_SCRIPT, lanes.root, SECRETZERO.parent)
+    done = run_script(CI_SCRIPT, lanes.root, secretzero_venv.require().parent)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
 def secretzero_sync(root: Path, *args: str) -> None:
-    if not SECRETZERO.exists():
-        pytest.skip(f"SecretZero 0.14.23 is not installed at {SECRETZERO.parent.parent}")
-    done = subprocess.run([str(SECRETZERO), "sync", "--no-prompt", *args], cwd=root, capture_output=True, text=True,
-                          timeout=300, check=False, env={**os.environ, "HOME": str(root)})
+    done = subprocess.run([str(secretzero_venv.require()), "sync", "--no-prompt", *args], cwd=root,
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "HOME": str(root)})
     assert done.returncode == 0, done.stdout[-2000:]
 
 

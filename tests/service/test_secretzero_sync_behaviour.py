@@ -2,8 +2,9 @@
 deleted and a target added, gives the same files and lockfile hashes after our sync as after
 SecretZero's; a secret imported from the environment (``source: env``) too.
 
-SecretZero runs from its own virtualenv (Python 3.12): ``SECRETZERO_VENV``, else
-``~/.cache/secretzero-0.14.23``. Without one these tests are skipped, saying why.
+SecretZero runs from its own virtualenv (Python 3.12), which ``make test`` installs
+(tests/secretzero_venv.py). Without one these tests skip saying why, or fail under
+``TEST_REQUIRE_TOOLS=1``.
 """
 
 from __future__ import annotations
@@ -20,13 +21,8 @@ import yaml
 
 from secretsapi.service.sync import sync
 from secretsapi.service.workspace import Workspace
+from tests import secretzero_venv
 
-VENV = Path(os.environ.get("SECRETZERO_VENV") or Path.home() / ".cache/secretzero-0.14.23")
-SECRETZERO = VENV / "bin/secretzero"
-pytestmark = pytest.mark.skipif(
-    not SECRETZERO.exists(),
-    reason=f"SecretZero 0.14.23 is not installed at {VENV} (it needs Python 3.12, e.g. pyenv's; set SECRETZERO_VENV)",
-)
 SEED = "seeded-from-the-environment"
 
 
@@ -49,8 +45,9 @@ def _write(folder: Path, doc: dict[str, Any]) -> None:
 def _secretzero_sync(folder: Path) -> None:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folder), "LC_ALL": "C.UTF-8",
            "SEED_VALUE": SEED}
-    done = subprocess.run([str(SECRETZERO), "--non-interactive", "sync", "-f", "Secretfile.yml"], cwd=folder,
-                          env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL, check=False)
+    command = [str(secretzero_venv.require()), "--non-interactive", "sync", "-f", "Secretfile.yml"]
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=180,
+                          stdin=subprocess.DEVNULL, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
