@@ -75,3 +75,12 @@ def test_prepare_without_python_3_12_says_why_and_makes_nothing(
     assert secretzero_venv.prepare() == 0
     assert "no Python 3.12" in capsys.readouterr().err
     assert list(cache.iterdir()) == []
+
+
+def test_prepare_under_test_tools_check_only_checks(
+        cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(secretzero_venv, "python312", lambda: "/usr/bin/python3.12")
+    monkeypatch.setenv("TEST_TOOLS", "check")
+    assert secretzero_venv.prepare() == 0
+    assert "TEST_TOOLS=check" in capsys.readouterr().err
+    assert list(cache.iterdir()) == []
