@@ -15,6 +15,7 @@ install it with: a comparison that could have run and did not is never a silent 
 from __future__ import annotations
 
 import fcntl
+import functools
 import glob
 import hashlib
 import os
@@ -73,13 +74,24 @@ def require() -> Path:
 
 
 def python312() -> str | None:
-    """The newest pyenv 3.12.x, else ``python3.12`` on PATH (a pyenv shim resolves to one too)."""
+    """The newest pyenv 3.12.x, else ``python3.12`` on PATH: the first that runs and is 3.12 (a
+    pyenv shim with no 3.12 selected is on PATH but fails)."""
     roots = [os.environ.get("PYENV_ROOT", ""), str(Path.home() / ".pyenv")]
-    found = [path for root in roots if root
-             for path in glob.glob(os.path.join(root, "versions", "3.12*", "bin", "python3.12"))]
-    if found:
-        return max(found, key=lambda path: [int(n) for n in re.findall(r"\d+", Path(path).parents[1].name)])
-    return shutil.which("python3.12")
+    pyenv = sorted((path for root in roots if root
+                    for path in glob.glob(os.path.join(root, "versions", "3.12*", "bin", "python3.12"))),
+                   key=lambda path: [int(n) for n in re.findall(r"\d+", Path(path).parents[1].name)], reverse=True)
+    on_path = shutil.which("python3.12")
+    return next((path for path in [*pyenv, *([on_path] if on_path else [])] if _is_312(path)), None)
+
+
+@functools.lru_cache(maxsize=8)
+def _is_312(path: str) -> bool:
+    try:
+        done = subprocess.run([path, "-c", "import sys; print(sys.version_info[:2] == (3, 12))"],
+                              capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.stdout.strip() == "True"
 
 
 def prepare() -> int:

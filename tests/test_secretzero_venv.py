@@ -84,3 +84,17 @@ def test_prepare_under_test_tools_check_only_checks(
     assert secretzero_venv.prepare() == 0
     assert "TEST_TOOLS=check" in capsys.readouterr().err
     assert list(cache.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_python3_12_on_path_that_does_not_run_is_no_python_3_12(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pyenv shim with no 3.12 selected is on PATH and fails: the tests skip, they do not fail."""
+    shim = tmp_path / "bin" / "python3.12"
+    shim.parent.mkdir()
+    shim.write_text("#!/bin/sh\necho 'pyenv: python3.12: command not found' >&2\nexit 127\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}:/usr/bin:/bin")
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert secretzero_venv.python312() is None
