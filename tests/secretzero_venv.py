@@ -6,10 +6,10 @@ tests/secretzero_venv.py prepare`` with the system Python (standard library only
 ``requirements-secretzero.txt`` (every version locked with its hashes) into
 ``${XDG_CACHE_HOME:-~/.cache}/secretzero-0.14.23``, the folder the project's secretzero-diff tool
 uses too, once, and again when the lock file changes (``SECRETZERO_VENV`` names a virtualenv made
-by hand instead, used as it is). Without Python 3.12, or when the
-install fails, it prints one line saying why, and the tests that need SecretZero skip saying so.
-Under ``TEST_REQUIRE_TOOLS=1`` (as CI sets it) they fail instead where a Python 3.12 is there to
-install it with: a comparison that could have run and did not is never a silent pass.
+by hand instead, used as it is). Without Python 3.12, or when the install fails, it prints one line
+saying why, and the tests that need SecretZero skip saying so. Under ``TEST_REQUIRE_TOOLS=1`` (as
+CI sets it) they fail instead where a Python 3.12 is there to install it with: a comparison that
+could have run and did not is never a silent pass.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def _install(python: str, target: Path) -> int:
             if code != 0:
                 shutil.rmtree(target, ignore_errors=True)
                 print(f"installing SecretZero {VERSION} failed ({' '.join(step[:4])} ...; log: {log}): the SecretZero "
-                      "parity tests will skip", file=sys.stderr)
+                      "parity tests will skip, or fail under TEST_REQUIRE_TOOLS=1", file=sys.stderr)
                 return 0
     (target / MARKER).write_text(f"{python}\n{_digest()}\n")
     return 0
