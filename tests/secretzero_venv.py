@@ -29,6 +29,7 @@ VERSION = "0.14.23"
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements-secretzero.txt"
 MARKER = ".installed"  # written last: it holds the lock file's digest the venv was installed from
+NOT_RUN = "the SecretZero parity tests will skip, or fail under TEST_REQUIRE_TOOLS=1"
 
 
 def venv() -> Path:
@@ -101,11 +102,10 @@ def prepare() -> int:
     if installed():
         return 0
     if os.environ.get("SECRETZERO_VENV"):
-        print(f"SECRETZERO_VENV={target} has no bin/secretzero: the SecretZero parity tests will skip", file=sys.stderr)
+        print(f"SECRETZERO_VENV={target} has no bin/secretzero: {NOT_RUN}", file=sys.stderr)
         return 0
     if os.environ.get("TEST_TOOLS") == "check":  # as for the system tools: only check
-        print(f"SecretZero {VERSION} is not installed at {target} (TEST_TOOLS=check): the SecretZero parity "
-              "tests will skip", file=sys.stderr)
+        print(f"SecretZero {VERSION} is not installed at {target} (TEST_TOOLS=check): {NOT_RUN}", file=sys.stderr)
         return 0
     python = python312()
     if python is None:
@@ -137,8 +137,8 @@ def _install(python: str, target: Path) -> int:
                 code = 1
             if code != 0:
                 shutil.rmtree(target, ignore_errors=True)
-                print(f"installing SecretZero {VERSION} failed ({' '.join(step[:4])} ...; log: {log}): the SecretZero "
-                      "parity tests will skip, or fail under TEST_REQUIRE_TOOLS=1", file=sys.stderr)
+                print(f"installing SecretZero {VERSION} failed ({' '.join(step[:4])} ...; log: {log}): {NOT_RUN}",
+                      file=sys.stderr)
                 return 0
     (target / MARKER).write_text(f"{python}\n{_digest()}\n")
     return 0
