@@ -179,6 +179,9 @@ def main() -> None:
     parser.add_argument("--write-runners", type=int,
                         help="SERVICE_JOB_WRITE_WORKERS (SERVICE_JOB_WORKERS is this + 1); default: the "
                              "service's defaults (2 write runners of 3).")
+    parser.add_argument("--worker-nice", type=int,
+                        help="SERVICE_WORKER_NICE for the job worker (default: the service's, 10); 0 to compare "
+                             "with a worker at the web workers' priority.")
     parser.add_argument("--database-url", help="An empty database for the service (DATABASE_URL); default: SQLite.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-projects-") as tmp:
@@ -187,6 +190,8 @@ def main() -> None:
         if args.write_runners is not None:
             env.update(SERVICE_JOB_WRITE_WORKERS=str(args.write_runners),
                        SERVICE_JOB_WORKERS=str(args.write_runners + 1))
+        if args.worker_nice is not None:
+            env["SERVICE_WORKER_NICE"] = str(args.worker_nice)
         server = b.Server(env, args.workers)
         server.start(timeout=120)
         try:
@@ -203,7 +208,7 @@ def main() -> None:
     alone, during, tick = results["status_alone"], results["status_during_big_sync"], results["tick"]
     database = "PostgreSQL" if args.database_url else "SQLite"
     print(f"{args.projects} projects x {args.secrets} secrets, + 'big' ({args.big}), {args.workers} web workers, "
-          f"{database}; "
+          f"{database}, worker nice {args.worker_nice if args.worker_nice is not None else 'default (10)'}; "
           f"load {' '.join(results['load_before'])} -> {' '.join(results['load_after'])}")
     print(f"sync every project (one async job each):      {results['sync_all_s']:8.1f} s")
     print(f"one project's status, alone ({alone['n']} requests):   p50 {alone['p50_ms']:6.2f} ms  "

@@ -182,6 +182,9 @@ if not re.fullmatch(r"[A-Za-z0-9_-]{1,25}", SERVICE_JOB_QUEUE):
 # A worker writes its heartbeat this often; it is alive for /health and new jobs while its last
 # one is under three beats old, dead (its job taken back) past six.
 SERVICE_WORKER_HEARTBEAT_SECONDS = env_int("SERVICE_WORKER_HEARTBEAT_SECONDS", 10, minimum=1, maximum=20)
+# A job worker's niceness (raised to it at start, never lowered): the web workers' requests get
+# the CPU first while a long sync runs beside them on the same host.
+SERVICE_WORKER_NICE = env_int("SERVICE_WORKER_NICE", 10, minimum=0, maximum=19)
 # Ended jobs (and their results) are deleted this many days after they ended.
 SERVICE_JOB_RETENTION_DAYS = env_int("SERVICE_JOB_RETENTION_DAYS", 7, minimum=1)
 # Jobs queued or running at once, per key and in all: past either, 429 with Retry-After.

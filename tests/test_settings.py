@@ -215,7 +215,7 @@ def test_value_read_is_enabled_by_the_word_true(tmp_path: Path) -> None:
      ("SERVICE_JOB_WORKERS", "1"), ("SERVICE_JOB_WRITE_WORKERS", "0"), ("SERVICE_JOB_WRITE_WORKERS", "3"),
      ("SERVICE_WORKER_HEARTBEAT_SECONDS", "0"),
      ("SERVICE_WORKER_HEARTBEAT_SECONDS", "21"), ("SERVICE_JOBS_PER_KEY", "0"), ("SERVICE_JOBS_PER_PROJECT", "0"),
-     ("SERVICE_SERVE_WORKER", "maybe"),
+     ("SERVICE_WORKER_NICE", "-1"), ("SERVICE_WORKER_NICE", "20"), ("SERVICE_SERVE_WORKER", "maybe"),
      ("SERVICE_JOB_QUEUE", "a" * 26), ("SERVICE_LOCK_TIMEOUT", "0")],
 )
 @pytest.mark.slow

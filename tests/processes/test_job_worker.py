@@ -1,8 +1,8 @@
-"""A real `manage.py worker`: it runs a queued job; it rotates a secret that fell due at the tick
-due, with no caller; a job whose worker is killed (SIGKILL) mid-write ends `failed` with its audit
-row completed (the rerun of a job that wrote nothing: tests/jobs/test_recovery.py); killed, the
-worker shows as down in `/health` within a minute and long operations answer 503 at once; stopped
-with SIGTERM, it finishes its job first."""
+"""A real `manage.py worker`: it runs a queued job, every thread at SERVICE_WORKER_NICE; it
+rotates a secret that fell due at the tick due, with no caller; a job whose worker is killed
+(SIGKILL) mid-write ends `failed` with its audit row completed (the rerun of a job that wrote
+nothing: tests/jobs/test_recovery.py); killed, the worker shows as down in `/health` within a
+minute and long operations answer 503 at once; stopped with SIGTERM, it finishes its job first."""
 
 from __future__ import annotations
 
@@ -58,9 +58,10 @@ def submit(env: dict[str, str], operation: str = "sync", payload: dict[str, Any]
 def workers(env: dict[str, str]) -> Iterator[Callable[..., subprocess.Popen[str]]]:
     started: list[subprocess.Popen[str]] = []
 
-    def start(given: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        process = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=ROOT, env=given or env, text=True,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    def start(given: dict[str, str] | None = None, prefix: tuple[str, ...] = ()) -> subprocess.Popen[str]:
+        process = subprocess.Popen([*prefix, sys.executable, "manage.py", "worker"], cwd=ROOT, env=given or env,
+                                   text=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   start_new_session=True)
         started.append(process)
         return process
 
@@ -108,6 +109,39 @@ def test_a_worker_runs_a_queued_job(env: dict[str, str], workers: Callable[..., 
     workers()
     until(lambda: job_row(env, job_id)["status"] == "SUCCESSFUL", "the worker never ran the job")
     assert job_row(env, job_id)["result"]["secrets_generated"] == ["a"]
+
+
+def niceness_of_threads(pid: int) -> list[int]:
+    """Each thread's nice value (``/proc/<pid>/task/<tid>/stat``, field 19): on Linux each thread
+    has its own."""
+    values = []
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        with contextlib.suppress(FileNotFoundError):
+            values.append(int(stat.read_text().rsplit(")", 1)[1].split()[16]))
+    return values
+
+
+def ran_a_job(env: dict[str, str], job_id: str) -> bool:
+    return bool(job_row(env, job_id)["status"] == "SUCCESSFUL")
+
+
+@pytest.mark.parametrize(("setting", "started_at", "expected"), [
+    ("7", 0, 7),     # raised to the setting
+    ("3", 12, 12),   # started nicer: kept (never lowered)
+    ("0", 0, 0),     # 0: the priority it was started at
+])
+def test_every_thread_of_a_worker_runs_at_the_niceness_set_or_nicer(
+    env: dict[str, str], workers: Callable[..., subprocess.Popen[str]], setting: str, started_at: int, expected: int
+) -> None:
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    migrated_sqlite(database(env))
+    job_id = submit(env)
+    worker = workers({**env, "SERVICE_WORKER_NICE": setting}, prefix=("nice", "-n", str(started_at)))
+    until(lambda: ran_a_job(env, job_id), "the worker never ran the job")
+    threads = niceness_of_threads(worker.pid)
+    # The main thread, housekeeping, webhook deliveries and every runner, the one that ran the job included.
+    assert len(threads) >= 3 + 3
+    assert set(threads) == {max(min(own + started_at, 19), expected)}
 
 
 def test_a_due_secret_is_rotated_at_the_tick_due_with_no_caller(
