@@ -341,6 +341,16 @@ def test_the_job_worker_and_web_workers_end_when_serve_is_killed(tmp_path: Path)
 
 
 @pytest.mark.slow
+def test_the_job_worker_serve_starts_runs_nicer_than_its_web_workers(tmp_path: Path) -> None:
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    with one_web_worker(tmp_path, "yes") as proc:
+        # serve answers once its job worker has registered, which it does after lowering its priority.
+        children = sorted(os.getpriority(os.PRIO_PROCESS, pid) for pid in _descendants(proc.pid))
+        assert children == [own, max(own, 10)]  # the web worker; the job worker, at SERVICE_WORKER_NICE's default
+        assert os.getpriority(os.PRIO_PROCESS, proc.pid) == own  # gunicorn's master
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("ending", "code"), [
     (None, 0), (SystemExit(4), 4), (SystemExit("Error: the worker cannot start"), 1), (RuntimeError("boom"), 1),
 ])
