@@ -41,10 +41,61 @@ START_DEADLINE_S = 90.0
 FORMATS = ("env", "json", "yaml", "toml")
 
 
-def free_port() -> int:
+# Every port free_port() gave, with when: no two tests get the same one within PORT_HELD_S.
+PORT_LEDGER = Path(tempfile.gettempdir()) / f"secretsapi-test-ports-{os.getuid()}"
+PORT_HELD_S = 600
+
+
+def kernel_port() -> int:
+    """A loopback port the kernel says is free now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def free_port() -> int:
+    """A loopback port free now, and given to no other test process (any xdist worker, any run on
+    this host) in the last PORT_HELD_S seconds. The kernel alone may give a port one process has
+    just closed to another, so two tests' servers would race for it."""
+    with open(PORT_LEDGER, "a+") as ledger:
+        fcntl.flock(ledger, fcntl.LOCK_EX)
+        ledger.seek(0)
+        now = time.time()
+        given: dict[int, float] = {}
+        for line in ledger.read().split():
+            number, _, at = line.partition(":")
+            with contextlib.suppress(ValueError):
+                if now - float(at) < PORT_HELD_S:
+                    given[int(number)] = float(at)
+        for _attempt in range(1000):
+            port = kernel_port()
+            if port not in given:
+                break
+        given[port] = now
+        ledger.seek(0)
+        ledger.truncate()
+        ledger.write("".join(f"{held}:{at}\n" for held, at in given.items()))
+    return port
+
+
+def listens_on(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds a socket listening on TCP ``port`` (IPv4): the listener's
+    inode in /proc/net/tcp among its descriptors. A port that answers is not enough to know a
+    server we started is up: a free port may be given to two tests at once under xdist, and the
+    other test's server answers while ours is still retrying to bind."""
+    listening = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+            listening.add(f"socket:[{fields[9]}]")
+    if not listening:
+        return False
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                if os.readlink(fd) in listening:
+                    return True
+    return False
 
 
 def http(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None,
@@ -308,7 +359,7 @@ def _wait_ready(server: LiveServer) -> bool:
             return False
         try:
             status, _, _ = http("GET", server.url + "/health", timeout=2)
-            if status == 200:
+            if status == 200 and listens_on(server.proc.pid, server.port):
                 return True
         except OSError:
             pass

@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -28,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tests.processes.live import ROOT, free_port
+from tests.processes.live import ROOT, free_port, listens_on
 
 SHIPPED = ROOT / "deploy" / "nginx"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -132,10 +131,19 @@ class Proxy:
             self.proc.wait(timeout=10)
 
 
-def _listening(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-        return True
-    return False
+def _two_ports() -> tuple[int, int]:
+    """Two free ports, never one twice: nginx accepts both servers on one port, and the plain-HTTP
+    one (the redirect) would answer the test's requests."""
+    port, other = free_port(), free_port()
+    while other == port:
+        other = free_port()
+    return port, other
+
+
+def _started(proxy: Proxy) -> bool:
+    """Our nginx listening on both ports (its master holds both sockets): another test's nginx may
+    listen on a port ours was given, while ours is still retrying to bind it."""
+    return listens_on(proxy.proc.pid, proxy.port) and listens_on(proxy.proc.pid, proxy.http_port)
 
 
 def start_proxy(folder: Path, upstream_port: int | None = None, *, upstream_socket: Path | None = None,
@@ -146,7 +154,7 @@ def start_proxy(folder: Path, upstream_port: int | None = None, *, upstream_sock
     folder.mkdir(parents=True, exist_ok=True)
     log_path = folder / "nginx.log"
     for _attempt in range(3):
-        port, http_port = free_port(), free_port()
+        port, http_port = _two_ports()
         conf = derive_config(folder, port=port, http_port=http_port, upstream_port=upstream_port,
                              upstream_socket=upstream_socket, tls=tls, open_files=open_files)
         with open(log_path, "ab") as log:
@@ -156,9 +164,9 @@ def start_proxy(folder: Path, upstream_port: int | None = None, *, upstream_sock
             )
         proxy = Proxy(proc, port, log_path, http_port, tls)
         end = time.monotonic() + START_DEADLINE_S
-        while time.monotonic() < end and proc.poll() is None and not (_listening(port) and _listening(http_port)):
+        while time.monotonic() < end and proc.poll() is None and not _started(proxy):
             time.sleep(0.05)
-        if proc.poll() is None and _listening(port) and _listening(http_port):
+        if proc.poll() is None and _started(proxy):
             return proxy
         proxy.stop()
         if "Address already in use" not in proxy.log():
