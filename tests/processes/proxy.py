@@ -131,15 +131,6 @@ class Proxy:
             self.proc.wait(timeout=10)
 
 
-def _two_ports() -> tuple[int, int]:
-    """Two free ports, never one twice: nginx accepts both servers on one port, and the plain-HTTP
-    one (the redirect) would answer the test's requests."""
-    port, other = free_port(), free_port()
-    while other == port:
-        other = free_port()
-    return port, other
-
-
 def _started(proxy: Proxy) -> bool:
     """Our nginx listening on both ports (its master holds both sockets): another test's nginx may
     listen on a port ours was given, while ours is still retrying to bind it."""
@@ -154,7 +145,7 @@ def start_proxy(folder: Path, upstream_port: int | None = None, *, upstream_sock
     folder.mkdir(parents=True, exist_ok=True)
     log_path = folder / "nginx.log"
     for _attempt in range(3):
-        port, http_port = _two_ports()
+        port, http_port = free_port(), free_port()
         conf = derive_config(folder, port=port, http_port=http_port, upstream_port=upstream_port,
                              upstream_socket=upstream_socket, tls=tls, open_files=open_files)
         with open(log_path, "ab") as log:
