@@ -62,16 +62,15 @@ def require() -> Path:
     ``TEST_REQUIRE_TOOLS=1`` it fails instead, unless the machine has no Python 3.12 to install it with."""
     import pytest
 
+    from tests.tools import skip_or_fail
+
     if installed():
         return executable()
     if python312() is None and not os.environ.get("SECRETZERO_VENV"):
         # Nothing here could install it (no package has Python 3.12 for this system): a skip.
         pytest.skip(f"SecretZero {VERSION} needs Python 3.12, and there is none (`pyenv install 3.12`, or set "
                     "SECRETZERO_VENV)")
-    reason = f"SecretZero {VERSION} is not installed at {venv()} (`make tools` installs it)"
-    if os.environ.get("TEST_REQUIRE_TOOLS") == "1":
-        pytest.fail(f"{reason}; TEST_REQUIRE_TOOLS=1 makes that a failure")
-    pytest.skip(reason)
+    skip_or_fail(f"SecretZero {VERSION} is not installed at {venv()} (`make tools` installs it)")
 
 
 def python312() -> str | None:

@@ -20,6 +20,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 
 @dataclass(frozen=True)
@@ -66,15 +67,20 @@ def missing_reason(tool: Tool) -> str:
 
 def require(command: str) -> str:
     """The tool's path; without it the test skips naming the package (fails under TEST_REQUIRE_TOOLS=1)."""
-    import pytest
-
     tool = BY_COMMAND[command]
     path = tool.path()
     if path is not None:
         return path
+    skip_or_fail(missing_reason(tool))
+
+
+def skip_or_fail(reason: str) -> NoReturn:
+    """A tool a test needs is missing: the test skips saying why, or fails under TEST_REQUIRE_TOOLS=1."""
+    import pytest
+
     if os.environ.get("TEST_REQUIRE_TOOLS") == "1":
-        pytest.fail(f"{missing_reason(tool)}; TEST_REQUIRE_TOOLS=1 makes that a failure")
-    pytest.skip(missing_reason(tool))
+        pytest.fail(f"{reason}; TEST_REQUIRE_TOOLS=1 makes that a failure")
+    pytest.skip(reason)
 
 
 def missing() -> list[Tool]:
